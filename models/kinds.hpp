@@ -1,0 +1,156 @@
+#pragma once
+// One function per layer kind: dimensions in, a filled `Layer` out. All sizes are per sample
+// (one sequence of `tokens` tokens, or one image) and in bytes of the activation dtype
+// e = dtype_bytes(dtype); dropout masks are 1 byte per element. Every formula is written next
+// to its function in kinds_*.cpp and summarised in docs/models.md.
+//
+// Activation accounting follows Korthikanti et al. 2022, "Reducing Activation Recomputation
+// in Large Transformer Models" (section 4): each tensor kept for backward is counted once, by
+// the layer that needs it. trainsim sums `saved` over layers and cannot see storage shared
+// between two layers, so where two layers would keep the same tensor (a ReLU's output that
+// the next conv keeps as its input) one of them is built with its save turned off.
+//
+// Invalid dimensions (zero or negative sizes, heads not dividing hidden, ...) throw
+// std::invalid_argument with a message naming the dimension; callers reading user input
+// rethrow it as a located core::ConfigError.
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "models/layer.hpp"
+
+namespace trainsim::models::kinds {
+
+// y = x W^T (+ b), applied to each of `tokens` rows. Not split under tensor parallelism.
+struct LinearSpec {
+  std::int64_t tokens = 1;  // rows per sample (seq_len for sequence models, 1 otherwise)
+  std::int64_t in = 0;
+  std::int64_t out = 0;
+  bool bias = true;
+};
+Layer linear(std::string name, const LinearSpec& spec, DType dtype);
+
+// Token embedding (vocab-parallel under tensor parallelism), optionally with learned position
+// embeddings of `max_positions` rows (replicated) and a dropout on the sum.
+struct EmbeddingSpec {
+  std::int64_t tokens = 0;
+  std::int64_t vocab = 0;
+  std::int64_t hidden = 0;
+  std::int64_t max_positions = 0;  // 0: no learned positions (rotary or none)
+  bool dropout = false;
+};
+Layer embedding(std::string name, const EmbeddingSpec& spec, DType dtype);
+
+// LayerNorm (weight and bias) or RMSNorm (weight only) over the last `hidden` features.
+struct NormSpec {
+  std::int64_t tokens = 0;
+  std::int64_t hidden = 0;
+};
+Layer layernorm(std::string name, const NormSpec& spec, DType dtype);
+Layer rmsnorm(std::string name, const NormSpec& spec, DType dtype);
+
+// Self-attention sublayer: QKV projection, scores, softmax (+ dropout), attention x V, output
+// projection and (with dropout) the dropout after it. Megatron split: heads across ranks.
+struct AttentionSpec {
+  std::int64_t tokens = 0;  // s
+  std::int64_t hidden = 0;  // h
+  std::int64_t heads = 0;   // a; must divide h
+  std::int64_t kv_heads = 0;  // grouped-query attention; 0 means = heads; must divide heads
+  bool bias = true;
+  bool dropout = false;
+  bool flash = false;  // FlashAttention-style kernel: no s x s tensors kept
+};
+Layer attention(std::string name, const AttentionSpec& spec, DType dtype);
+
+enum class MlpActivation { gelu, swiglu };
+// Feed-forward sublayer. gelu: fc1 (h->f), GeLU, fc2 (f->h). swiglu: gate and up (h->f),
+// silu(gate)*up, down (f->h). Plus the dropout after it when `dropout`.
+struct MlpSpec {
+  std::int64_t tokens = 0;
+  std::int64_t hidden = 0;
+  std::int64_t ffn = 0;
+  MlpActivation activation = MlpActivation::gelu;
+  bool bias = true;
+  bool dropout = false;
+};
+Layer mlp(std::string name, const MlpSpec& spec, DType dtype);
+
+// Softmax cross-entropy over `vocab` classes. `head` says where the logits come from:
+// tied/untied: the layer folds in the LM-head projection h -> vocab (tied: the weights belong to
+// the embedding and are not counted again); none: the input already is the logits (hidden is
+// ignored and taken = vocab).
+enum class LossHead { none, tied, untied };
+struct LossSpec {
+  std::int64_t tokens = 0;
+  std::int64_t hidden = 0;
+  std::int64_t vocab = 0;
+  LossHead head = LossHead::untied;
+};
+Layer loss(std::string name, const LossSpec& spec, DType dtype);
+
+// 2-D convolution over a C x H x W input (PyTorch semantics). Not split under tensor
+// parallelism. `save_input=false` when another layer already keeps the same input tensor
+// (a ResNet downsample conv shares its input with the block's first conv).
+struct Conv2dSpec {
+  std::int64_t in_channels = 0;
+  std::int64_t out_channels = 0;
+  std::int64_t kernel = 1;
+  std::int64_t stride = 1;
+  std::int64_t padding = 0;
+  std::int64_t groups = 1;
+  bool bias = true;
+  std::int64_t height = 0;  // input height
+  std::int64_t width = 0;   // input width
+  bool save_input = true;
+};
+// Output H and W: floor((H + 2 padding - kernel) / stride) + 1.
+std::pair<std::int64_t, std::int64_t> conv2d_output_hw(const Conv2dSpec& spec);
+Layer conv2d(std::string name, const Conv2dSpec& spec, DType dtype);
+
+// A C x H x W activation tensor (for the image kinds below).
+struct ImageShape {
+  std::int64_t channels = 0;
+  std::int64_t height = 0;
+  std::int64_t width = 0;
+};
+// BatchNorm2d with weight and bias (running statistics are buffers, not parameters).
+Layer batchnorm(std::string name, const ImageShape& input, DType dtype);
+
+enum class PoolMode { max, avg, adaptive_avg };
+struct PoolSpec {
+  PoolMode mode = PoolMode::max;
+  ImageShape input;
+  std::int64_t kernel = 0;       // max/avg
+  std::int64_t stride = 0;       // max/avg; 0 means = kernel
+  std::int64_t padding = 0;      // max/avg
+  std::int64_t output_size = 1;  // adaptive_avg: output is output_size x output_size
+};
+std::pair<std::int64_t, std::int64_t> pool_output_hw(const PoolSpec& spec);
+Layer pooling(std::string name, const PoolSpec& spec, DType dtype);
+
+enum class ActivationFn { relu, gelu, silu };
+// What an element-wise activation keeps for backward. `automatic`: what PyTorch keeps
+// (relu: its output; gelu, silu: their input). `none` when the consumer keeps the same tensor.
+enum class Save { automatic, input, output, none };
+Layer activation(std::string name, std::int64_t elements, ActivationFn fn, Save save,
+                 DType dtype);
+// Dropout over `elements` values: keeps a 1-byte mask per element.
+Layer dropout(std::string name, std::int64_t elements, DType dtype);
+// Residual add of two tensors of `elements` values: keeps nothing.
+Layer add(std::string name, std::int64_t elements, DType dtype);
+
+// A layer described by its numbers directly (per sample, already in bytes).
+struct GenericSpec {
+  std::int64_t params = 0;
+  std::int64_t params_split = 0;
+  core::Bytes saved{};
+  core::Bytes saved_split{};
+  core::Bytes output{};
+  double flops = 0;
+  double backward_factor = 2.0;
+  bool matmul = false;
+  core::Bytes io_bytes{};
+};
+Layer generic(std::string name, const GenericSpec& spec);
+
+}  // namespace trainsim::models::kinds

@@ -1,0 +1,254 @@
+// Sequence-model kinds. Notation per sample: s tokens, h hidden, a heads, k = kv_heads,
+// d = h/a head dim, f ffn, V vocab, e activation bytes. Mask bytes are 1 per element.
+// FLOPs of the matmul kinds count GEMMs only (2*m*n*k); their element-wise work (bias, GeLU,
+// softmax) is memory-bound and enters the roofline through io_bytes instead.
+#include "models/kinds.hpp"
+#include "models/kinds_util.hpp"
+
+namespace trainsim::models::kinds {
+
+using core::Bytes;
+using detail::bytes;
+using detail::prod;
+using detail::require_positive;
+
+// linear: params = in*out (+ out bias), replicated.
+// saved = e*t*in (input, for the weight gradient); output = e*t*out; flops = 2*t*in*out;
+// io = e*t*(in + out).
+Layer linear(std::string name, const LinearSpec& spec, DType dtype) {
+  require_positive(spec.tokens, "tokens");
+  require_positive(spec.in, "in");
+  require_positive(spec.out, "out");
+  const std::int64_t e = dtype_bytes(dtype), t = spec.tokens;
+  Layer l;
+  l.name = std::move(name);
+  l.kind = LayerKind::linear;
+  l.params = prod({spec.in, spec.out}) + (spec.bias ? spec.out : 0);
+  l.saved = bytes({e, t, spec.in});
+  l.output = bytes({e, t, spec.out});
+  l.flops = 2.0 * double(t) * double(spec.in) * double(spec.out);
+  l.matmul = true;
+  l.io_bytes = bytes({e, t, spec.in + spec.out});
+  return l;
+}
+
+// embedding: params = V*h (split by vocab rows) + P*h learned positions (replicated).
+// saved = s*h dropout mask (replicated) with dropout, else nothing (the token ids are input).
+// output = e*s*h. flops = s*h per element-wise pass (position add, dropout).
+// io = 2e*s*h (gather rows, write) + e*s*h per position add + (2e+1)*s*h for dropout.
+// Tensor parallel: one forward all-reduce of the output (vocab-parallel lookup), none back.
+Layer embedding(std::string name, const EmbeddingSpec& spec, DType dtype) {
+  require_positive(spec.tokens, "tokens");
+  require_positive(spec.vocab, "vocab");
+  require_positive(spec.hidden, "hidden");
+  detail::require_non_negative(spec.max_positions, "max_positions");
+  if (spec.max_positions > 0 && spec.tokens > spec.max_positions)
+    throw std::invalid_argument("sequence length (" + std::to_string(spec.tokens) +
+                                ") exceeds max_positions (" + std::to_string(spec.max_positions) +
+                                ") of the learned position embeddings");
+  const std::int64_t e = dtype_bytes(dtype), s = spec.tokens, h = spec.hidden;
+  const std::int64_t sh = prod({s, h});
+  Layer l;
+  l.name = std::move(name);
+  l.kind = LayerKind::embedding;
+  l.params_split = prod({spec.vocab, h});
+  l.params = l.params_split + prod({spec.max_positions, h});
+  l.saved = spec.dropout ? Bytes{sh} : Bytes{};
+  l.output = Bytes{e * sh};
+  const int passes = (spec.max_positions > 0 ? 1 : 0) + (spec.dropout ? 1 : 0);
+  l.flops = double(passes) * double(sh);
+  l.backward_factor = 1.0;
+  l.io_bytes = bytes({2 * e, sh});
+  if (spec.max_positions > 0) l.io_bytes += bytes({e, sh});
+  if (spec.dropout) l.io_bytes += bytes({2 * e + 1, sh});
+  l.tp_allreduce_forward = 1;
+  l.tp_allreduce_bytes = l.output;
+  l.vocab = spec.vocab;
+  return l;
+}
+
+namespace {
+// Norms: saved = e*s*h input (replicated; the per-token statistics are ignored, as in
+// Korthikanti et al.); output = e*s*h; io = 2e*s*h; flops = ops_per_element * s*h.
+Layer norm(std::string name, LayerKind kind, const NormSpec& spec, DType dtype,
+           std::int64_t params_per_feature, double ops_per_element) {
+  require_positive(spec.tokens, "tokens");
+  require_positive(spec.hidden, "hidden");
+  const std::int64_t e = dtype_bytes(dtype), sh = prod({spec.tokens, spec.hidden});
+  Layer l;
+  l.name = std::move(name);
+  l.kind = kind;
+  l.params = prod({params_per_feature, spec.hidden});
+  l.saved = bytes({e, sh});
+  l.output = bytes({e, sh});
+  l.flops = ops_per_element * double(sh);
+  l.io_bytes = bytes({2 * e, sh});
+  return l;
+}
+}  // namespace
+
+// layernorm: params 2h (weight, bias); 8 ops/element (mean 1, variance 3, normalize 2, affine 2).
+Layer layernorm(std::string name, const NormSpec& spec, DType dtype) {
+  return norm(std::move(name), LayerKind::layernorm, spec, dtype, 2, 8.0);
+}
+// rmsnorm: params h (weight); 4 ops/element (square and sum 2, scale 1, weight 1).
+Layer rmsnorm(std::string name, const NormSpec& spec, DType dtype) {
+  return norm(std::move(name), LayerKind::rmsnorm, spec, dtype, 1, 4.0);
+}
+
+// attention, with hk = k*d the K/V width:
+// params = h*(h + 2hk) QKV weight [+ (h + 2hk) QKV bias] + h*h proj weight [+ h proj bias];
+//   split: QKV weight and bias (column-parallel), proj weight (row-parallel); proj bias replicated.
+// saved, replicated: e*s*h QKV input [+ s*h output-dropout mask];
+// saved, split: e*s*h Q + e*s*hk K + e*s*hk V + e*s*h proj input, and the attention core:
+//   standard: e*a*s^2 softmax output [+ a*s^2 dropout mask + e*a*s^2 dropout output];
+//   flash:    4*a*s fp32 log-sum-exp and no s^2 term (the kernel recomputes the scores).
+//   With dropout, e=2, k=a: 11*s*h + 5*a*s^2 (Korthikanti et al. 2022, eq. 1 attention part).
+// saved_attention_core = the s^2 terms (what selective recomputation drops; 0 with flash).
+// flops = 2*s*h*(h + 2hk) + 2*s^2*h (QK^T) + 2*s^2*h (attn x V) + 2*s*h^2; core = 4*s^2*h.
+Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
+  require_positive(spec.tokens, "tokens");
+  require_positive(spec.hidden, "hidden");
+  require_positive(spec.heads, "heads");
+  const std::int64_t kv = spec.kv_heads == 0 ? spec.heads : spec.kv_heads;
+  require_positive(kv, "kv_heads");
+  detail::require_divides(spec.heads, "heads", spec.hidden, "hidden");
+  detail::require_divides(kv, "kv_heads", spec.heads, "heads");
+  const std::int64_t e = dtype_bytes(dtype), s = spec.tokens, h = spec.hidden, a = spec.heads;
+  const std::int64_t hk = kv * (h / a);
+  const std::int64_t sh = prod({s, h}), shk = prod({s, hk}), ass = prod({a, s, s});
+
+  Layer l;
+  l.name = std::move(name);
+  l.kind = LayerKind::attention;
+  const std::int64_t qkv_w = prod({h, h + 2 * hk}), qkv_b = spec.bias ? h + 2 * hk : 0;
+  const std::int64_t proj_w = prod({h, h}), proj_b = spec.bias ? h : 0;
+  l.params = qkv_w + qkv_b + proj_w + proj_b;
+  l.params_split = qkv_w + qkv_b + proj_w;
+
+  const Bytes replicated = bytes({e, sh}) + (spec.dropout ? Bytes{sh} : Bytes{});
+  const Bytes core = spec.flash ? Bytes{}
+                                : bytes({e, ass}) + (spec.dropout ? bytes({1 + e, ass}) : Bytes{});
+  const Bytes lse = spec.flash ? bytes({4, a, s}) : Bytes{};
+  l.saved_split = bytes({e, 2 * sh + 2 * shk}) + lse + core;  // Q, proj input, K, V
+  l.saved_attention_core = core;
+  l.saved = replicated + l.saved_split;
+
+  l.output = bytes({e, sh});
+  const double S = double(s), H = double(h), HK = double(hk);
+  l.attention_core_flops = 4.0 * S * S * H;
+  l.flops = 2.0 * S * H * (H + 2.0 * HK) + l.attention_core_flops + 2.0 * S * H * H;
+  l.matmul = true;
+
+  // io: QKV GEMM reads e*s*h and writes e*s*(h + 2hk); proj GEMM reads and writes e*s*h.
+  // standard core: scores read Q,K write e*a*s^2; softmax reads and writes e*a*s^2;
+  //   [dropout reads e*a*s^2, writes (e+1)*a*s^2]; attn x V reads e*a*s^2 + V, writes e*s*h.
+  // flash core: reads Q, K, V and writes e*s*h + the 4*a*s log-sum-exp.
+  // [output dropout reads e*s*h, writes (e+1)*s*h].
+  Bytes io = bytes({e, 2 * sh + 2 * shk}) + bytes({2 * e, sh});
+  if (spec.flash) {
+    io += bytes({e, sh + 2 * shk}) + bytes({e, sh}) + lse;
+  } else {
+    io += bytes({e, sh + shk}) + bytes({e, ass});                 // scores
+    io += bytes({2 * e, ass});                                    // softmax
+    if (spec.dropout) io += bytes({2 * e + 1, ass});              // attention dropout
+    io += bytes({e, ass}) + bytes({e, shk}) + bytes({e, sh});     // attn x V
+  }
+  if (spec.dropout) io += bytes({2 * e + 1, sh});
+  l.io_bytes = io;
+
+  l.tp_allreduce_forward = 1;
+  l.tp_allreduce_backward = 1;
+  l.tp_allreduce_bytes = l.output;
+  l.heads = a;
+  l.kv_heads = kv;
+  return l;
+}
+
+// mlp, gelu: params = h*f [+ f] fc1 + f*h [+ h] fc2; split: fc1 weight and bias, fc2 weight.
+//   saved, replicated: e*s*h fc1 input [+ s*h dropout mask]; split: e*s*f GeLU input +
+//   e*s*f fc2 input. With f = 4h, e=2 and dropout: 19*s*h (Korthikanti et al. 2022).
+//   flops = 4*s*h*f.
+// mlp, swiglu: params = 3*h*f [+ 2f + h]; split: gate, up (weights, biases), down weight.
+//   saved, split: e*s*f gate output + e*s*f up output + e*s*f product (down's input); silu of
+//   the gate is recomputed from the gate output in backward rather than kept.
+//   flops = 6*s*h*f.
+// output = e*s*h; one all-reduce forward and one backward under tensor parallelism.
+Layer mlp(std::string name, const MlpSpec& spec, DType dtype) {
+  require_positive(spec.tokens, "tokens");
+  require_positive(spec.hidden, "hidden");
+  require_positive(spec.ffn, "ffn");
+  const std::int64_t e = dtype_bytes(dtype), s = spec.tokens, h = spec.hidden, f = spec.ffn;
+  const std::int64_t sh = prod({s, h}), sf = prod({s, f}), hf = prod({h, f});
+  const bool glu = spec.activation == MlpActivation::swiglu;
+  Layer l;
+  l.name = std::move(name);
+  l.kind = LayerKind::mlp;
+  const std::int64_t in_mats = glu ? 2 : 1;  // matrices h -> f
+  l.params_split = prod({in_mats + 1, hf}) + (spec.bias ? in_mats * f : 0);
+  l.params = l.params_split + (spec.bias ? h : 0);
+
+  const Bytes replicated = bytes({e, sh}) + (spec.dropout ? Bytes{sh} : Bytes{});
+  l.saved_split = bytes({e, (glu ? 3 : 2), sf});
+  l.saved = replicated + l.saved_split;
+  l.output = bytes({e, sh});
+  l.flops = 2.0 * double(in_mats + 1) * double(s) * double(h) * double(f);
+  l.matmul = true;
+
+  // io: GEMMs in (read e*s*h each, write e*s*f each); activation (read in_mats*e*s*f, write
+  // e*s*f); down GEMM (read e*s*f, write e*s*h); [dropout reads e*s*h, writes (e+1)*s*h].
+  Bytes io = bytes({in_mats * e, sh + sf});
+  io += bytes({e * (in_mats + 1), sf});
+  io += bytes({e, sf + sh});
+  if (spec.dropout) io += bytes({2 * e + 1, sh});
+  l.io_bytes = io;
+
+  l.tp_allreduce_forward = 1;
+  l.tp_allreduce_backward = 1;
+  l.tp_allreduce_bytes = l.output;
+  return l;
+}
+
+// loss: softmax cross-entropy over V classes per token.
+// head tied/untied: folds in the LM-head projection h -> V (params V*h when untied, split by
+//   vocab rows; 0 when tied: the embedding owns them). saved = e*s*h head input (replicated)
+//   + 4*s*V fp32 logits (split; Megatron's 4sbv). flops = 2*s*h*V + 3*s*V (log-softmax: max,
+//   exp-sum, subtract). io = e*s*h + 2 * 4*s*V (write and re-read fp32 logits). Tensor
+//   parallel: one backward all-reduce of the e*s*h input gradient (the vocab-parallel loss's
+//   three all-reduces of s floats in forward are negligible and not modelled).
+// head none: the input is the logits. saved = 4*s*V fp32 softmax (replicated);
+//   flops = 3*s*V; io = e*s*V + 4*s*V.
+// output = 4 bytes (the fp32 loss of the sample).
+Layer loss(std::string name, const LossSpec& spec, DType dtype) {
+  require_positive(spec.tokens, "tokens");
+  require_positive(spec.vocab, "vocab");
+  const bool head = spec.head != LossHead::none;
+  if (head) require_positive(spec.hidden, "hidden");
+  const std::int64_t e = dtype_bytes(dtype), s = spec.tokens, V = spec.vocab;
+  const std::int64_t h = head ? spec.hidden : 0;
+  const Bytes logits = bytes({4, s, V});
+  Layer l;
+  l.name = std::move(name);
+  l.kind = LayerKind::loss;
+  l.params = spec.head == LossHead::untied ? prod({V, h}) : 0;
+  l.params_split = l.params;
+  l.output = Bytes{4};
+  l.flops = 3.0 * double(s) * double(V);
+  if (head) {
+    l.saved_split = logits;
+    l.saved = bytes({e, s, h}) + logits;
+    l.flops += 2.0 * double(s) * double(h) * double(V);
+    l.matmul = true;
+    l.io_bytes = bytes({e, s, h}) + logits * 2;
+    l.tp_allreduce_backward = 1;
+    l.tp_allreduce_bytes = bytes({e, s, h});
+  } else {
+    l.saved = logits;
+    l.backward_factor = 1.0;
+    l.io_bytes = bytes({e, s, V}) + logits;
+  }
+  l.vocab = V;
+  return l;
+}
+
+}  // namespace trainsim::models::kinds

@@ -1,0 +1,84 @@
+#pragma once
+// A layer is plain data: what it owns (parameters), what it keeps for backward (saved
+// activations), what it hands on (output) and what it costs (FLOPs, bytes moved), all per
+// sample — one sequence of seq_len tokens, or one image — and already in bytes for the
+// activation dtype the model was built with. The split fields say how the layer divides under
+// Megatron-style tensor parallelism so sim/parallel can shard it without knowing layer kinds.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/core/units.hpp"
+
+namespace trainsim::models {
+
+enum class DType { fp32, fp16, bf16 };
+int dtype_bytes(DType t);  // 4, 2, 2
+
+enum class LayerKind {
+  linear,
+  embedding,
+  layernorm,
+  rmsnorm,
+  attention,
+  mlp,
+  conv2d,
+  batchnorm,
+  pooling,
+  activation,
+  dropout,
+  add,   // residual add
+  loss,  // softmax cross-entropy (optionally with the output projection folded in)
+  generic
+};
+std::string_view to_string(LayerKind k);
+std::optional<LayerKind> layer_kind_from_string(std::string_view s);
+std::string layer_kind_names();  // "linear, embedding, ..." for error messages
+
+struct Layer {
+  std::string name;  // unique in the model, e.g. "block.17.attn"
+  LayerKind kind = LayerKind::generic;
+  int block = -1;  // index of the repeated block (transformer layer) it sits in; -1 outside blocks
+
+  // Parameters (element count, dtype-free). `params_split` of them are divided across tensor
+  // ranks (column/row-parallel weights, attention heads, vocab rows); the rest are replicated.
+  std::int64_t params = 0;
+  std::int64_t params_split = 0;
+
+  // Activation bytes saved for backward, per sample. `saved_split` of them are divided across
+  // tensor ranks; the rest are replicated under tensor parallelism and divided only with
+  // sequence parallelism. `saved_attention_core` (part of saved_split) is what selective
+  // recomputation drops: the s x s softmax, its dropout mask and output (Korthikanti et al. 2022).
+  core::Bytes saved{};
+  core::Bytes saved_split{};
+  core::Bytes saved_attention_core{};
+
+  // Output activation bytes per sample (what the next layer reads); transient in forward.
+  core::Bytes output{};
+  bool output_split = false;  // true when the output is divided across tensor ranks
+
+  // Forward FLOPs per sample; backward = backward_factor x forward (2 for matmul layers: grads
+  // of inputs and of weights; 1 for parameter-free element-wise layers).
+  double flops = 0;
+  double backward_factor = 2.0;
+  double attention_core_flops = 0;  // part of `flops` in QK^T, softmax and attn x V
+  bool matmul = false;              // dominated by GEMMs (tensor cores) vs memory-bound
+  // Activation bytes read and written by the forward kernel(s), per sample (roofline input).
+  core::Bytes io_bytes{};
+
+  // Megatron tensor parallelism: all-reduces of `output` per sample in forward / backward
+  // (attention and MLP: 1 and 1; vocab-parallel embedding: 1 and 0).
+  int tp_allreduce_forward = 0;
+  int tp_allreduce_backward = 0;
+  // Size of each of those all-reduces, per sample: `output` for attention, MLP and embedding;
+  // the input gradient (e*s*h) for the loss head, whose output is only a 4-byte loss.
+  core::Bytes tp_allreduce_bytes{};
+
+  // Divisibility facts for validating tensor degrees (0 when not applicable).
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t vocab = 0;
+};
+
+}  // namespace trainsim::models

@@ -1,0 +1,54 @@
+#pragma once
+// A model is a DAG of layers (Boost.Graph) plus what the builders know about its shape.
+// Edges point from producer to consumer. `order` is a topological order fixed at build time;
+// lowering plays layers in that order and frees an output after its last consumer.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <string>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "models/layer.hpp"
+
+namespace trainsim::models {
+
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Layer>;
+using Vertex = Graph::vertex_descriptor;
+
+// What a model needs from the training setup to compute its activation sizes.
+struct BuildOptions {
+  std::int64_t seq_len = 1024;        // tokens per sample (ignored by image models)
+  DType activation_dtype = DType::bf16;
+  bool flash_attention = false;       // keep no s x s scores (FlashAttention-style kernel)
+};
+
+struct Model {
+  std::string name;
+  Graph graph;
+  std::vector<Vertex> order;  // topological order of all layers
+  bool sequence_model = true; // tokens/s is meaningful
+  std::int64_t seq_len = 0;   // tokens per sample for sequence models
+  int num_blocks = 0;         // repeated blocks (transformer layers / residual blocks)
+  std::int64_t hidden = 0;    // hidden size where meaningful (0 otherwise)
+
+  std::int64_t parameters() const;  // sum over layers, exact
+  double forward_flops_per_sample() const;
+};
+
+// Adds a layer; returns its vertex. Names must be unique (builders ensure it).
+Vertex add_layer(Model& m, Layer layer);
+void add_edge(Model& m, Vertex from, Vertex to);
+// Computes `order`; throws core::ConfigError naming a layer on the cycle if the graph is cyclic.
+// The order is the insertion order wherever that is valid (smallest vertex first among the
+// ready ones), so builders' reading order is what lowering plays.
+void finalize(Model& m, const std::string& file_for_errors = "");
+// The layers of one cycle in edge order (empty when the graph is acyclic).
+std::vector<Vertex> find_cycle(const Model& m);
+// The vertex of the layer called `name`, if any (linear scan).
+std::optional<Vertex> find_layer(const Model& m, std::string_view name);
+// Sum of `saved` over all layers: activation bytes kept for backward per sample, no sharding.
+core::Bytes saved_per_sample(const Model& m);
+
+}  // namespace trainsim::models

@@ -1,0 +1,272 @@
+// Layer graphs from YAML. Two passes: the first creates every layer (expanding repeated
+// groups) and wires default inputs (the previous layer); the second resolves explicit
+// `inputs:` names, which may point forward, so a mistaken graph can loop and is then reported
+// as a located cycle instead of being silently reordered.
+#include "models/model_yaml.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+
+#include "models/layer_yaml.hpp"
+#include "models/presets.hpp"
+#include "models/yaml_fields.hpp"
+
+namespace trainsim::models {
+
+namespace {
+
+using yamlio::MapReader;
+
+// Names visible to `inputs:` in one scope: the top level, or one copy of a group.
+struct Scope {
+  std::map<std::string, Vertex> names;
+  std::optional<Vertex> block_input;  // what `input` means inside a group copy
+  bool is_group = false;
+};
+
+// A layer whose explicit `inputs:` still need resolving.
+struct Pending {
+  Vertex vertex;
+  YAML::Node inputs;
+  std::string path;  // key path of the layer entry
+  std::size_t scope;
+};
+
+struct GraphBuilder {
+  const std::string& file;
+  yamlio::LayerContext ctx;
+  Model m;
+  std::vector<Scope> scopes{Scope{}};           // [0] is the top level
+  std::map<std::string, Vertex> full_names;     // every layer by its full name
+  std::map<Vertex, std::pair<YAML::Node, std::string>> where;  // entry node, path
+  std::vector<Pending> pending;
+
+  void declare(Scope& scope, const std::string& local, Vertex v, const MapReader& entry) {
+    if (!scope.names.emplace(local, v).second)
+      entry.fail_at("name", "duplicate name '" + local + "'; names must be unique in their list");
+  }
+
+  // Creates one layer from its entry; returns its vertex.
+  Vertex layer(const MapReader& entry, std::size_t scope, const std::string& prefix, int block,
+               std::optional<Vertex> default_input) {
+    const std::string local = entry.string("name");
+    if (local == "input")
+      entry.fail_at("name", "'input' is reserved for a group's input; choose another name");
+    const YAML::Node kind_node = entry.require("kind", "one of: " + layer_kind_names());
+    const auto kind = kind_node.IsScalar() ? layer_kind_from_string(kind_node.Scalar())
+                                           : std::nullopt;
+    if (!kind)
+      entry.fail_at("kind", "unknown layer kind " + yamlio::describe(kind_node) +
+                                "; expected one of: " + layer_kind_names());
+    Layer l = yamlio::parse_layer(entry, *kind, prefix + local, ctx);
+    l.block = block;
+    if (l.kind == LayerKind::attention && m.hidden == 0) m.hidden = entry.positive("hidden");
+    const std::string full = l.name;
+    const Vertex v = add_layer(m, std::move(l));
+    if (!full_names.emplace(full, v).second)
+      entry.fail_at("name", "duplicate layer name '" + full + "'");
+    declare(scopes[scope], local, v, entry);
+    where[v] = {entry.node(), entry.path()};
+    if (entry.has("inputs"))
+      pending.push_back({v, entry.get("inputs"), entry.path(), scope});
+    else if (default_input)
+      add_edge(m, *default_input, v);
+    return v;
+  }
+
+  // Expands a group ({name, repeat, layers}); returns the output of its last copy.
+  std::optional<Vertex> group(const MapReader& g, std::optional<Vertex> before) {
+    g.only({"name", "repeat", "layers"});
+    const std::string name = g.string("name");
+    const std::int64_t repeat = g.positive_or("repeat", 1);
+    const YAML::Node items = g.get("layers");
+    if (!items.IsSequence() || items.size() == 0)
+      g.fail_at("layers", "expected a non-empty list of layers, got " + yamlio::describe(items));
+    std::optional<Vertex> x = before;
+    for (std::int64_t copy = 0; copy < repeat; ++copy) {
+      scopes.push_back(Scope{{}, x, true});
+      const std::size_t scope = scopes.size() - 1;
+      const std::string prefix = name + "." + std::to_string(copy) + ".";
+      for (std::size_t j = 0; j < items.size(); ++j) {
+        MapReader entry(items[j], file, yamlio::index(g.path_of("layers"), j));
+        if (entry.has("layers"))
+          entry.fail_here("groups cannot be nested; list the layers of a block directly");
+        x = layer(entry, scope, prefix, m.num_blocks, x);
+      }
+      ++m.num_blocks;
+    }
+    if (!scopes[0].names.emplace(name, *x).second)
+      g.fail_at("name", "duplicate name '" + name + "'; names must be unique in their list");
+    return x;
+  }
+
+  Vertex resolve(const Pending& p, const YAML::Node& item, const std::string& path) {
+    if (!item.IsScalar()) yamlio::fail(item, file, path, "expected a layer name, got " + yamlio::describe(item));
+    const std::string& n = item.Scalar();
+    const Scope& s = scopes[p.scope];
+    if (n == "input" && s.is_group) {
+      if (!s.block_input)
+        yamlio::fail(item, file, path, "'input' is the group's input, but this group is the "
+                                       "first entry of the model and has none");
+      return *s.block_input;
+    }
+    if (auto it = s.names.find(n); it != s.names.end()) return it->second;
+    if (auto it = scopes[0].names.find(n); it != scopes[0].names.end()) return it->second;
+    if (auto it = full_names.find(n); it != full_names.end()) return it->second;
+    yamlio::fail(item, file, path,
+                 "unknown input '" + n + "'; expected the name of a layer in this list" +
+                     (s.is_group ? ", 'input', a top-level name" : ", a group name") +
+                     " or a full layer name such as 'block.0.attn'");
+  }
+
+  void wire() {
+    for (const auto& p : pending) {
+      const std::string path = yamlio::join(p.path, "inputs");
+      if (!p.inputs.IsSequence())
+        yamlio::fail(p.inputs, file, path,
+                     "expected a list of layer names, got " + yamlio::describe(p.inputs));
+      std::vector<Vertex> seen;
+      for (std::size_t i = 0; i < p.inputs.size(); ++i) {
+        const Vertex from = resolve(p, p.inputs[i], yamlio::index(path, i));
+        if (std::find(seen.begin(), seen.end(), from) != seen.end())
+          yamlio::fail(p.inputs[i], file, yamlio::index(path, i), "input listed twice");
+        seen.push_back(from);
+        add_edge(m, from, p.vertex);
+      }
+    }
+  }
+
+  void check_acyclic() {
+    const auto cycle = find_cycle(m);
+    if (cycle.empty()) return;
+    std::string loop;
+    for (Vertex v : cycle) loop += m.graph[v].name + " -> ";
+    loop += m.graph[cycle.front()].name;
+    const auto& [node, path] = where.at(cycle.front());
+    const YAML::Node inputs = node["inputs"];
+    yamlio::fail(inputs.IsDefined() ? inputs : node, file,
+                 inputs.IsDefined() ? yamlio::join(path, "inputs") : path,
+                 "inputs must not form a cycle, but " + loop + " does");
+  }
+};
+
+}  // namespace
+
+Model build_layer_graph(const YAML::Node& model_map, const std::string& file,
+                        const std::string& key_path, const BuildOptions& opts) {
+  MapReader root(model_map, file, key_path);
+  root.only({"name", "sequence_model", "layers"});
+  const bool sequence = root.boolean_or("sequence_model", true);
+  if (sequence && opts.seq_len <= 0)
+    root.fail_here("a sequence model needs a positive seq_len, got " + std::to_string(opts.seq_len));
+  GraphBuilder b{file, {sequence ? opts.seq_len : 1, opts.activation_dtype, opts.flash_attention},
+                 Model{}, {}, {}, {}, {}};
+  b.scopes.assign(1, Scope{});
+  b.m.name = root.string("name");
+  b.m.sequence_model = sequence;
+  b.m.seq_len = sequence ? opts.seq_len : 0;
+  const YAML::Node items = root.require("layers", "a list of layers");
+  if (!items.IsSequence() || items.size() == 0)
+    root.fail_at("layers", "expected a non-empty list of layers, got " + yamlio::describe(items));
+  std::optional<Vertex> x;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    MapReader entry(items[i], file, yamlio::index(root.path_of("layers"), i));
+    x = entry.has("layers") ? b.group(entry, x) : b.layer(entry, 0, "", -1, x);
+  }
+  b.wire();
+  b.check_acyclic();
+  finalize(b.m, file);
+  return std::move(b.m);
+}
+
+namespace {
+
+// {preset: NAME, overrides...}: transformer presets take shape overrides, others only a name.
+Model build_preset_map(const MapReader& r, const BuildOptions& opts) {
+  const std::string name = r.string("preset");
+  const Preset* p = find_preset(name);
+  if (!p) r.fail_at("preset", "unknown model preset '" + name + "'; known presets: " + preset_names());
+  auto config = p->config;
+  if (auto* t = std::get_if<TransformerConfig>(&config)) {
+    r.only({"preset", "name", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
+            "max_positions"});
+    t->name = r.optional_string("name").value_or(t->name);
+    const std::int64_t layers = r.positive_or("layers", t->layers);
+    if (layers > 1'000'000) r.fail_at("layers", "expected at most 1000000 layers");
+    t->layers = static_cast<int>(layers);
+    t->hidden = r.positive_or("hidden", t->hidden);
+    t->heads = r.positive_or("heads", t->heads);
+    t->kv_heads = r.positive_or("kv_heads", t->kv_heads);
+    t->ffn = r.positive_or("ffn", t->ffn);
+    t->vocab = r.positive_or("vocab", t->vocab);
+    t->max_positions = r.positive_or("max_positions", t->max_positions);
+  } else {
+    r.only({"preset", "name"});
+    std::visit([&](auto& c) { c.name = r.optional_string("name").value_or(c.name); }, config);
+  }
+  try {
+    return build_config(config, opts);
+  } catch (const std::invalid_argument& e) {
+    r.fail_here("invalid model '" + name + "' after overrides: " + e.what());
+  }
+}
+
+Model load_file(const std::string& path, const BuildOptions& opts, const YAML::Node* from,
+                const std::string& from_file, const std::string& from_path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    const std::string detail = "cannot open model file '" + path + "'";
+    if (from) yamlio::fail(*from, from_file, from_path, detail);
+    throw core::ConfigError(core::SourceLocation{path, 0, 0}, "", detail);
+  } catch (const YAML::ParserException& e) {
+    throw core::ConfigError(core::SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, "",
+                            "not valid YAML: " + e.msg);
+  }
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return build_model(root, path, "", opts, dir);
+}
+
+}  // namespace
+
+Model load_model_file(const std::string& path, const BuildOptions& opts) {
+  return load_file(path, opts, nullptr, "", "");
+}
+
+Model build_model(const YAML::Node& node, const std::string& file, const std::string& key_path,
+                  const BuildOptions& opts, const std::string& base_dir) {
+  if (node.IsScalar()) {
+    const Preset* p = find_preset(node.Scalar());
+    if (!p)
+      yamlio::fail(node, file, key_path,
+                   "unknown model preset '" + node.Scalar() + "'; known presets: " + preset_names() +
+                       " (or use {file: path.yaml} or an inline {name, layers})");
+    try {
+      return build_preset(*p, opts);
+    } catch (const std::invalid_argument& e) {
+      yamlio::fail(node, file, key_path, "invalid model '" + p->name + "': " + e.what());
+    }
+  }
+  if (!node.IsMap())
+    yamlio::fail(node, file, key_path,
+                 "expected a preset name, {preset: NAME, ...}, {file: PATH} or {name: ..., layers: "
+                 "[...]}, got " + yamlio::describe(node));
+  MapReader r(node, file, key_path);
+  if (r.has("preset")) return build_preset_map(r, opts);
+  if (r.has("file")) {
+    r.only({"file"});
+    std::filesystem::path p = r.string("file");
+    if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
+    const YAML::Node file_node = r.get("file");
+    return load_file(p.string(), opts, &file_node, file, r.path_of("file"));
+  }
+  if (r.has("layers")) return build_layer_graph(node, file, key_path, opts);
+  r.fail_here("expected one of the keys 'preset', 'file' or 'layers' (a model is a preset name, "
+              "{preset: NAME, ...}, {file: PATH} or {name: ..., layers: [...]})");
+}
+
+}  // namespace trainsim::models

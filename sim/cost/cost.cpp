@@ -1,0 +1,135 @@
+#include "sim/cost/cost.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "sim/core/error.hpp"
+
+// Seconds are computed in double and rounded once per formula by core::duration_from_seconds
+// (up, never to zero for real work); latencies and launch overheads are already integer
+// nanoseconds and are added after rounding so they stay exact. Each transfer term is one
+// division of exact integers-as-doubles, so hand-computed cases reproduce to the nanosecond.
+
+namespace trainsim::cost {
+namespace {
+
+using core::Bytes;
+using core::Duration;
+
+[[noreturn]] void invalid(const std::string& what) {
+  throw std::invalid_argument(what);
+}
+
+void check_fraction(double f, const char* field, const hw::DeviceSpec& d) {
+  if (!(f > 0.0 && f <= 1.0))
+    invalid("device '" + d.name + "': " + field + " must be in (0, 1], got " + std::to_string(f));
+}
+
+// The compute rate a kernel runs at. Tensor-core modes a device lacks (V100 has no TF32, a
+// user device may have no 16-bit peak) fall back to the FP32 vector peak, as cuBLAS does;
+// non-matmul work always runs on the vector units. If even that is missing, the slowest
+// nonzero peak is used (conservative); a device with no peak at all cannot run anything.
+double compute_rate(const hw::DeviceSpec& d, MathMode mode, bool matmul) {
+  double rate = d.peak_fp32.per_s;
+  if (matmul) {
+    if (mode == MathMode::tf32 && d.peak_tf32.per_s > 0) rate = d.peak_tf32.per_s;
+    if (mode == MathMode::half && d.peak_16bit.per_s > 0) rate = d.peak_16bit.per_s;
+  }
+  if (rate > 0) return rate;
+  double slowest = 0;
+  for (double p : {d.peak_fp32.per_s, d.peak_tf32.per_s, d.peak_16bit.per_s})
+    if (p > 0 && (slowest == 0 || p < slowest)) slowest = p;
+  if (slowest == 0) invalid("device '" + d.name + "' has no positive compute peak");
+  return slowest;
+}
+
+void check_link(const hw::LinkSpec& link) {
+  if (!(link.bandwidth.bytes_per_s > 0) || !std::isfinite(link.bandwidth.bytes_per_s))
+    invalid("link '" + link.name + "': bandwidth must be positive");
+  if (link.latency.ns < 0) invalid("link '" + link.name + "': latency must not be negative");
+}
+
+// Validates a collective's arguments; returns false when it costs nothing (one rank or an
+// empty buffer: NCCL returns at once for count 0).
+bool needs_work(Bytes bytes, int n, const hw::LinkSpec& link) {
+  if (n < 1) invalid("collective needs at least 1 rank, got " + std::to_string(n));
+  if (bytes.value < 0) invalid("collective buffer size must not be negative");
+  check_link(link);
+  return n > 1 && bytes.value > 0;
+}
+
+// `numerator` bytes-equivalents over (denominator x bandwidth), rounded once.
+Duration transfer(double numerator, double denominator, const hw::LinkSpec& link) {
+  return core::duration_from_seconds(numerator / (denominator * link.bandwidth.bytes_per_s));
+}
+
+// ceil(log2 n) for n >= 2.
+std::int64_t ceil_log2(int n) {
+  return std::bit_width(static_cast<unsigned>(n - 1));
+}
+
+}  // namespace
+
+Duration kernel_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode, int kernels) {
+  if (kernels < 0) invalid("kernel count must not be negative, got " + std::to_string(kernels));
+  if (!(w.flops >= 0) || !std::isfinite(w.flops))
+    invalid("kernel FLOPs must be a finite non-negative number");
+  if (w.bytes.value < 0) invalid("kernel bytes must not be negative");
+  check_fraction(d.matmul_efficiency, "matmul_efficiency", d);
+  check_fraction(d.memory_efficiency, "memory_efficiency", d);
+  if (d.kernel_launch.ns < 0)
+    invalid("device '" + d.name + "': kernel_launch must not be negative");
+  // Validate the device even for zero work, so a bad spec fails on its first use.
+  const double rate = compute_rate(d, mode, w.matmul);
+
+  double compute_s = 0;
+  if (w.flops > 0) compute_s = w.flops / (rate * d.matmul_efficiency);
+  double memory_s = 0;
+  if (w.bytes.value > 0) {
+    if (!(d.memory_bandwidth.bytes_per_s > 0))
+      invalid("device '" + d.name + "' has no positive memory bandwidth");
+    memory_s =
+        static_cast<double>(w.bytes.value) / (d.memory_bandwidth.bytes_per_s * d.memory_efficiency);
+  }
+  return core::duration_from_seconds(std::max(compute_s, memory_s)) + d.kernel_launch * kernels;
+}
+
+Duration all_reduce_time(Bytes bytes, int n, const hw::LinkSpec& link, CollectiveAlgo algo) {
+  if (!needs_work(bytes, n, link)) return Duration{};
+  const double s = static_cast<double>(bytes.value);
+  switch (algo) {
+    case CollectiveAlgo::ring:
+      // Reduce-scatter then all-gather: 2(n-1) steps, each moving S/n per rank.
+      return transfer(2.0 * (n - 1) * s, n, link) + link.latency * (2 * (n - 1));
+    case CollectiveAlgo::tree:
+      // NCCL double binary tree: every rank sends and receives the whole buffer twice (up the
+      // reduce tree, down the broadcast tree), pipelined, so the bandwidth term is 2 S/B
+      // (NCCL's tuning model: algorithm bandwidth = bus bandwidth / 2) independent of n;
+      // latency is one hop per tree level, up and down.
+      return transfer(2.0 * s, 1, link) + link.latency * (2 * ceil_log2(n));
+  }
+  throw core::InternalError("all_reduce_time: unknown CollectiveAlgo");
+}
+
+Duration reduce_scatter_time(Bytes bytes, int n, const hw::LinkSpec& link) {
+  if (!needs_work(bytes, n, link)) return Duration{};
+  return transfer(static_cast<double>(n - 1) * static_cast<double>(bytes.value), n, link) +
+         link.latency * (n - 1);
+}
+
+Duration all_gather_time(Bytes bytes, int n, const hw::LinkSpec& link) {
+  // Same traffic as reduce-scatter, run backwards: (n-1) steps of S/n each.
+  return reduce_scatter_time(bytes, n, link);
+}
+
+Duration p2p_time(Bytes bytes, const hw::LinkSpec& link) {
+  if (bytes.value < 0) invalid("point-to-point size must not be negative");
+  check_link(link);
+  if (bytes.value == 0) return Duration{};
+  return transfer(static_cast<double>(bytes.value), 1, link) + link.latency;
+}
+
+}  // namespace trainsim::cost

@@ -1,0 +1,39 @@
+#pragma once
+// Pure cost functions: how long a kernel or a collective takes. No state, no simulation.
+#include <cstdint>
+
+#include "sim/core/units.hpp"
+#include "sim/hw/device.hpp"
+
+namespace trainsim::cost {
+
+enum class MathMode { fp32, tf32, half };  // half = fp16/bf16 tensor cores
+
+// One kernel's work: FLOPs and bytes moved to/from device memory.
+struct KernelWork {
+  double flops = 0;
+  core::Bytes bytes{};
+  bool matmul = false;  // runs on tensor cores at matmul_efficiency; else vector units
+};
+
+// Roofline: max(flops / (peak x efficiency), bytes / (bandwidth x memory_efficiency))
+// + kernel_launch x kernels. Zero work costs only the launch overhead (never 0 when kernels>0).
+core::Duration kernel_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode,
+                           int kernels = 1);
+
+enum class CollectiveAlgo { ring, tree };
+
+// Alpha-beta collectives over n ranks on a link (bandwidth per rank per direction, latency
+// alpha). `bytes` is the full buffer size S on each rank.
+//   ring all-reduce:      2(n-1)/n * S/B + 2(n-1) alpha
+//   tree all-reduce:      2 * S/B + 2 ceil(log2 n) alpha   (pipelined double binary tree)
+//   reduce-scatter / all-gather (ring): (n-1)/n * S/B + (n-1) alpha
+//   point-to-point:       S/B + alpha
+// n == 1 costs zero.
+core::Duration all_reduce_time(core::Bytes bytes, int n, const hw::LinkSpec& link,
+                               CollectiveAlgo algo = CollectiveAlgo::ring);
+core::Duration reduce_scatter_time(core::Bytes bytes, int n, const hw::LinkSpec& link);
+core::Duration all_gather_time(core::Bytes bytes, int n, const hw::LinkSpec& link);
+core::Duration p2p_time(core::Bytes bytes, const hw::LinkSpec& link);
+
+}  // namespace trainsim::cost

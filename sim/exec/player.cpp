@@ -1,0 +1,268 @@
+#include "sim/exec/player.hpp"
+
+#include <algorithm>
+
+#include "sim/core/error.hpp"
+#include "sim/core/event_queue.hpp"
+
+namespace trainsim::exec {
+
+using parallel::Op;
+using parallel::OpKind;
+using parallel::Plan;
+using parallel::Program;
+using parallel::StreamKind;
+
+std::string_view to_string(OomCause c) {
+  return c == OomCause::model_states ? "model_states" : "activations";
+}
+
+core::Duration op_duration(const Plan& plan, const Program& program, const Op& op) {
+  switch (op.kind) {
+    case OpKind::forward:
+    case OpKind::backward:
+    case OpKind::recompute:
+    case OpKind::optimizer:
+      return cost::kernel_time(op.work, program.device, plan.math, op.kernels);
+    case OpKind::p2p:
+    case OpKind::all_reduce:
+    case OpKind::reduce_scatter:
+    case OpKind::all_gather: {
+      const hw::LinkSpec& link = op.comm.inter_node ? plan.inter_node : plan.intra_node;
+      if (op.kind == OpKind::p2p) return cost::p2p_time(op.comm.bytes, link);
+      if (op.kind == OpKind::all_reduce) return cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link);
+      if (op.kind == OpKind::reduce_scatter) return cost::reduce_scatter_time(op.comm.bytes, op.comm.ranks, link);
+      return cost::all_gather_time(op.comm.bytes, op.comm.ranks, link);
+    }
+  }
+  return {};
+}
+
+namespace {
+
+struct Player {
+  const Plan& plan;
+  const PlayOptions& opt;
+  Timeline tl;
+  std::vector<hw::MemoryLedger> ledgers;
+  std::vector<std::uint32_t> offset;     // first global id of each program
+  std::vector<std::int32_t> program_of;  // global id -> program
+  std::vector<std::uint32_t> waiting;    // unfinished predecessors per op
+  std::vector<std::uint32_t> succ_begin, succ;  // CSR successor lists
+  std::vector<char> done;
+  core::EventQueue<std::uint32_t> queue;
+  std::vector<char> oom_seen;
+
+  Player(const Plan& p, const PlayOptions& o) : plan(p), opt(o) {}
+
+  const Op& op_at(std::uint32_t id, std::int32_t& prog, std::int32_t& idx) const {
+    prog = program_of[id];
+    idx = static_cast<std::int32_t>(id - offset[prog]);
+    return plan.programs[prog].ops[idx];
+  }
+
+  void book(std::int32_t prog, std::int32_t idx, const Op* op, hw::MemCategory cat, core::Bytes b,
+            core::TimePoint now) {
+    hw::MemoryLedger& led = ledgers[prog];
+    const hw::MemBreakdown before = led.current();
+    const bool fits = led.allocate(cat, b, /*book_anyway=*/true);
+    if (fits) return;
+    tl.devices[prog].fits = false;
+    const bool first_here = !oom_seen[prog];
+    oom_seen[prog] = 1;
+    if (!first_here && !opt.all_ooms) return;
+    if (tl.ooms.size() >= opt.max_oom_points) {
+      ++tl.ooms_dropped;
+      return;
+    }
+    OomPoint pt;
+    pt.program = prog;
+    pt.time = now;
+    pt.op = idx;
+    if (op) {
+      pt.kind = op->kind;
+      pt.layer = op->layer;
+      pt.microbatch = op->microbatch;
+    }
+    pt.category = cat;
+    pt.requested = b;
+    pt.in_use = before;
+    pt.capacity = led.capacity();
+    pt.cause = plan.programs[prog].model_states.total() > led.capacity() ? OomCause::model_states
+                                                                          : OomCause::activations;
+    tl.ooms.push_back(pt);
+  }
+
+  void start(std::uint32_t id, core::TimePoint now) {
+    std::int32_t prog, idx;
+    const Op& op = op_at(id, prog, idx);
+    const Program& P = plan.programs[prog];
+    for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
+      book(prog, idx, &op, P.effects[e].category, P.effects[e].bytes, now);
+    tl.devices[prog].start[idx] = now;
+    queue.schedule(now + op_duration(plan, P, op), id);
+  }
+
+  void finish(std::uint32_t id, core::TimePoint now) {
+    std::int32_t prog, idx;
+    const Op& op = op_at(id, prog, idx);
+    const Program& P = plan.programs[prog];
+    for (auto e = op.free_begin; e < op.free_end; ++e)
+      ledgers[prog].release(P.effects[e].category, P.effects[e].bytes);
+    tl.devices[prog].finish[idx] = now;
+    done[id] = 1;
+    for (auto k = succ_begin[id]; k < succ_begin[id + 1]; ++k) {
+      const std::uint32_t s = succ[k];
+      TRAINSIM_CHECK(waiting[s] > 0, "op became ready twice");
+      if (--waiting[s] == 0) start(s, now);
+    }
+  }
+
+  void build_graph() {
+    const auto& progs = plan.programs;
+    std::uint32_t total = 0;
+    for (const auto& P : progs) {
+      offset.push_back(total);
+      total += static_cast<std::uint32_t>(P.ops.size());
+    }
+    offset.push_back(total);
+    program_of.resize(total);
+    waiting.assign(total, 0);
+    done.assign(total, 0);
+    // Edges: explicit deps plus stream order (compute and comm are in-order; p2p is not).
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  // (from, to)
+    for (std::size_t p = 0; p < progs.size(); ++p) {
+      const Program& P = progs[p];
+      std::int64_t last_in_stream[parallel::kStreams] = {-1, -1, -1};
+      for (std::size_t i = 0; i < P.ops.size(); ++i) {
+        const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
+        program_of[id] = static_cast<std::int32_t>(p);
+        const Op& op = P.ops[i];
+        const int s = static_cast<int>(op.stream);
+        if (op.stream != StreamKind::p2p && last_in_stream[s] >= 0)
+          edges.emplace_back(offset[p] + static_cast<std::uint32_t>(last_in_stream[s]), id);
+        last_in_stream[s] = static_cast<std::int64_t>(i);
+        for (auto d = op.dep_begin; d < op.dep_end; ++d) {
+          const parallel::OpRef r = P.deps[d];
+          TRAINSIM_CHECK(r.program >= 0 && r.program < static_cast<std::int32_t>(progs.size()) &&
+                             r.index >= 0 &&
+                             r.index < static_cast<std::int32_t>(progs[r.program].ops.size()),
+                         "dependency on a missing op");
+          edges.emplace_back(offset[r.program] + static_cast<std::uint32_t>(r.index), id);
+        }
+      }
+    }
+    succ_begin.assign(total + 1, 0);
+    for (auto [from, to] : edges) {
+      ++succ_begin[from + 1];
+      ++waiting[to];
+    }
+    for (std::uint32_t i = 0; i < total; ++i) succ_begin[i + 1] += succ_begin[i];
+    succ.resize(edges.size());
+    std::vector<std::uint32_t> fill(succ_begin.begin(), succ_begin.end() - 1);
+    for (auto [from, to] : edges) succ[fill[from]++] = to;
+  }
+
+  // Part of [a, b) not covered by the sorted, disjoint busy intervals.
+  static core::Duration uncovered(core::TimePoint a, core::TimePoint b,
+                                  const std::vector<std::pair<core::TimePoint, core::TimePoint>>& busy) {
+    std::int64_t covered = 0;
+    auto it = std::lower_bound(busy.begin(), busy.end(), a,
+                               [](const auto& iv, core::TimePoint t) { return iv.second <= t; });
+    for (; it != busy.end() && it->first < b; ++it)
+      covered += std::min(b, it->second).ns - std::max(a, it->first).ns;
+    return core::Duration{(b - a).ns - covered};
+  }
+
+  void account() {
+    core::TimePoint end{}, pipe_end{};
+    for (std::size_t p = 0; p < plan.programs.size(); ++p) {
+      const Program& P = plan.programs[p];
+      DeviceTimeline& d = tl.devices[p];
+      std::vector<std::pair<core::TimePoint, core::TimePoint>> busy;
+      busy.reserve(P.ops.size());
+      for (std::size_t i = 0; i < P.ops.size(); ++i) {
+        const Op& op = P.ops[i];
+        d.end = std::max(d.end, d.finish[i]);
+        if (op.stream == StreamKind::compute) {
+          const core::Duration span = d.finish[i] - d.start[i];
+          d.compute_busy += span;
+          if (op.kind != OpKind::optimizer) {
+            d.pipeline_busy += span;
+            pipe_end = std::max(pipe_end, d.finish[i]);
+          }
+          if (op.purpose == parallel::CommPurpose::none) busy.emplace_back(d.start[i], d.finish[i]);
+        }
+      }
+      for (std::size_t i = 0; i < P.ops.size(); ++i) {
+        const Op& op = P.ops[i];
+        if (op.purpose == parallel::CommPurpose::none) continue;
+        CommStats& c = tl.comm[op.purpose];
+        const core::Duration span = d.finish[i] - d.start[i];
+        c.time += span;
+        c.exposed += op.stream == StreamKind::compute ? span : uncovered(d.start[i], d.finish[i], busy);
+      }
+      d.capacity = ledgers[p].capacity();
+      d.peak = ledgers[p].peak();
+      d.at_peak = ledgers[p].at_peak();
+      end = std::max(end, d.end);
+    }
+    tl.step_time = end - core::TimePoint{};
+    tl.pipeline_end = pipe_end;
+  }
+
+  void check_end_state() {
+    for (std::size_t p = 0; p < plan.programs.size(); ++p) {
+      const hw::MemBreakdown& now = ledgers[p].current();
+      const hw::MemBreakdown& start = plan.programs[p].persistent;
+      for (std::size_t c = 0; c < hw::kMemCategories; ++c)
+        TRAINSIM_CHECK(now.bytes[c] == start.bytes[c],
+                       "device " + std::to_string(p) + " ends the step holding " +
+                           std::to_string(now.bytes[c].value) + " bytes of " +
+                           std::string(hw::to_string(static_cast<hw::MemCategory>(c))) +
+                           " instead of " + std::to_string(start.bytes[c].value));
+      TRAINSIM_CHECK(now.total() == ledgers[p].in_use(), "per-category bytes do not sum to the total");
+    }
+  }
+
+  Timeline run() {
+    const auto& progs = plan.programs;
+    tl.devices.resize(progs.size());
+    oom_seen.assign(progs.size(), 0);
+    for (const auto& P : progs) {
+      ledgers.emplace_back(P.device.memory);
+      auto& d = tl.devices[ledgers.size() - 1];
+      d.start.assign(P.ops.size(), core::TimePoint{});
+      d.finish.assign(P.ops.size(), core::TimePoint{});
+    }
+    // Model states and reserved memory are in place before the step starts.
+    for (std::size_t p = 0; p < progs.size(); ++p)
+      for (std::size_t c = 0; c < hw::kMemCategories; ++c)
+        book(static_cast<std::int32_t>(p), -1, nullptr, static_cast<hw::MemCategory>(c),
+             progs[p].persistent.bytes[c], core::TimePoint{});
+    build_graph();
+    for (std::uint32_t id = 0; id < waiting.size(); ++id)
+      if (waiting[id] == 0) start(id, core::TimePoint{});
+    while (!queue.empty()) {
+      const auto ev = queue.pop();
+      finish(ev.payload, ev.time);
+    }
+    for (std::uint32_t id = 0; id < done.size(); ++id)
+      TRAINSIM_CHECK(done[id], "op " + std::to_string(id) + " never ran: the schedule deadlocks");
+    tl.events = queue.events_run();
+    check_end_state();
+    account();
+    std::stable_sort(tl.ooms.begin(), tl.ooms.end(),
+                     [](const OomPoint& a, const OomPoint& b) { return a.time < b.time; });
+    return std::move(tl);
+  }
+};
+
+}  // namespace
+
+Timeline play(const Plan& plan, const PlayOptions& options) {
+  Player p(plan, options);
+  return p.run();
+}
+
+}  // namespace trainsim::exec

@@ -1,0 +1,26 @@
+#pragma once
+// Plays a Plan on the discrete-event engine: each device role has ordered compute and
+// communication streams; an op starts when its stream predecessor and its dependencies are done,
+// books its allocations at start and releases its frees at the end; the ledger flags the first
+// allocation that does not fit (an OOM point). Memory is then treated as unbounded so the step
+// plays to its end and its full demand and step time are known.
+#include <cstddef>
+
+#include "sim/exec/timeline.hpp"
+#include "sim/parallel/program.hpp"
+
+namespace trainsim::exec {
+
+struct PlayOptions {
+  bool all_ooms = false;              // record every allocation that exceeds capacity
+  std::size_t max_oom_points = 10000; // cap on recorded points with all_ooms
+};
+
+// Throws core::InternalError when an invariant breaks (deadlock, negative ledger, leaked bytes).
+Timeline play(const parallel::Plan& plan, const PlayOptions& options = {});
+
+// Duration of one op on its program's device (roofline or alpha-beta).
+core::Duration op_duration(const parallel::Plan& plan, const parallel::Program& program,
+                           const parallel::Op& op);
+
+}  // namespace trainsim::exec

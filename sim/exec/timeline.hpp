@@ -1,0 +1,56 @@
+#pragma once
+// What playing a Plan produced: per device role its memory peak and breakdown, OOM points with
+// the op that asked, busy time per stream, communication time by purpose and how much of it
+// compute did not hide, and the start/end of every op (for traces).
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "sim/parallel/program.hpp"
+
+namespace trainsim::exec {
+
+enum class OomCause { model_states, activations };
+std::string_view to_string(OomCause c);
+
+struct OomPoint {
+  std::int32_t program = 0;  // = pipeline stage
+  core::TimePoint time{};
+  std::int32_t op = -1;  // index in the program; -1 for the model states booked before the step
+  parallel::OpKind kind = parallel::OpKind::forward;
+  std::int32_t layer = -1;
+  std::int32_t microbatch = -1;
+  hw::MemCategory category = hw::MemCategory::activations;
+  core::Bytes requested{};
+  hw::MemBreakdown in_use;  // before the request
+  core::Bytes capacity{};
+  OomCause cause = OomCause::activations;
+};
+
+struct CommStats {
+  core::Duration time{};     // summed over ops of the representative devices
+  core::Duration exposed{};  // part of it during which the device's compute stream was idle
+};
+
+struct DeviceTimeline {
+  core::Bytes capacity{};
+  core::Bytes peak{};             // peak demand (allocations that did not fit still counted)
+  hw::MemBreakdown at_peak;
+  core::Duration compute_busy{};  // forward/backward/recompute/TP collectives on compute
+  core::Duration pipeline_busy{}; // compute busy before the optimizer step
+  core::TimePoint end{};
+  bool fits = true;
+  std::vector<core::TimePoint> start, finish;  // per op
+};
+
+struct Timeline {
+  std::vector<DeviceTimeline> devices;  // one per Program
+  std::vector<OomPoint> ooms;           // first per device, or every one with all_ooms
+  std::int64_t ooms_dropped = 0;        // beyond the cap
+  core::Duration step_time{};
+  core::TimePoint pipeline_end{};       // last forward/backward end over all devices
+  std::map<parallel::CommPurpose, CommStats> comm;
+  std::uint64_t events = 0;
+};
+
+}  // namespace trainsim::exec

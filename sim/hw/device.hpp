@@ -1,0 +1,46 @@
+#pragma once
+// Virtual device and link specifications. Plain data; presets carry the vendor data-sheet
+// figures they come from (see docs/devices.md for each source).
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "sim/core/units.hpp"
+
+namespace trainsim::hw {
+
+struct DeviceSpec {
+  std::string name;               // preset key, e.g. "a100-80gb"
+  std::string description;        // e.g. "NVIDIA A100 80GB SXM4"
+  core::Bytes memory{};           // usable HBM/GDDR capacity as the vendor states it
+  core::FlopRate peak_fp32{};     // dense FP32 (non tensor-core) peak
+  core::FlopRate peak_tf32{};     // dense TF32 tensor-core peak (0 if none)
+  core::FlopRate peak_16bit{};    // dense FP16/BF16 tensor-core peak (no sparsity)
+  core::Bandwidth memory_bandwidth{};
+  // Bytes not available to tensors: CUDA/ROCm context, cuBLAS/cuDNN/NCCL workspaces.
+  core::Bytes reserved{};
+  // Achievable fractions of peak (roofline ceilings) for GEMM-heavy and for other kernels.
+  double matmul_efficiency = 0.7;
+  double memory_efficiency = 0.8;
+  core::Duration kernel_launch{};  // fixed overhead per kernel
+  std::string source;              // where the figures come from
+};
+
+// A link class between devices (intra-node fabric or inter-node network), alpha-beta model:
+// time(bytes) = latency + bytes / bandwidth. Bandwidth is per direction, per device.
+struct LinkSpec {
+  std::string name;
+  core::Bandwidth bandwidth{};
+  core::Duration latency{};
+  std::string source;
+};
+
+std::span<const DeviceSpec> device_presets();
+// Case-insensitive lookup ("A100-80GB" == "a100-80gb"); nullopt when unknown.
+std::optional<DeviceSpec> find_device(std::string_view name);
+
+std::span<const LinkSpec> link_presets();
+std::optional<LinkSpec> find_link(std::string_view name);
+
+}  // namespace trainsim::hw

@@ -1,0 +1,51 @@
+#pragma once
+// The memory ledger of one virtual device: every allocation and free by category, the running
+// total, the peak and what was in use at the peak. It never goes negative; when an allocation
+// does not fit it says so (the caller records an OOM point) and, in "unbounded" mode, still books
+// it so the step can play on and measure its full demand.
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+#include "sim/core/units.hpp"
+
+namespace trainsim::hw {
+
+enum class MemCategory { weights, gradients, optimizer_states, activations, buffers, reserved };
+inline constexpr std::size_t kMemCategories = 6;
+std::string_view to_string(MemCategory c);
+
+// Bytes per category; the sum is the total in use.
+struct MemBreakdown {
+  std::array<core::Bytes, kMemCategories> bytes{};
+  core::Bytes& operator[](MemCategory c) { return bytes[static_cast<std::size_t>(c)]; }
+  core::Bytes operator[](MemCategory c) const { return bytes[static_cast<std::size_t>(c)]; }
+  core::Bytes total() const;
+};
+
+class MemoryLedger {
+ public:
+  explicit MemoryLedger(core::Bytes capacity) : capacity_(capacity) {}
+
+  // Books `bytes` in `cat`. Returns false — and books nothing unless `book_anyway` — when the
+  // total would exceed capacity.
+  bool allocate(MemCategory cat, core::Bytes bytes, bool book_anyway = false);
+  // Releases bytes previously booked in `cat`; freeing more than is held is an internal error.
+  void release(MemCategory cat, core::Bytes bytes);
+
+  core::Bytes capacity() const { return capacity_; }
+  core::Bytes in_use() const { return in_use_; }
+  core::Bytes free_bytes() const { return capacity_ - in_use_; }
+  const MemBreakdown& current() const { return current_; }
+  core::Bytes peak() const { return peak_; }
+  const MemBreakdown& at_peak() const { return at_peak_; }
+
+ private:
+  core::Bytes capacity_;
+  core::Bytes in_use_{};
+  core::Bytes peak_{};
+  MemBreakdown current_{};
+  MemBreakdown at_peak_{};
+};
+
+}  // namespace trainsim::hw

@@ -1,0 +1,474 @@
+#include "sim/parallel/lower.hpp"
+
+#include <algorithm>
+
+#include "sim/core/error.hpp"
+#include "sim/parallel/partition.hpp"
+#include "sim/parallel/schedule.hpp"
+#include "sim/parallel/shard.hpp"
+
+namespace trainsim::parallel {
+
+std::string_view to_string(OpKind k) {
+  switch (k) {
+    case OpKind::forward: return "forward";
+    case OpKind::backward: return "backward";
+    case OpKind::recompute: return "recompute";
+    case OpKind::optimizer: return "optimizer";
+    case OpKind::p2p: return "p2p";
+    case OpKind::all_reduce: return "all_reduce";
+    case OpKind::reduce_scatter: return "reduce_scatter";
+    case OpKind::all_gather: return "all_gather";
+  }
+  return "?";
+}
+
+std::string_view to_string(CommPurpose p) {
+  switch (p) {
+    case CommPurpose::none: return "none";
+    case CommPurpose::tensor: return "tensor_parallel";
+    case CommPurpose::data: return "data_parallel";
+    case CommPurpose::pipeline: return "pipeline_p2p";
+    case CommPurpose::zero: return "zero";
+  }
+  return "?";
+}
+
+namespace {
+
+using hw::MemCategory;
+using scenario::Recompute;
+
+// Everything lowering needs, computed once per scenario.
+struct Lowering {
+  const scenario::Scenario& s;
+  const models::Model& m;
+  std::vector<LayerShard> shards;
+  std::vector<LayerRange> chunks;  // global virtual stages g = local_chunk * p + stage
+  std::vector<std::int32_t> chunk_of;
+  std::vector<std::vector<std::int32_t>> producers;  // order positions
+  std::vector<std::int32_t> last_consumer;           // order position, -1 when none
+  int p, v, mcount;
+  std::int64_t t, d, mb;
+  scenario::StateBytes sb;
+  // Pending cross-program dependencies: op that must wait for the end of (virtual stage g,
+  // micro-batch j) in forward / backward.
+  struct Pending {
+    std::int32_t program;
+    std::uint32_t dep_slot;
+    bool forward;
+    std::int32_t g, j;
+  };
+  std::vector<Pending> pending;
+  std::vector<OpRef> fwd_end, bwd_end;  // [g * mcount + j]
+
+  Lowering(const scenario::Scenario& sc) : s(sc), m(sc.model) {}
+};
+
+bool inter_node_tensor(const scenario::Scenario& s) {
+  return s.parallel.tensor > s.cluster.gpus_per_node;
+}
+// Placement: tensor ranks fastest, then pipeline, then data.
+bool inter_node_data(const scenario::Scenario& s) {
+  return s.parallel.data > 1 && s.parallel.devices() > s.cluster.gpus_per_node;
+}
+bool inter_node_boundary(const scenario::Scenario& s, int from_stage, int to_stage) {
+  const std::int64_t a = from_stage * s.parallel.tensor / s.cluster.gpus_per_node;
+  const std::int64_t b = to_stage * s.parallel.tensor / s.cluster.gpus_per_node;
+  return a != b;
+}
+
+class ProgramBuilder {
+ public:
+  ProgramBuilder(Lowering& L, Program& P, std::int32_t index) : L_(L), P_(P), index_(index) {}
+
+  std::int32_t emit(Op op, std::initializer_list<MemEffect> allocs,
+                    std::initializer_list<MemEffect> frees, std::initializer_list<OpRef> deps) {
+    op.alloc_begin = static_cast<std::uint32_t>(P_.effects.size());
+    for (auto e : allocs)
+      if (e.bytes.value > 0) P_.effects.push_back(e);
+    op.alloc_end = static_cast<std::uint32_t>(P_.effects.size());
+    op.free_begin = op.alloc_end;
+    for (auto e : frees)
+      if (e.bytes.value > 0) P_.effects.push_back(e);
+    op.free_end = static_cast<std::uint32_t>(P_.effects.size());
+    op.dep_begin = static_cast<std::uint32_t>(P_.deps.size());
+    for (auto d : deps)
+      if (d.index >= 0) P_.deps.push_back(d);
+    op.dep_end = static_cast<std::uint32_t>(P_.deps.size());
+    P_.ops.push_back(op);
+    return static_cast<std::int32_t>(P_.ops.size() - 1);
+  }
+  // Adds a frees-at-end effect to an op already emitted only if it is the last one (effects of
+  // an op must stay contiguous).
+  void add_dep_pending(std::int32_t op_index, bool forward, std::int32_t g, std::int32_t j) {
+    Op& op = P_.ops[op_index];
+    TRAINSIM_CHECK(op.dep_end == P_.deps.size(), "pending dependency must be added right after emit");
+    L_.pending.push_back({index_, static_cast<std::uint32_t>(P_.deps.size()), forward, g, j});
+    P_.deps.push_back(OpRef{});
+    op.dep_end = static_cast<std::uint32_t>(P_.deps.size());
+  }
+  OpRef ref(std::int32_t i) const { return OpRef{index_, i}; }
+  Program& program() { return P_; }
+
+ private:
+  Lowering& L_;
+  Program& P_;
+  std::int32_t index_;
+};
+
+Op compute_op(OpKind kind, std::int32_t layer, std::int32_t mb, std::int32_t chunk, double flops,
+              core::Bytes bytes, bool matmul) {
+  Op op;
+  op.kind = kind;
+  op.stream = StreamKind::compute;
+  op.layer = layer;
+  op.microbatch = mb;
+  op.chunk = chunk;
+  op.work = cost::KernelWork{flops, bytes, matmul};
+  return op;
+}
+
+Op comm_op(OpKind kind, StreamKind stream, CommPurpose purpose, std::int32_t layer, std::int32_t mb,
+           std::int32_t chunk, core::Bytes bytes, std::int64_t ranks, bool inter) {
+  Op op;
+  op.kind = kind;
+  op.stream = stream;
+  op.purpose = purpose;
+  op.layer = layer;
+  op.microbatch = mb;
+  op.chunk = chunk;
+  op.comm = CommWork{bytes, static_cast<std::int32_t>(ranks), inter};
+  op.model_flops = false;
+  return op;
+}
+
+// Builds the program of pipeline stage `stage`.
+void build_stage(Lowering& L, Program& P, std::int32_t stage) {
+  const auto& s = L.s;
+  ProgramBuilder B(L, P, stage);
+  const int G = L.p * L.v;
+  const std::int64_t wb = L.sb.weights, gb = L.sb.gradients;
+  const int zero = L.d > 1 ? s.parallel.zero : 0;
+  const bool tp_inter = inter_node_tensor(s);
+  const bool dp_inter = inter_node_data(s);
+  const bool sp = s.parallel.sequence_parallel && L.t > 1;
+  const auto mb = L.mb;
+
+  // Per-layer bookkeeping for this device.
+  const auto nlayers = static_cast<std::int32_t>(L.m.order.size());
+  std::vector<char> grads_allocated(nlayers, 0);
+  std::vector<int> backward_units_seen(L.v, 0);
+  core::Bytes grads_held{};
+  std::int32_t last_comm = -1;
+
+  auto tp_collectives = [&](std::int32_t layer, std::int32_t j, std::int32_t chunk, int count,
+                            core::Bytes full) {
+    for (int k = 0; k < count; ++k) {
+      if (sp) {
+        B.emit(comm_op(OpKind::reduce_scatter, StreamKind::compute, CommPurpose::tensor, layer, j,
+                       chunk, full * mb, L.t, tp_inter), {}, {}, {});
+        B.emit(comm_op(OpKind::all_gather, StreamKind::compute, CommPurpose::tensor, layer, j,
+                       chunk, full * mb, L.t, tp_inter), {}, {}, {});
+      } else {
+        B.emit(comm_op(OpKind::all_reduce, StreamKind::compute, CommPurpose::tensor, layer, j,
+                       chunk, full * mb, L.t, tp_inter), {}, {}, {});
+      }
+    }
+  };
+
+  // Layers whose saved activations full recomputation replaces by one checkpoint per block.
+  auto checkpointed = [&](std::int32_t i) {
+    const models::Layer& l = L.m.graph[L.m.order[i]];
+    if (s.training.recompute != Recompute::full || l.block < 0) return false;
+    if (s.training.recompute_layers < 0) return true;
+    // Count blocks from the start of this layer's chunk.
+    const auto& range = L.chunks[L.chunk_of[i]];
+    const int first_block = L.m.graph[L.m.order[range.first]].block;
+    const int local = l.block - (first_block < 0 ? l.block : first_block);
+    return local < s.training.recompute_layers;
+  };
+  auto block_of = [&](std::int32_t i) { return L.m.graph[L.m.order[i]].block; };
+  auto input_bytes = [&](std::int32_t i) {
+    core::Bytes b{};
+    for (auto pr : L.producers[i]) b += L.shards[pr].output;
+    return b;
+  };
+  auto is_block_first = [&](std::int32_t i, const LayerRange& r) {
+    return i == r.first || block_of(i - 1) != block_of(i);
+  };
+  auto is_block_last = [&](std::int32_t i, const LayerRange& r) {
+    return i + 1 == r.end || block_of(i + 1) != block_of(i);
+  };
+  auto saved_in_forward = [&](std::int32_t i) {
+    const auto& sh = L.shards[i];
+    if (checkpointed(i)) return core::Bytes{};
+    if (s.training.recompute == Recompute::selective) return sh.saved - sh.saved_core;
+    return sh.saved;
+  };
+  // Full recomputation keeps one input per checkpointed block: the received activation for the
+  // first layer of a later pipeline chunk, else the outputs feeding the block.
+  auto checkpoint_bytes = [&](std::int32_t i, const LayerRange& r, std::int32_t g) {
+    if (i == r.first && g > 0) return L.shards[L.chunks[g - 1].end - 1].output * mb;
+    return input_bytes(i) * mb;
+  };
+  auto zero3_gather_bytes = [&](std::int32_t i) {
+    const auto full = core::Bytes{L.shards[i].params} * wb;
+    return full - core::ceil_div(full, L.d);
+  };
+
+  std::vector<std::int32_t> recent_compute;  // for ZeRO-3 prefetch depth
+  auto zero3_gather = [&](std::int32_t i, std::int32_t j, std::int32_t chunk) -> core::Bytes {
+    if (zero != 3 || L.shards[i].params == 0) return {};
+    const core::Bytes extra = zero3_gather_bytes(i);
+    OpRef after{};
+    if (recent_compute.size() >= 2) after = B.ref(recent_compute[recent_compute.size() - 2]);
+    last_comm = B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, i, j, chunk,
+                               core::Bytes{L.shards[i].params} * wb, L.d, dp_inter),
+                       {{MemCategory::weights, extra}}, {}, {after});
+    return extra;
+  };
+
+  const auto units =
+      schedule_stage(s.parallel.schedule, stage, L.p, L.mcount, L.v);
+  // Per-micro-batch data-parallel bucket state (flushes on the last backward of each chunk).
+  for (const WorkUnit& u : units) {
+    const std::int32_t g = u.chunk * L.p + stage;
+    const LayerRange r = L.chunks[g];
+    const std::int32_t j = u.microbatch;
+    const bool first_g = g == 0, last_g = g == G - 1;
+    if (u.forward) {
+      core::Bytes recv{};
+      if (!first_g) {
+        recv = L.shards[L.chunks[g - 1].end - 1].output * mb;
+        const std::int32_t prev_stage = (g - 1) % L.p;
+        const std::int32_t op = B.emit(
+            comm_op(OpKind::p2p, StreamKind::p2p, CommPurpose::pipeline, r.first, j, u.chunk, recv,
+                    2, inter_node_boundary(s, prev_stage, stage)),
+            {{MemCategory::activations, recv}}, {}, {});
+        B.add_dep_pending(op, true, g - 1, j);
+      }
+      std::int32_t last = -1;
+      for (std::int32_t i = r.first; i < r.end; ++i) {
+        const auto& sh = L.shards[i];
+        const core::Bytes gathered = zero3_gather(i, j, u.chunk);
+        core::Bytes alloc_act = sh.output * mb + saved_in_forward(i) * mb;
+        if (checkpointed(i) && is_block_first(i, r)) alloc_act += checkpoint_bytes(i, r, g);
+        // Free at the end: outputs whose last consumer is this layer, and the received input.
+        core::Bytes free_act{};
+        for (auto pr : L.producers[i])
+          if (L.last_consumer[pr] == i && L.chunk_of[pr] == g) free_act += L.shards[pr].output * mb;
+        if (i == r.first) free_act += recv;
+        if (i + 1 == r.end) {
+          // Outputs still live (consumed in later chunks or nowhere) die with the unit.
+          for (std::int32_t k = r.first; k <= i; ++k)
+            if (L.last_consumer[k] < 0 || L.last_consumer[k] >= r.end) free_act += L.shards[k].output * mb;
+        }
+        last = B.emit(compute_op(OpKind::forward, i, j, u.chunk, sh.flops * mb,
+                                 sh.io * mb + core::Bytes{sh.params} * wb, sh.matmul),
+                      {{MemCategory::activations, alloc_act}},
+                      {{MemCategory::activations, free_act}, {MemCategory::weights, gathered}}, {});
+        recent_compute.push_back(last);
+        if (sh.allreduce_forward > 0) {
+          tp_collectives(i, j, u.chunk, sh.allreduce_forward, sh.full_output);
+          last = static_cast<std::int32_t>(P.ops.size() - 1);
+        }
+      }
+      L.fwd_end[g * L.mcount + j] = B.ref(last);
+      continue;
+    }
+
+    // Backward unit.
+    const bool last_microbatch = ++backward_units_seen[u.chunk] == L.mcount;
+    core::Bytes bucket{};
+    auto flush_bucket = [&](std::int32_t after_op, std::int32_t layer) {
+      if (bucket.value == 0 || L.d == 1) return;
+      const OpKind kind = zero == 0 ? OpKind::all_reduce : OpKind::reduce_scatter;
+      last_comm = B.emit(comm_op(kind, StreamKind::comm, zero == 0 ? CommPurpose::data : CommPurpose::zero,
+                                 layer, j, u.chunk, bucket, L.d, dp_inter),
+                         {{MemCategory::buffers, bucket}}, {{MemCategory::buffers, bucket}},
+                         {B.ref(after_op)});
+      bucket = {};
+    };
+    const bool reduce_now = zero >= 2 ? true : last_microbatch;
+    if (!last_g) {
+      const core::Bytes grad_in = L.shards[r.end - 1].output * mb;
+      const std::int32_t next_stage = (g + 1) % L.p;
+      const std::int32_t op = B.emit(
+          comm_op(OpKind::p2p, StreamKind::p2p, CommPurpose::pipeline, r.end - 1, j, u.chunk,
+                  grad_in, 2, inter_node_boundary(s, stage, next_stage)),
+          {{MemCategory::activations, grad_in}}, {}, {});
+      B.add_dep_pending(op, false, g + 1, j);
+    }
+    std::int32_t last = -1;
+    for (std::int32_t i = r.end - 1; i >= r.first; --i) {
+      const auto& sh = L.shards[i];
+      // Replays before the backward that needs them.
+      if (checkpointed(i) && is_block_last(i, r)) {
+        double flops = 0;
+        core::Bytes bytes{}, saved{};
+        std::int32_t first = i;
+        while (first > r.first && block_of(first - 1) == block_of(i)) --first;
+        for (std::int32_t k = first; k <= i; ++k) {
+          flops += L.shards[k].flops * mb;
+          bytes += L.shards[k].io * mb;
+          saved += L.shards[k].saved * mb;
+        }
+        Op op = compute_op(OpKind::recompute, i, j, u.chunk, flops, bytes, true);
+        op.model_flops = false;
+        B.emit(op, {{MemCategory::activations, saved}}, {}, {});
+      }
+      if (s.training.recompute == Recompute::selective && sh.saved_core.value > 0) {
+        Op op = compute_op(OpKind::recompute, i, j, u.chunk, sh.core_flops * mb,
+                           sh.saved_core * mb, true);
+        op.model_flops = false;
+        B.emit(op, {{MemCategory::activations, sh.saved_core * mb}}, {}, {});
+      }
+      const core::Bytes gathered = zero3_gather(i, j, u.chunk);
+      core::Bytes alloc_act{};
+      if (i + 1 == nlayers) alloc_act += sh.output * mb;  // loss gradient seeds backward
+      for (auto pr : L.producers[i])
+        if (L.last_consumer[pr] == i && L.chunk_of[pr] == g) alloc_act += L.shards[pr].output * mb;
+      core::Bytes input_grad{};
+      if (i == r.first && !first_g) input_grad = L.shards[L.chunks[g - 1].end - 1].output * mb;
+      alloc_act += input_grad;
+      core::Bytes free_act = sh.saved * mb + input_grad;
+      const bool has_grad_out = i + 1 == nlayers ||
+                                i + 1 == r.end ||
+                                (L.last_consumer[i] >= 0 && L.last_consumer[i] < r.end);
+      if (has_grad_out) free_act += sh.output * mb;
+      if (checkpointed(i) && is_block_first(i, r)) free_act += checkpoint_bytes(i, r, g);
+      core::Bytes new_grads{};
+      if (!grads_allocated[i] && sh.params > 0) {
+        grads_allocated[i] = 1;
+        new_grads = core::Bytes{sh.params} * gb;
+        if (zero >= 2) new_grads = core::ceil_div(new_grads, L.d);
+        grads_held += new_grads;
+      }
+      last = B.emit(compute_op(OpKind::backward, i, j, u.chunk, sh.flops * sh.backward_factor * mb,
+                               sh.io * mb * 2 + core::Bytes{sh.params} * (wb + gb), sh.matmul),
+                    {{MemCategory::activations, alloc_act}, {MemCategory::gradients, new_grads}},
+                    {{MemCategory::activations, free_act}, {MemCategory::weights, gathered}}, {});
+      recent_compute.push_back(last);
+      if (sh.allreduce_backward > 0) {
+        tp_collectives(i, j, u.chunk, sh.allreduce_backward, sh.full_output);
+        last = static_cast<std::int32_t>(P.ops.size() - 1);
+      }
+      if (reduce_now && sh.params > 0 && L.d > 1) {
+        bucket += core::Bytes{sh.params} * gb;
+        if (bucket >= s.parallel.bucket_size || zero == 3) flush_bucket(last, i);
+      }
+    }
+    if (reduce_now) flush_bucket(last, r.first);
+    L.bwd_end[g * L.mcount + j] = B.ref(last);
+  }
+
+  // Optimizer step over this device's shard, after every gradient reduction.
+  std::int64_t opt_params = 0;
+  for (std::int32_t g = stage; g < G; g += L.p)
+    for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) opt_params += L.shards[i].params;
+  if (zero >= 1) opt_params = (opt_params + L.d - 1) / L.d;
+  const std::int64_t weight_rw = L.sb.weights == 4 ? 8 : 2;  // fp32 updates in place; mixed writes a 16-bit copy
+  const core::Bytes traffic =
+      core::Bytes{opt_params} * (L.sb.gradients + 2 * L.sb.optimizer_states + weight_rw);
+  Op opt = compute_op(OpKind::optimizer, -1, -1, 0, 0, traffic, false);
+  opt.model_flops = false;
+  const std::int32_t opt_index = B.emit(opt, {}, {{MemCategory::gradients, grads_held}},
+                                        {last_comm >= 0 ? B.ref(last_comm) : OpRef{}});
+  if (zero == 1 || zero == 2) {
+    core::Bytes params_bytes{};
+    for (std::int32_t g = stage; g < G; g += L.p)
+      for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i)
+        params_bytes += core::Bytes{L.shards[i].params} * wb;
+    B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, -1, -1, 0, params_bytes,
+                   L.d, dp_inter),
+           {}, {}, {B.ref(opt_index)});
+  }
+}
+
+}  // namespace
+
+Plan lower(const scenario::Scenario& s) {
+  Lowering L(s);
+  const auto& m = s.model;
+  L.p = static_cast<int>(s.parallel.pipeline);
+  L.v = s.parallel.schedule == scenario::Schedule::interleaved ? static_cast<int>(s.parallel.virtual_stages) : 1;
+  L.t = s.parallel.tensor;
+  L.d = s.parallel.data;
+  L.mb = s.training.micro_batch;
+  L.mcount = static_cast<int>(s.training.gradient_accumulation);
+  L.sb = scenario::state_bytes_per_param(s.training.precision, s.training.optimizer);
+  L.shards = shard_layers(m, L.t, s.parallel.sequence_parallel && L.t > 1);
+  const int G = L.p * L.v;
+  L.chunks = partition_layers(m, L.shards, G, s.parallel.split_points);
+
+  const auto n = static_cast<std::int32_t>(m.order.size());
+  std::vector<std::int32_t> pos(boost::num_vertices(m.graph), -1);
+  for (std::int32_t i = 0; i < n; ++i) pos[m.order[i]] = i;
+  L.producers.assign(n, {});
+  L.last_consumer.assign(n, -1);
+  L.chunk_of.assign(n, 0);
+  for (int g = 0; g < G; ++g)
+    for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) L.chunk_of[i] = g;
+  for (std::int32_t i = 0; i < n; ++i) {
+    for (auto [e, end] = boost::in_edges(m.order[i], m.graph); e != end; ++e)
+      L.producers[i].push_back(pos[boost::source(*e, m.graph)]);
+    for (auto [e, end] = boost::out_edges(m.order[i], m.graph); e != end; ++e)
+      L.last_consumer[i] = std::max(L.last_consumer[i], pos[boost::target(*e, m.graph)]);
+  }
+  L.fwd_end.assign(static_cast<std::size_t>(G) * L.mcount, OpRef{});
+  L.bwd_end.assign(static_cast<std::size_t>(G) * L.mcount, OpRef{});
+
+  Plan plan;
+  plan.devices_total = s.parallel.devices();
+  plan.microbatches = L.mcount;
+  plan.samples = s.training.global_batch;
+  plan.tokens = m.sequence_model ? core::checked_mul(plan.samples, s.training.seq_len) : 0;
+  plan.intra_node = s.cluster.intra_node;
+  plan.inter_node = s.cluster.inter_node;
+  plan.math = s.training.precision == scenario::Precision::fp32 ? cost::MathMode::fp32 : cost::MathMode::half;
+  const int zero = L.d > 1 ? s.parallel.zero : 0;
+  plan.programs.resize(L.p);
+  for (int stage = 0; stage < L.p; ++stage) {
+    Program& P = plan.programs[stage];
+    P.stage = stage;
+    P.count = L.d * L.t;
+    P.device = s.device;
+    P.first_layer = L.chunks[stage].first;
+    P.last_layer = L.chunks[stage].end - 1;
+    std::int64_t params = 0;
+    for (int g = stage; g < G; g += L.p)
+      for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) params += L.shards[i].params;
+    const core::Bytes w = core::Bytes{params} * L.sb.weights;
+    const core::Bytes gr = core::Bytes{params} * L.sb.gradients;
+    const core::Bytes o = core::Bytes{params} * L.sb.optimizer_states;
+    P.parameters = zero == 3 ? (params + L.d - 1) / L.d : params;
+    P.persistent[MemCategory::reserved] = s.device.reserved;
+    P.persistent[MemCategory::weights] = zero == 3 ? core::ceil_div(w, L.d) : w;
+    P.persistent[MemCategory::optimizer_states] = zero >= 1 ? core::ceil_div(o, L.d) : o;
+    P.model_states = P.persistent;
+    P.model_states[MemCategory::gradients] = zero >= 2 ? core::ceil_div(gr, L.d) : gr;
+    build_stage(L, P, stage);
+  }
+  for (const auto& pd : L.pending) {
+    const OpRef target = (pd.forward ? L.fwd_end : L.bwd_end)[pd.g * L.mcount + pd.j];
+    TRAINSIM_CHECK(target.index >= 0, "pipeline dependency on an op that was never emitted");
+    plan.programs[pd.program].deps[pd.dep_slot] = target;
+  }
+
+  // FLOPs of the whole job for one step (MFU counts model work; HFU adds recomputation).
+  double per_sample = 0, recompute_per_sample = 0;
+  for (std::int32_t i = 0; i < n; ++i) {
+    const models::Layer& l = m.graph[m.order[i]];
+    per_sample += l.flops * (1 + l.backward_factor);
+  }
+  for (const auto& P : plan.programs)
+    for (const auto& op : P.ops)
+      if (op.kind == OpKind::recompute) recompute_per_sample += op.work.flops * static_cast<double>(P.count);
+  plan.model_flops = per_sample * static_cast<double>(plan.samples);
+  // Recompute ops were counted per micro-batch on one pipeline; scale to every data replica.
+  plan.hardware_flops = plan.model_flops + recompute_per_sample;
+  return plan;
+}
+
+}  // namespace trainsim::parallel

@@ -1,0 +1,98 @@
+#pragma once
+// The workload as data: one Program per distinct device role (a pipeline stage; its data- and
+// tensor-parallel replicas behave identically and are counted, not played). A Program is an
+// ordered list of typed ops with their memory effects and cost inputs. Lowering builds it;
+// sim/exec plays it; nothing here knows about time.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/cost/cost.hpp"
+#include "sim/hw/device.hpp"
+#include "sim/hw/ledger.hpp"
+
+namespace trainsim::parallel {
+
+enum class OpKind : std::uint8_t {
+  forward,         // forward of one layer for one micro-batch
+  backward,        // backward of one layer for one micro-batch
+  recompute,       // replay of forward work during backward (activation checkpointing)
+  optimizer,       // optimizer step over the device's parameter shard
+  p2p,             // activation / gradient transfer between pipeline stages
+  all_reduce,      // tensor-parallel or data-parallel all-reduce
+  reduce_scatter,  // ZeRO gradient reduce-scatter, sequence-parallel
+  all_gather,      // ZeRO parameter all-gather, sequence-parallel
+};
+std::string_view to_string(OpKind k);
+
+// What the communication is for: reported separately ("comm" in the JSON report).
+enum class CommPurpose : std::uint8_t { none, tensor, data, pipeline, zero };
+std::string_view to_string(CommPurpose p);
+
+// Streams: compute and collective communication each run their ops in program order, one at a
+// time; p2p transfers have their own links and overlap freely.
+enum class StreamKind : std::uint8_t { compute = 0, comm = 1, p2p = 2 };
+inline constexpr int kStreams = 3;
+
+struct MemEffect {
+  hw::MemCategory category;
+  core::Bytes bytes;
+};
+
+// Refers to an op of any program: programs[program].ops[index].
+struct OpRef {
+  std::int32_t program = -1;
+  std::int32_t index = -1;
+};
+
+struct CommWork {
+  core::Bytes bytes{};  // buffer size S on each rank
+  std::int32_t ranks = 1;
+  bool inter_node = false;  // crosses the node boundary (uses the inter-node link)
+};
+
+struct Op {
+  OpKind kind = OpKind::forward;
+  StreamKind stream = StreamKind::compute;
+  CommPurpose purpose = CommPurpose::none;
+  std::int32_t layer = -1;       // index into Model::order; -1 when not about one layer
+  std::int32_t microbatch = -1;  // -1 when not about one micro-batch
+  std::int32_t chunk = 0;        // virtual pipeline stage (interleaved schedule), else 0
+  cost::KernelWork work{};       // compute ops
+  CommWork comm{};               // communication ops
+  std::int32_t kernels = 1;
+  // Memory effects: [alloc_begin, alloc_end) of Program::effects booked when the op starts,
+  // [free_begin, free_end) released when it ends. Dependencies: [dep_begin, dep_end) of
+  // Program::deps must finish before the op starts (besides the op before it in its stream).
+  std::uint32_t alloc_begin = 0, alloc_end = 0, free_begin = 0, free_end = 0;
+  std::uint32_t dep_begin = 0, dep_end = 0;
+  bool model_flops = true;  // counted in MFU (false for recomputation)
+};
+
+struct Program {
+  std::int32_t stage = 0;      // pipeline stage
+  std::int64_t count = 1;      // identical devices this program stands for (data x tensor)
+  hw::DeviceSpec device;
+  hw::MemBreakdown persistent;  // booked before the step starts (weights, optimizer states, reserved)
+  std::vector<Op> ops;
+  std::vector<MemEffect> effects;
+  std::vector<OpRef> deps;
+  // Bookkeeping for the report.
+  std::int64_t parameters = 0;  // parameters held (after tensor and ZeRO-3 sharding)
+  hw::MemBreakdown model_states;  // weights + gradients + optimizer states + reserved per device
+  std::int32_t first_layer = 0, last_layer = 0;  // [first, last] in Model::order (chunk 0)
+};
+
+struct Plan {
+  std::vector<Program> programs;
+  std::int64_t devices_total = 1;
+  std::int64_t microbatches = 1;  // per data-parallel rank per step
+  double model_flops = 0;         // FLOPs of one step of the whole job, without recomputation
+  double hardware_flops = 0;      // with recomputation
+  std::int64_t samples = 0;       // samples per step (global batch)
+  std::int64_t tokens = 0;        // tokens per step (0 for non-sequence models)
+  hw::LinkSpec intra_node, inter_node;
+  cost::MathMode math = cost::MathMode::half;  // tensor-core mode of the training precision
+};
+
+}  // namespace trainsim::parallel

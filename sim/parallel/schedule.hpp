@@ -1,0 +1,32 @@
+#pragma once
+// Pipeline schedules as pure functions: the order in which one pipeline stage runs the forward
+// and backward passes of its micro-batches. Data, so it can be printed and tested without time.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/scenario/scenario.hpp"
+
+namespace trainsim::parallel {
+
+struct WorkUnit {
+  bool forward = true;
+  std::int32_t chunk = 0;       // virtual stage index on this device (0 unless interleaved)
+  std::int32_t microbatch = 0;
+  bool operator==(const WorkUnit&) const = default;
+};
+
+// The units of `stage` (0-based) of `stages`, for `microbatches` micro-batches and, for the
+// interleaved schedule, `virtual_stages` chunks per device (microbatches % stages == 0).
+//   gpipe:       all forwards, then all backwards (newest first)
+//   1f1b:        min(stages - stage - 1, m) warm-up forwards, then one forward / one backward,
+//                then the remaining backwards (PipeDream-Flush)
+//   interleaved: Megatron-LM's schedule with (stages - stage - 1) * 2 + (v - 1) * stages
+//                warm-up forwards over v chunks
+std::vector<WorkUnit> schedule_stage(scenario::Schedule s, int stage, int stages,
+                                     int microbatches, int virtual_stages);
+
+// "F0 F1 B0 ..." with chunk suffixes ("F0.1") when interleaved — for docs, tests and `--explain`.
+std::string describe(const std::vector<WorkUnit>& units);
+
+}  // namespace trainsim::parallel

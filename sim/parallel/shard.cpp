@@ -1,0 +1,32 @@
+#include "sim/parallel/shard.hpp"
+
+namespace trainsim::parallel {
+
+std::vector<LayerShard> shard_layers(const models::Model& m, std::int64_t t, bool sp) {
+  std::vector<LayerShard> out;
+  out.reserve(m.order.size());
+  for (auto v : m.order) {
+    const models::Layer& l = m.graph[v];
+    LayerShard s;
+    const std::int64_t replicated_params = l.params - l.params_split;
+    s.params = l.params_split / t + replicated_params;
+    const core::Bytes replicated_saved = l.saved - l.saved_split;
+    s.saved = l.saved_split / t + (sp ? replicated_saved / t : replicated_saved);
+    s.saved_core = l.saved_attention_core / t;
+    s.full_output = l.output;
+    s.output = (l.output_split || sp) ? l.output / t : l.output;
+    const bool split_work = l.params_split > 0 || l.saved_split.value > 0 || l.output_split;
+    const std::int64_t work_div = (split_work || sp) ? t : 1;
+    s.flops = l.flops / static_cast<double>(work_div);
+    s.core_flops = l.attention_core_flops / static_cast<double>(t);
+    s.io = l.io_bytes / work_div;
+    s.backward_factor = l.backward_factor;
+    s.matmul = l.matmul;
+    s.allreduce_forward = t > 1 ? l.tp_allreduce_forward : 0;
+    s.allreduce_backward = t > 1 ? l.tp_allreduce_backward : 0;
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace trainsim::parallel

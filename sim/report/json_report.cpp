@@ -1,0 +1,101 @@
+#include "sim/report/json_writer.hpp"
+#include "sim/report/writers.hpp"
+
+namespace trainsim::report {
+
+namespace {
+void breakdown(JsonWriter& j, const hw::MemBreakdown& b) {
+  j.begin_object();
+  for (std::size_t c = 0; c < hw::kMemCategories; ++c)
+    j.field(hw::to_string(static_cast<hw::MemCategory>(c)), b.bytes[c].value);
+  j.end_object();
+}
+}  // namespace
+
+void write_json(std::ostream& out, const Summary& r) {
+  JsonWriter j(out);
+  j.begin_object();
+  j.field("name", r.name);
+  j.field("fits", r.fits);
+  j.field("step_time_s", r.step_time_s);
+  j.field("samples_per_s", r.samples_per_s);
+  if (r.sequence_model) j.field("tokens_per_s", r.tokens_per_s);
+  j.field("mfu", r.mfu);
+  j.field("hfu", r.hfu);
+  j.field("peak_bytes", r.peak.value);
+  j.field("devices_total", r.devices_total);
+  j.field("bubble_fraction", r.bubble_fraction);
+  j.key("model").begin_object();
+  j.field("name", r.model_name);
+  j.field("parameters", r.parameters);
+  j.end_object();
+  j.key("training").begin_object();
+  j.field("micro_batch", r.training.micro_batch);
+  j.field("gradient_accumulation", r.training.gradient_accumulation);
+  j.field("global_batch", r.training.global_batch);
+  if (r.sequence_model) j.field("seq_len", r.training.seq_len);
+  j.field("precision", scenario::to_string(r.training.precision));
+  j.field("optimizer", scenario::to_string(r.training.optimizer));
+  j.field("recompute", scenario::to_string(r.training.recompute));
+  j.field("attention", r.training.flash_attention ? "flash" : "standard");
+  j.end_object();
+  j.key("parallel").begin_object();
+  j.field("data", r.parallel.data);
+  j.field("tensor", r.parallel.tensor);
+  j.field("pipeline", r.parallel.pipeline);
+  j.field("zero", r.parallel.zero);
+  j.field("schedule", scenario::to_string(r.parallel.schedule));
+  j.field("virtual_stages", r.parallel.virtual_stages);
+  j.field("sequence_parallel", r.parallel.sequence_parallel);
+  j.end_object();
+  j.key("devices").begin_array();
+  for (const auto& d : r.devices) {
+    j.begin_object();
+    j.field("id", d.id);
+    j.field("stage", d.stage);
+    j.field("count", d.count);
+    j.field("device", r.device_name);
+    j.field("layers", d.layers);
+    j.field("parameters", d.parameters);
+    j.field("fits", d.fits);
+    j.field("capacity_bytes", d.capacity.value);
+    j.field("peak_bytes", d.peak.value);
+    j.key("peak_breakdown");
+    breakdown(j, d.peak_breakdown);
+    j.field("model_state_bytes", d.model_states.total().value);
+    j.field("compute_busy_s", d.compute_busy_s);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("oom").begin_array();
+  for (const auto& o : r.ooms) {
+    j.begin_object();
+    j.field("device", o.device);
+    j.field("time_s", o.time_s);
+    j.field("op", o.op);
+    if (o.layer.empty()) j.key("layer").null(); else j.field("layer", o.layer);
+    if (o.microbatch < 0) j.key("microbatch").null(); else j.field("microbatch", o.microbatch);
+    j.field("category", o.category);
+    j.field("requested_bytes", o.requested.value);
+    j.field("in_use_bytes", o.in_use.value);
+    j.key("in_use_breakdown");
+    breakdown(j, o.in_use_breakdown);
+    j.field("capacity_bytes", o.capacity.value);
+    j.field("cause", o.cause);
+    j.end_object();
+  }
+  j.end_array();
+  if (r.ooms_dropped > 0) j.field("oom_points_not_listed", r.ooms_dropped);
+  j.key("comm").begin_object();
+  for (const auto& c : r.comm) {
+    j.key(c.kind).begin_object();
+    j.field("time_s", c.time_s);
+    j.field("exposed_s", c.exposed_s);
+    j.end_object();
+  }
+  j.end_object();
+  j.field("events", static_cast<std::int64_t>(r.events));
+  j.end_object();
+}
+
+}  // namespace trainsim::report

@@ -1,0 +1,97 @@
+#include "sim/report/summary.hpp"
+
+#include <algorithm>
+
+namespace trainsim::report {
+
+namespace {
+std::string layer_name(const scenario::Scenario& s, std::int32_t layer) {
+  if (layer < 0 || layer >= static_cast<std::int32_t>(s.model.order.size())) return "";
+  return s.model.graph[s.model.order[layer]].name;
+}
+
+double peak_rate(const hw::DeviceSpec& d, scenario::Precision p) {
+  if (p == scenario::Precision::fp32) return d.peak_fp32.per_s;
+  return d.peak_16bit.per_s;
+}
+}  // namespace
+
+std::string describe_op(const scenario::Scenario& s, parallel::OpKind kind, std::int32_t layer,
+                        std::int32_t microbatch) {
+  std::string out(parallel::to_string(kind));
+  const std::string name = layer_name(s, layer);
+  if (!name.empty()) out += " of " + name;
+  if (microbatch >= 0) out += ", micro-batch " + std::to_string(microbatch);
+  return out;
+}
+
+Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,
+                  const exec::Timeline& tl, bool all_ooms) {
+  Summary r;
+  r.name = s.name;
+  r.file = s.file;
+  r.model_name = s.model.name;
+  r.parameters = s.model.parameters();
+  r.sequence_model = s.model.sequence_model;
+  r.device_name = s.device.name;
+  r.devices_total = plan.devices_total;
+  r.training = s.training;
+  r.parallel = s.parallel;
+  r.all_ooms = all_ooms;
+  r.events = tl.events;
+  r.step_time_s = core::to_seconds(tl.step_time);
+  if (r.step_time_s > 0) {
+    r.samples_per_s = static_cast<double>(plan.samples) / r.step_time_s;
+    r.tokens_per_s = static_cast<double>(plan.tokens) / r.step_time_s;
+    const double capacity_flops =
+        static_cast<double>(plan.devices_total) * peak_rate(s.device, s.training.precision) * r.step_time_s;
+    r.mfu = plan.model_flops / capacity_flops;
+    r.hfu = plan.hardware_flops / capacity_flops;
+  }
+  // Bubble: idle share of each stage's compute stream over the forward/backward phase.
+  const double span = core::to_seconds(tl.pipeline_end);
+  double idle = 0;
+  for (std::size_t p = 0; p < plan.programs.size(); ++p) {
+    const parallel::Program& P = plan.programs[p];
+    const exec::DeviceTimeline& d = tl.devices[p];
+    DeviceSummary ds;
+    ds.id = P.stage;
+    ds.stage = P.stage;
+    ds.count = P.count;
+    ds.layers = layer_name(s, P.first_layer) + " .. " + layer_name(s, P.last_layer);
+    ds.parameters = P.parameters;
+    ds.capacity = d.capacity;
+    ds.peak = d.peak;
+    ds.peak_breakdown = d.at_peak;
+    ds.model_states = P.model_states;
+    ds.compute_busy_s = core::to_seconds(d.compute_busy);
+    ds.fits = d.fits;
+    r.fits = r.fits && d.fits;
+    r.peak = std::max(r.peak, d.peak);
+    if (span > 0) idle += (span - core::to_seconds(d.pipeline_busy)) / span;
+    r.devices.push_back(ds);
+  }
+  r.bubble_fraction = plan.programs.empty() ? 0 : idle / static_cast<double>(plan.programs.size());
+  for (const auto& o : tl.ooms) {
+    OomSummary os;
+    os.device = o.program;
+    os.time_s = core::to_seconds(o.time);
+    os.op = o.op < 0 ? "model_states" : std::string(parallel::to_string(o.kind));
+    os.layer = layer_name(s, o.layer);
+    os.microbatch = o.microbatch;
+    os.category = std::string(hw::to_string(o.category));
+    os.requested = o.requested;
+    os.in_use = o.in_use.total();
+    os.in_use_breakdown = o.in_use;
+    os.capacity = o.capacity;
+    os.cause = std::string(exec::to_string(o.cause));
+    r.ooms.push_back(os);
+  }
+  r.ooms_dropped = tl.ooms_dropped;
+  for (const auto& [purpose, c] : tl.comm)
+    r.comm.push_back({std::string(parallel::to_string(purpose)), core::to_seconds(c.time),
+                      core::to_seconds(c.exposed)});
+  return r;
+}
+
+}  // namespace trainsim::report

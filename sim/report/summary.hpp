@@ -1,0 +1,79 @@
+#pragma once
+// The figures a report shows, each derived from the plan (formulas) or the timeline (events).
+// Writers (text, JSON) only format a Summary; they compute nothing.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/exec/timeline.hpp"
+#include "sim/parallel/program.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace trainsim::report {
+
+struct DeviceSummary {
+  std::int32_t id = 0;  // = pipeline stage
+  std::int32_t stage = 0;
+  std::int64_t count = 1;  // identical devices this entry stands for
+  std::string layers;      // "embed .. block.5.add2"
+  std::int64_t parameters = 0;
+  core::Bytes capacity{};
+  core::Bytes peak{};
+  hw::MemBreakdown peak_breakdown;
+  hw::MemBreakdown model_states;  // weights + gradients + optimizer states + reserved
+  double compute_busy_s = 0;
+  bool fits = true;
+};
+
+struct OomSummary {
+  std::int32_t device = 0;
+  double time_s = 0;
+  std::string op;     // "forward", "backward", ..., "model_states" for the states booked at start
+  std::string layer;  // layer name, "" when none
+  std::int32_t microbatch = -1;
+  std::string category;
+  core::Bytes requested{};
+  core::Bytes in_use{};
+  hw::MemBreakdown in_use_breakdown;
+  core::Bytes capacity{};
+  std::string cause;  // "model_states" | "activations"
+};
+
+struct CommSummary {
+  std::string kind;
+  double time_s = 0;
+  double exposed_s = 0;
+};
+
+struct Summary {
+  std::string name, file;
+  std::string model_name;
+  std::int64_t parameters = 0;
+  bool sequence_model = true;
+  std::string device_name;
+  std::int64_t devices_total = 1;
+  scenario::TrainingSpec training;
+  scenario::ParallelSpec parallel;
+  bool fits = true;
+  double step_time_s = 0;
+  double samples_per_s = 0;
+  double tokens_per_s = 0;
+  double mfu = 0, hfu = 0;
+  double bubble_fraction = 0;
+  core::Bytes peak{};  // fullest device's peak demand
+  std::vector<DeviceSummary> devices;
+  std::vector<OomSummary> ooms;
+  std::int64_t ooms_dropped = 0;
+  std::vector<CommSummary> comm;
+  std::uint64_t events = 0;
+  bool all_ooms = false;
+};
+
+Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,
+                  const exec::Timeline& tl, bool all_ooms);
+
+// "forward of block.17.attn, micro-batch 3" — how a person names an op.
+std::string describe_op(const scenario::Scenario& s, parallel::OpKind kind, std::int32_t layer,
+                        std::int32_t microbatch);
+
+}  // namespace trainsim::report

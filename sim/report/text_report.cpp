@@ -1,0 +1,163 @@
+#include <cstdio>
+#include <string>
+
+#include "sim/report/writers.hpp"
+
+namespace trainsim::report {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string gib(core::Bytes b) { return fmt("%.2f GiB", core::to_gib(b)); }
+std::string both(core::Bytes b) { return core::format_bytes(b); }
+
+std::string grouped(std::int64_t v) {
+  std::string s = std::to_string(v), out;
+  int n = 0;
+  for (auto it = s.rbegin(); it != s.rend(); ++it) {
+    if (n && n % 3 == 0 && *it != '-') out.insert(out.begin(), ',');
+    out.insert(out.begin(), *it);
+    ++n;
+  }
+  return out;
+}
+
+std::string seconds(double s) {
+  if (s >= 1) return fmt("%.3f s", s);
+  if (s >= 1e-3) return fmt("%.2f ms", s * 1e3);
+  return fmt("%.1f us", s * 1e6);
+}
+
+struct Paint {
+  bool on;
+  std::string red(const std::string& s) const { return on ? "\033[1;31m" + s + "\033[0m" : s; }
+  std::string green(const std::string& s) const { return on ? "\033[1;32m" + s + "\033[0m" : s; }
+  std::string bold(const std::string& s) const { return on ? "\033[1m" + s + "\033[0m" : s; }
+};
+
+}  // namespace
+
+void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
+  const Paint paint{opt.color};
+  // Verdict first.
+  if (r.fits) {
+    const DeviceSummary* fullest = &r.devices.front();
+    for (const auto& d : r.devices)
+      if (d.peak > fullest->peak) fullest = &d;
+    out << paint.green("FITS") << "  peak " << both(r.peak) << " of " << gib(fullest->capacity)
+        << (r.devices.size() > 1 ? " on stage " + std::to_string(fullest->stage) : "") << " ("
+        << fmt("%.0f%%", 100.0 * static_cast<double>(r.peak.value) /
+                             static_cast<double>(fullest->capacity.value))
+        << ")\n";
+  } else {
+    const OomSummary& o = r.ooms.front();
+    const core::Bytes free_bytes = o.capacity - o.in_use;
+    out << paint.red("OUT OF MEMORY") << " on stage " << o.device << " at " << seconds(o.time_s)
+        << ": ";
+    if (o.op == "model_states")
+      out << "the model states alone (" << gib(r.devices[o.device].model_states.total())
+          << " with reserved memory) exceed the device's " << gib(o.capacity) << "\n";
+    else
+      out << o.op << " of " << (o.layer.empty() ? "the step" : o.layer)
+          << (o.microbatch >= 0 ? ", micro-batch " + std::to_string(o.microbatch) : "")
+          << " needed " << gib(o.requested) << " of " << o.category << " with "
+          << gib(free_bytes.value > 0 ? free_bytes : core::Bytes{}) << " free\n";
+    out << "  cause: " << paint.bold(o.cause) << " — "
+        << (o.cause == "model_states"
+                ? "weights + gradients + optimizer states do not fit even with no activations: "
+                  "no batch size fits; split the model (pipeline / tensor) or shard its states "
+                  "(ZeRO). Plain data parallelism does not lower per-device memory."
+                : "the model states fit but a micro-batch's activations do not: lower the "
+                  "micro-batch (with gradient accumulation), recompute activations or use flash "
+                  "attention.")
+        << "\n  the step would need " << both(r.peak) << " on its fullest device\n";
+  }
+  out << "\n";
+  out << "Scenario   " << r.name << (r.file.empty() ? "" : "  (" + r.file + ")") << "\n";
+  out << "Model      " << r.model_name << "  " << grouped(r.parameters) << " parameters\n";
+  out << "Devices    " << r.devices_total << " x " << r.device_name << "   data " << r.parallel.data
+      << " x tensor " << r.parallel.tensor << " x pipeline " << r.parallel.pipeline;
+  if (r.parallel.zero > 0) out << "   ZeRO-" << r.parallel.zero;
+  if (r.parallel.pipeline > 1) out << "   schedule " << scenario::to_string(r.parallel.schedule);
+  out << "\n";
+  out << "Training   micro-batch " << r.training.micro_batch << " x accumulation "
+      << r.training.gradient_accumulation << " x data " << r.parallel.data << " = global batch "
+      << r.training.global_batch;
+  if (r.sequence_model) out << ", seq " << r.training.seq_len;
+  out << ", " << scenario::to_string(r.training.precision) << ", "
+      << scenario::to_string(r.training.optimizer);
+  if (r.training.recompute != scenario::Recompute::none)
+    out << ", recompute " << scenario::to_string(r.training.recompute);
+  if (r.training.flash_attention) out << ", flash attention";
+  out << "\n";
+  out << "Step       " << seconds(r.step_time_s) << "   " << fmt("%.1f", r.samples_per_s)
+      << " samples/s";
+  if (r.sequence_model) out << "   " << grouped(static_cast<std::int64_t>(r.tokens_per_s)) << " tokens/s";
+  out << "   MFU " << fmt("%.1f%%", 100 * r.mfu);
+  if (r.hfu > r.mfu * 1.0001) out << "   HFU " << fmt("%.1f%%", 100 * r.hfu);
+  if (r.parallel.pipeline > 1) out << "   bubble " << fmt("%.1f%%", 100 * r.bubble_fraction);
+  out << "\n";
+  if (!r.fits) out << "           (timing assumes the memory were there)\n";
+
+  // Memory table: one column per stage.
+  out << "\nMemory at peak, per device" << (r.devices.size() > 1 ? " (one column per pipeline stage)" : "") << "\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-18s", "");
+  out << line;
+  for (const auto& d : r.devices) {
+    std::snprintf(line, sizeof line, "%14s", ("stage " + std::to_string(d.stage)).c_str());
+    out << line;
+  }
+  out << "\n";
+  for (std::size_t c = 0; c < hw::kMemCategories; ++c) {
+    std::snprintf(line, sizeof line, "  %-18s", std::string(hw::to_string(static_cast<hw::MemCategory>(c))).c_str());
+    out << line;
+    for (const auto& d : r.devices) {
+      std::snprintf(line, sizeof line, "%14s", gib(d.peak_breakdown.bytes[c]).c_str());
+      out << line;
+    }
+    out << "\n";
+  }
+  auto row = [&](const char* label, auto get) {
+    std::snprintf(line, sizeof line, "  %-18s", label);
+    out << line;
+    for (const auto& d : r.devices) {
+      std::snprintf(line, sizeof line, "%14s", get(d).c_str());
+      out << line;
+    }
+    out << "\n";
+  };
+  row("peak", [](const DeviceSummary& d) { return gib(d.peak); });
+  row("capacity", [](const DeviceSummary& d) { return gib(d.capacity); });
+  row("model states", [](const DeviceSummary& d) { return gib(d.model_states.total()); });
+  row("devices", [](const DeviceSummary& d) { return std::to_string(d.count); });
+  row("fits", [](const DeviceSummary& d) { return std::string(d.fits ? "yes" : "NO"); });
+  out << "  (GB = 10^9 bytes: peak " << both(r.peak) << ")\n";
+
+  if (!r.comm.empty()) {
+    out << "\nCommunication        time       exposed\n";
+    for (const auto& c : r.comm) {
+      std::snprintf(line, sizeof line, "  %-16s %10s %12s\n", c.kind.c_str(), seconds(c.time_s).c_str(),
+                    seconds(c.exposed_s).c_str());
+      out << line;
+    }
+  }
+  if (r.ooms.size() > 1 || r.all_ooms) {
+    out << "\nOut-of-memory points" << (r.all_ooms ? " (memory unbounded, every point)" : " (first per device)") << "\n";
+    for (const auto& o : r.ooms) {
+      out << "  stage " << o.device << " at " << seconds(o.time_s) << ": " << o.op;
+      if (!o.layer.empty()) out << " of " << o.layer;
+      if (o.microbatch >= 0) out << ", micro-batch " << o.microbatch;
+      out << " asked " << gib(o.requested) << " with " << gib(o.in_use) << " in use of "
+          << gib(o.capacity) << " (" << o.cause << ")\n";
+    }
+    if (r.ooms_dropped > 0) out << "  ... and " << r.ooms_dropped << " more\n";
+  }
+}
+
+}  // namespace trainsim::report

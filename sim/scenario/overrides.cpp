@@ -1,0 +1,79 @@
+#include "sim/scenario/overrides.hpp"
+
+namespace trainsim::scenario {
+
+namespace {
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : path) {
+    if (c == '.') {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  parts.push_back(cur);
+  return parts;
+}
+
+// Walks/creates maps along `keys` and stores `value` at the end. Copy-constructed YAML::Node
+// handles alias the tree; node assignment (`a = b`) would overwrite, so it is used only to
+// store values.
+void set_at(YAML::Node node, const std::vector<std::string>& keys, std::size_t i,
+            const YAML::Node& value) {
+  if (i + 1 == keys.size()) {
+    node[keys[i]] = value;
+    return;
+  }
+  YAML::Node child = node[keys[i]];
+  if (!child.IsDefined() || child.IsNull()) {
+    YAML::Node fresh(YAML::NodeType::Map);
+    node[keys[i]] = fresh;
+  } else if (child.IsScalar()) {
+    YAML::Node fresh(YAML::NodeType::Map);
+    fresh["preset"] = child.Scalar();
+    node[keys[i]] = fresh;
+  } else if (!child.IsMap()) {
+    throw std::invalid_argument("'" + keys[i] + "' is a list, not a mapping");
+  }
+  YAML::Node next = node[keys[i]];
+  set_at(next, keys, i + 1, value);
+}
+
+}  // namespace
+
+void apply_overrides(YAML::Node& root, const std::vector<std::string>& sets, YamlContext& ctx) {
+  for (const std::string& arg : sets) {
+    const auto eq = arg.find('=');
+    const core::SourceLocation where{"--set " + arg, 1, 1};
+    if (eq == std::string::npos || eq == 0)
+      throw core::ConfigError(where, "", "expected key.path=value (e.g. training.micro_batch=4)");
+    const std::string path = arg.substr(0, eq);
+    const std::string text = arg.substr(eq + 1);
+    for (const auto& k : split_path(path))
+      if (k.empty())
+        throw core::ConfigError(where, path, "empty key in path; expected key.path=value");
+    YAML::Node value;
+    try {
+      value = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      throw core::ConfigError({"--set " + arg, 1, static_cast<int>(eq) + 2 + e.mark.column}, path,
+                              "malformed value: " + e.msg);
+    }
+    if (!value.IsDefined() || value.IsNull())
+      throw core::ConfigError({"--set " + arg, 1, static_cast<int>(eq) + 2}, path,
+                              "missing value after '='");
+    if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+    try {
+      set_at(root, split_path(path), 0, value);
+    } catch (const std::invalid_argument& e) {
+      throw core::ConfigError(where, path, e.what());
+    }
+    ctx.add_override(path, OverrideOrigin{arg, static_cast<int>(eq) + 2});
+  }
+}
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,280 @@
+#include "sim/scenario/scenario.hpp"
+
+#include <filesystem>
+
+#include "models/model_yaml.hpp"
+#include "sim/scenario/overrides.hpp"
+#include "sim/scenario/yaml_read.hpp"
+
+namespace trainsim::scenario {
+
+std::string_view to_string(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+  }
+  return "?";
+}
+std::string_view to_string(Optimizer o) {
+  switch (o) {
+    case Optimizer::sgd: return "sgd";
+    case Optimizer::momentum: return "momentum";
+    case Optimizer::adam: return "adam";
+    case Optimizer::adamw: return "adamw";
+  }
+  return "?";
+}
+std::string_view to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+std::string_view to_string(Schedule s) {
+  switch (s) {
+    case Schedule::gpipe: return "gpipe";
+    case Schedule::one_f_one_b: return "1f1b";
+    case Schedule::interleaved: return "interleaved";
+  }
+  return "?";
+}
+
+StateBytes state_bytes_per_param(Precision p, Optimizer o) {
+  // Per-parameter optimizer state in fp32: momentum keeps one buffer, Adam two (m and v).
+  const int opt = o == Optimizer::sgd ? 0 : (o == Optimizer::momentum ? 4 : 8);
+  if (p == Precision::fp32) return {4, 4, opt};
+  return {2, 2, 4 + opt};  // mixed precision: fp32 master weights live with the optimizer
+}
+
+namespace {
+
+hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node) {
+  const std::string path = "device";
+  if (!node.IsDefined() || node.IsNull()) ctx.fail(node, path, "missing required key 'device'");
+  auto preset_named = [&](const YAML::Node& n, const std::string& p) {
+    const std::string name = read_string(ctx, n, p);
+    auto d = hw::find_device(name);
+    if (!d) {
+      std::string list;
+      for (const auto& x : hw::device_presets()) list += (list.empty() ? "" : ", ") + x.name;
+      ctx.fail(n, p, "unknown device preset '" + name + "'; expected one of: " + list);
+    }
+    return *d;
+  };
+  if (node.IsScalar()) return preset_named(node, path);
+  MapReader m(ctx, node, path);
+  hw::DeviceSpec d;
+  const bool has_preset = m.has("preset");
+  if (has_preset) {
+    d = preset_named(m.node("preset"), m.path_of("preset"));
+  } else {
+    d.name = "custom";
+    d.description = "user-defined device";
+    d.source = "scenario file";
+    d.memory = m.bytes("memory");
+    d.peak_16bit = m.flop_rate("peak_flops");
+    d.memory_bandwidth = m.bandwidth("memory_bandwidth");
+    d.peak_fp32 = d.peak_16bit;
+    d.kernel_launch = core::Duration{4000};
+  }
+  d.name = m.string_or("name", d.name);
+  if (has_preset) {
+    d.memory = m.bytes_or("memory", d.memory);
+    if (m.has("peak_flops")) d.peak_16bit = m.flop_rate("peak_flops");
+    if (m.has("memory_bandwidth")) d.memory_bandwidth = m.bandwidth("memory_bandwidth");
+  }
+  if (m.has("peak_fp32_flops")) d.peak_fp32 = m.flop_rate("peak_fp32_flops");
+  if (m.has("peak_tf32_flops")) d.peak_tf32 = m.flop_rate("peak_tf32_flops");
+  d.reserved = m.bytes_or("reserved", d.reserved);
+  d.matmul_efficiency = m.fraction_or("matmul_efficiency", d.matmul_efficiency);
+  d.memory_efficiency = m.fraction_or("memory_efficiency", d.memory_efficiency);
+  if (m.has("kernel_launch")) d.kernel_launch = m.duration("kernel_launch");
+  m.finish();
+  if (d.memory.value <= 0) ctx.fail(m.node("memory"), m.path_of("memory"), "expected a positive memory size");
+  if (d.reserved >= d.memory)
+    ctx.fail(node, path, "reserved bytes (" + core::format_bytes(d.reserved) +
+                             ") must be smaller than the memory (" + core::format_bytes(d.memory) + ")");
+  return d;
+}
+
+TrainingSpec read_training(const YamlContext& ctx, const YAML::Node& node, bool& seq_len_given,
+                           YAML::Node& global_batch_node) {
+  TrainingSpec t;
+  if (!node.IsDefined() || node.IsNull()) ctx.fail(node, "training", "missing required key 'training'");
+  MapReader m(ctx, node, "training");
+  t.micro_batch = m.positive_int("micro_batch");
+  t.gradient_accumulation = m.positive_int_or("gradient_accumulation", 0);
+  if (m.has("global_batch")) {
+    global_batch_node = m.node("global_batch");
+    t.global_batch = m.positive_int("global_batch");
+  } else {
+    t.global_batch = 0;
+  }
+  seq_len_given = m.has("seq_len");
+  t.seq_len = m.positive_int_or("seq_len", 0);
+  const auto prec = m.choice("precision", {"fp32", "fp16", "bf16"}, "bf16");
+  t.precision = prec == "fp32" ? Precision::fp32 : (prec == "fp16" ? Precision::fp16 : Precision::bf16);
+  const auto opt = m.choice("optimizer", {"sgd", "momentum", "adam", "adamw"}, "adamw");
+  t.optimizer = opt == "sgd"        ? Optimizer::sgd
+                : opt == "momentum" ? Optimizer::momentum
+                : opt == "adam"     ? Optimizer::adam
+                                    : Optimizer::adamw;
+  const auto rc = m.choice("recompute", {"none", "selective", "full"}, "none");
+  t.recompute = rc == "none" ? Recompute::none : (rc == "selective" ? Recompute::selective : Recompute::full);
+  t.recompute_layers = m.has("recompute_layers") ? m.non_negative_int_or("recompute_layers", 0) : -1;
+  t.flash_attention = m.choice("attention", {"standard", "flash"}, "standard") == "flash";
+  m.finish();
+  return t;
+}
+
+ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
+  ParallelSpec p;
+  if (!node.IsDefined() || node.IsNull()) return p;
+  MapReader m(ctx, node, "parallel");
+  p.data = m.positive_int_or("data", 1);
+  p.tensor = m.positive_int_or("tensor", 1);
+  p.pipeline = m.positive_int_or("pipeline", 1);
+  p.zero = static_cast<int>(m.non_negative_int_or("zero", 0));
+  if (p.zero > 3) ctx.fail(m.node("zero"), m.path_of("zero"), "expected a ZeRO stage 0, 1, 2 or 3");
+  const auto s = m.choice("schedule", {"gpipe", "1f1b", "interleaved"}, "1f1b");
+  p.schedule = s == "gpipe" ? Schedule::gpipe : (s == "1f1b" ? Schedule::one_f_one_b : Schedule::interleaved);
+  p.virtual_stages = m.positive_int_or("virtual_stages", p.schedule == Schedule::interleaved ? 2 : 1);
+  if (p.virtual_stages > 1 && p.schedule != Schedule::interleaved)
+    ctx.fail(m.node("virtual_stages"), m.path_of("virtual_stages"),
+             "virtual_stages > 1 needs schedule: interleaved");
+  p.sequence_parallel = m.bool_or("sequence_parallel", false);
+  p.bucket_size = m.bytes_or("bucket_size", p.bucket_size);
+  if (m.has("split_points")) {
+    YAML::Node sp = m.node("split_points");
+    if (!sp.IsSequence()) ctx.fail(sp, m.path_of("split_points"), "expected a list of layer indices");
+    for (std::size_t i = 0; i < sp.size(); ++i)
+      p.split_points.push_back(read_int(ctx, sp[i], m.path_of("split_points") + "[" + std::to_string(i) + "]", 1));
+  }
+  m.finish();
+  return p;
+}
+
+hw::LinkSpec read_link(const YamlContext& ctx, const YAML::Node& node, const std::string& path,
+                       hw::LinkSpec fallback) {
+  if (!node.IsDefined() || node.IsNull()) return fallback;
+  auto named = [&](const YAML::Node& n, const std::string& p) {
+    const std::string name = read_string(ctx, n, p);
+    auto l = hw::find_link(name);
+    if (!l) {
+      std::string list;
+      for (const auto& x : hw::link_presets()) list += (list.empty() ? "" : ", ") + x.name;
+      ctx.fail(n, p, "unknown link preset '" + name + "'; expected one of: " + list);
+    }
+    return *l;
+  };
+  if (node.IsScalar()) return named(node, path);
+  MapReader m(ctx, node, path);
+  hw::LinkSpec l = m.has("preset") ? named(m.node("preset"), m.path_of("preset")) : fallback;
+  if (!m.has("preset")) {
+    l.name = "custom";
+    l.source = "scenario file";
+  }
+  if (m.has("bandwidth")) l.bandwidth = m.bandwidth("bandwidth");
+  if (m.has("latency")) l.latency = m.duration("latency");
+  m.finish();
+  return l;
+}
+
+// Default fabric by device generation (overridden by `cluster:`).
+std::pair<std::string, std::string> default_links(const std::string& device) {
+  if (device.rfind("v100", 0) == 0) return {"nvlink2", "eth-100g"};  // EDR-era 100 Gb/s fabric
+  if (device.rfind("a100", 0) == 0) return {"nvlink3", "ib-hdr"};
+  if (device.rfind("h100", 0) == 0 || device.rfind("h200", 0) == 0) return {"nvlink4", "ib-ndr"};
+  if (device.rfind("mi300", 0) == 0) return {"pcie5", "ib-ndr"};  // no Infinity Fabric preset yet: a conservative stand-in
+  return {"pcie4", "eth-100g"};
+}
+
+hw::LinkSpec link_or_first(const std::string& name) {
+  if (auto l = hw::find_link(name)) return *l;
+  return hw::link_presets().front();
+}
+
+ClusterSpec read_cluster(const YamlContext& ctx, const YAML::Node& node, const hw::DeviceSpec& d,
+                         std::int64_t devices) {
+  ClusterSpec c;
+  const auto [intra, inter] = default_links(d.name);
+  c.intra_node = link_or_first(intra);
+  c.inter_node = link_or_first(inter);
+  if (!node.IsDefined() || node.IsNull()) {
+    // No cluster given: the smallest that holds every device, 8 GPUs to a node.
+    c.gpus_per_node = devices < 8 ? devices : 8;
+    c.nodes = (devices + c.gpus_per_node - 1) / c.gpus_per_node;
+    return c;
+  }
+  MapReader m(ctx, node, "cluster");
+  c.nodes = m.positive_int_or("nodes", 1);
+  c.gpus_per_node = m.positive_int_or("gpus_per_node", 8);
+  c.intra_node = read_link(ctx, m.node("intra_node"), m.path_of("intra_node"), c.intra_node);
+  c.inter_node = read_link(ctx, m.node("inter_node"), m.path_of("inter_node"), c.inter_node);
+  m.finish();
+  return c;
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& sets) {
+  YamlContext ctx(path);
+  YAML::Node root = load_yaml_file(path);
+  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  apply_overrides(root, sets, ctx);
+  MapReader top(ctx, root, "");
+
+  Scenario s;
+  s.file = path;
+  s.name = top.string_or("name", std::filesystem::path(path).stem().string());
+  s.device = read_device(ctx, top.node("device"));
+  bool seq_len_given = false;
+  YAML::Node training_node = top.node("training");
+  YAML::Node global_batch_node;
+  s.training = read_training(ctx, training_node, seq_len_given, global_batch_node);
+  YAML::Node parallel_node = top.node("parallel");
+  s.parallel = read_parallel(ctx, parallel_node);
+  s.cluster = read_cluster(ctx, top.node("cluster"), s.device, s.parallel.devices());
+
+  if (!top.has("model")) ctx.fail(root, "model", "missing required key 'model'");
+  YAML::Node model_node = top.node("model");
+  top.finish();
+
+  models::BuildOptions opts;
+  opts.seq_len = s.training.seq_len > 0 ? s.training.seq_len : 1;
+  opts.activation_dtype = s.training.precision == Precision::fp32 ? models::DType::fp32
+                          : s.training.precision == Precision::fp16 ? models::DType::fp16
+                                                                    : models::DType::bf16;
+  opts.flash_attention = s.training.flash_attention;
+  const std::string base_dir = std::filesystem::path(path).parent_path().string();
+  s.model = models::build_model(model_node, path, "model", opts, base_dir);
+  if (s.model.sequence_model && !seq_len_given)
+    ctx.fail(training_node, "training.seq_len",
+             "missing required key 'seq_len' (model '" + s.model.name + "' is a sequence model)");
+  if (!s.model.sequence_model) s.training.seq_len = 0;
+
+  // Batch arithmetic: global = micro x accumulation x data; give any two.
+  auto& t = s.training;
+  const std::int64_t per_step = core::checked_mul(t.micro_batch, s.parallel.data);
+  if (t.global_batch > 0) {
+    if (t.global_batch % per_step != 0)
+      ctx.fail(global_batch_node, "training.global_batch",
+               "global_batch " + std::to_string(t.global_batch) +
+                   " is not divisible by data x micro_batch = " + std::to_string(per_step));
+    const std::int64_t acc = t.global_batch / per_step;
+    if (t.gradient_accumulation > 0 && t.gradient_accumulation != acc)
+      ctx.fail(global_batch_node, "training.global_batch",
+               "global_batch must equal micro_batch x gradient_accumulation x data = " +
+                   std::to_string(core::checked_mul(per_step, t.gradient_accumulation)));
+    t.gradient_accumulation = acc;
+  } else {
+    if (t.gradient_accumulation == 0) t.gradient_accumulation = 1;
+    t.global_batch = core::checked_mul(per_step, t.gradient_accumulation);
+  }
+  return s;
+}
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,80 @@
+#pragma once
+// A scenario is everything one simulated training step needs, validated and in plain structs.
+// After load_scenario() nothing touches YAML again.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/model.hpp"
+#include "sim/hw/device.hpp"
+
+namespace trainsim::scenario {
+
+enum class Precision { fp32, fp16, bf16 };
+enum class Optimizer { sgd, momentum, adam, adamw };
+enum class Recompute { none, selective, full };
+enum class Schedule { gpipe, one_f_one_b, interleaved };
+
+std::string_view to_string(Precision p);
+std::string_view to_string(Optimizer o);
+std::string_view to_string(Recompute r);
+std::string_view to_string(Schedule s);
+
+struct TrainingSpec {
+  std::int64_t micro_batch = 1;            // samples per micro-batch per data-parallel rank
+  std::int64_t gradient_accumulation = 1;  // micro-batches per step per data-parallel rank
+  std::int64_t global_batch = 1;           // micro_batch x gradient_accumulation x data
+  std::int64_t seq_len = 0;                // tokens per sample (0 for image models)
+  Precision precision = Precision::bf16;
+  Optimizer optimizer = Optimizer::adamw;
+  Recompute recompute = Recompute::none;
+  std::int64_t recompute_layers = -1;      // blocks per stage checkpointed; -1 = all
+  bool flash_attention = false;            // training.attention: standard | flash
+};
+
+// Bytes per parameter of each model-state category for a precision x optimizer pair.
+// Mixed precision keeps 16-bit weights and gradients plus an fp32 master copy counted with the
+// optimizer states (ZeRO's K = 12 for Adam): 2 + 2 + 12 = 16 bytes per parameter.
+struct StateBytes {
+  int weights = 0;
+  int gradients = 0;
+  int optimizer_states = 0;
+  int total() const { return weights + gradients + optimizer_states; }
+};
+StateBytes state_bytes_per_param(Precision p, Optimizer o);
+
+struct ParallelSpec {
+  std::int64_t data = 1;
+  std::int64_t tensor = 1;
+  std::int64_t pipeline = 1;
+  int zero = 0;  // 0..3
+  Schedule schedule = Schedule::one_f_one_b;
+  std::int64_t virtual_stages = 1;
+  bool sequence_parallel = false;
+  core::Bytes bucket_size{25LL * 1000 * 1000};  // DDP default bucket (25 MB)
+  std::vector<std::int64_t> split_points;       // explicit stage boundaries (layer indices)
+  std::int64_t devices() const { return data * tensor * pipeline; }
+};
+
+struct ClusterSpec {
+  std::int64_t nodes = 1;
+  std::int64_t gpus_per_node = 1;
+  hw::LinkSpec intra_node;
+  hw::LinkSpec inter_node;
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;  // where it came from ("" when built in code)
+  models::Model model;
+  hw::DeviceSpec device;
+  TrainingSpec training;
+  ParallelSpec parallel;
+  ClusterSpec cluster;
+};
+
+// Loads and validates `path`, applying `sets` ("key.path=value", same parsing and errors as the
+// file). Throws core::ConfigError on any problem.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& sets = {});
+
+}  // namespace trainsim::scenario

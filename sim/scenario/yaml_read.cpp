@@ -1,0 +1,222 @@
+#include "sim/scenario/yaml_read.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace trainsim::scenario {
+
+core::SourceLocation YamlContext::locate(const YAML::Node& node, const std::string& path) const {
+  // The longest override that is a prefix of `path` owns the value.
+  for (auto it = overrides_.rbegin(); it != overrides_.rend(); ++it) {
+    const std::string& p = it->first;
+    if (path == p || (path.size() > p.size() && path.compare(0, p.size(), p) == 0 &&
+                      (path[p.size()] == '.' || path[p.size()] == '['))) {
+      int col = it->second.value_column;
+      if (node.IsDefined() && node.Mark().line >= 0) col += node.Mark().column;
+      return {"--set " + it->second.argument, 1, col};
+    }
+  }
+  if (node.IsDefined() && node.Mark().line >= 0)
+    return {file_, node.Mark().line + 1, node.Mark().column + 1};
+  return {file_, 0, 0};
+}
+
+void YamlContext::fail(const YAML::Node& node, const std::string& path,
+                       const std::string& expected) const {
+  throw core::ConfigError(locate(node, path), path, expected);
+}
+
+namespace {
+std::string describe(const YAML::Node& n) {
+  if (!n.IsDefined() || n.IsNull()) return "nothing";
+  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsSequence()) return "a list";
+  return "a mapping";
+}
+}  // namespace
+
+std::string read_string(const YamlContext& ctx, const YAML::Node& n, const std::string& path) {
+  if (!n.IsScalar()) ctx.fail(n, path, "expected a string, got " + describe(n));
+  return n.Scalar();
+}
+
+std::int64_t read_int(const YamlContext& ctx, const YAML::Node& n, const std::string& path,
+                      std::int64_t min_value) {
+  const std::string what =
+      min_value >= 1 ? "a positive integer" : (min_value == 0 ? "a non-negative integer" : "an integer");
+  if (!n.IsScalar()) ctx.fail(n, path, "expected " + what + ", got " + describe(n));
+  const std::string& s = n.Scalar();
+  std::size_t used = 0;
+  long long v = 0;
+  bool ok = !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+');
+  if (ok) {
+    try {
+      v = std::stoll(s, &used);
+    } catch (const std::out_of_range&) {
+      ctx.fail(n, path, "expected " + what + " that fits in 64 bits, got '" + s + "'");
+    } catch (...) {
+      ok = false;
+    }
+  }
+  if (!ok || used != s.size()) {
+    // Allow integral floats written as 1e3 only when exact.
+    try {
+      std::size_t u2 = 0;
+      double d = std::stod(s, &u2);
+      if (u2 == s.size() && std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e18) {
+        v = static_cast<long long>(d);
+        ok = true;
+        used = s.size();
+      } else {
+        ok = false;
+      }
+    } catch (...) {
+      ok = false;
+    }
+  }
+  if (!ok) ctx.fail(n, path, "expected " + what + ", got '" + s + "'");
+  if (v < min_value) ctx.fail(n, path, "expected " + what + ", got " + s);
+  return v;
+}
+
+MapReader::MapReader(const YamlContext& ctx, const YAML::Node& node, std::string path)
+    : ctx_(ctx), node_(node), path_(std::move(path)) {
+  if (!node_.IsMap())
+    ctx_.fail(node_, path_, "expected a mapping (key: value lines), got " + describe(node_));
+}
+
+std::string MapReader::path_of(const std::string& key) const {
+  return path_.empty() ? key : path_ + "." + key;
+}
+
+bool MapReader::has(const std::string& key) const {
+  known_.insert(key);
+  const YAML::Node& cn = node_;
+  return cn[key].IsDefined();
+}
+
+YAML::Node MapReader::node(const std::string& key) {
+  read_.insert(key);
+  known_.insert(key);
+  const YAML::Node& cn = node_;
+  return cn[key];
+}
+
+std::string MapReader::string(const std::string& key) {
+  if (!has(key)) ctx_.fail(node_, path_of(key), "missing required key '" + key + "'");
+  return read_string(ctx_, node(key), path_of(key));
+}
+
+std::string MapReader::string_or(const std::string& key, std::string fallback) {
+  return has(key) ? string(key) : fallback;
+}
+
+std::int64_t MapReader::positive_int(const std::string& key) {
+  if (!has(key)) ctx_.fail(node_, path_of(key), "missing required key '" + key + "'");
+  return read_int(ctx_, node(key), path_of(key), 1);
+}
+
+std::int64_t MapReader::positive_int_or(const std::string& key, std::int64_t fallback) {
+  return has(key) ? positive_int(key) : fallback;
+}
+
+std::int64_t MapReader::non_negative_int_or(const std::string& key, std::int64_t fallback) {
+  return has(key) ? read_int(ctx_, node(key), path_of(key), 0) : fallback;
+}
+
+double MapReader::fraction_or(const std::string& key, double fallback) {
+  if (!has(key)) return fallback;
+  YAML::Node n = node(key);
+  const std::string s = read_string(ctx_, n, path_of(key));
+  try {
+    std::size_t used = 0;
+    double v = std::stod(s, &used);
+    if (used == s.size() && v > 0 && v <= 1) return v;
+  } catch (...) {
+  }
+  ctx_.fail(n, path_of(key), "expected a fraction in (0, 1], got '" + s + "'");
+}
+
+bool MapReader::bool_or(const std::string& key, bool fallback) {
+  if (!has(key)) return fallback;
+  YAML::Node n = node(key);
+  const std::string s = read_string(ctx_, n, path_of(key));
+  if (s == "true" || s == "yes" || s == "on") return true;
+  if (s == "false" || s == "no" || s == "off") return false;
+  ctx_.fail(n, path_of(key), "expected true or false, got '" + s + "'");
+}
+
+template <class T, class F>
+static T parse_quantity(const YamlContext& ctx, const YAML::Node& n, const std::string& path,
+                        F parse) {
+  const std::string s = read_string(ctx, n, path);
+  try {
+    return parse(s);
+  } catch (const std::exception& e) {
+    ctx.fail(n, path, e.what());
+  }
+}
+
+core::Bytes MapReader::bytes(const std::string& key) {
+  if (!has(key)) ctx_.fail(node_, path_of(key), "missing required key '" + key + "'");
+  return parse_quantity<core::Bytes>(ctx_, node(key), path_of(key), core::parse_bytes);
+}
+core::Bytes MapReader::bytes_or(const std::string& key, core::Bytes fallback) {
+  return has(key) ? bytes(key) : fallback;
+}
+core::Bandwidth MapReader::bandwidth(const std::string& key) {
+  if (!has(key)) ctx_.fail(node_, path_of(key), "missing required key '" + key + "'");
+  return parse_quantity<core::Bandwidth>(ctx_, node(key), path_of(key), core::parse_bandwidth);
+}
+core::FlopRate MapReader::flop_rate(const std::string& key) {
+  if (!has(key)) ctx_.fail(node_, path_of(key), "missing required key '" + key + "'");
+  return parse_quantity<core::FlopRate>(ctx_, node(key), path_of(key), core::parse_flop_rate);
+}
+core::Duration MapReader::duration(const std::string& key) {
+  if (!has(key)) ctx_.fail(node_, path_of(key), "missing required key '" + key + "'");
+  return parse_quantity<core::Duration>(ctx_, node(key), path_of(key), core::parse_duration);
+}
+
+std::string MapReader::choice(const std::string& key,
+                              std::initializer_list<std::string_view> choices,
+                              std::string fallback) {
+  if (!has(key)) return fallback;
+  YAML::Node n = node(key);
+  const std::string s = read_string(ctx_, n, path_of(key));
+  std::string list;
+  for (auto c : choices) {
+    if (s == c) return s;
+    if (!list.empty()) list += " | ";
+    list += c;
+  }
+  ctx_.fail(n, path_of(key), "expected one of " + list + ", got '" + s + "'");
+}
+
+void MapReader::finish(std::initializer_list<std::string_view> allowed) const {
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string("?");
+    if (read_.count(key)) continue;
+    std::set<std::string> names(known_);
+    for (auto a : allowed) names.insert(std::string(a));
+    std::string list;
+    for (const auto& a : names) list += (list.empty() ? "" : ", ") + a;
+    ctx_.fail(it->first, path_of(key),
+              "unknown key '" + key + "'" + (list.empty() ? "" : "; expected one of: " + list));
+  }
+}
+
+YAML::Node load_yaml_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw core::ConfigError({path, 0, 0}, "", "cannot open file (does it exist?)");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  try {
+    return YAML::Load(buf.str());
+  } catch (const YAML::Exception& e) {
+    throw core::ConfigError({path, e.mark.line + 1, e.mark.column + 1}, "",
+                            "malformed YAML: " + e.msg);
+  }
+}
+
+}  // namespace trainsim::scenario

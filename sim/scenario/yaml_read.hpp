@@ -1,0 +1,86 @@
+#pragma once
+// Strict reading of a YAML tree into plain values. Every failure is a core::ConfigError that
+// names file:line:column, the key path and what was expected. Values that came from a
+// `--set key=value` override are located in that argument instead of the file.
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+
+namespace trainsim::scenario {
+
+// Where each --set override came from: key path -> the argument text and the column of its value.
+struct OverrideOrigin {
+  std::string argument;
+  int value_column = 1;
+};
+
+class YamlContext {
+ public:
+  explicit YamlContext(std::string file) : file_(std::move(file)) {}
+  const std::string& file() const { return file_; }
+  void add_override(const std::string& path, OverrideOrigin origin) { overrides_[path] = origin; }
+
+  core::SourceLocation locate(const YAML::Node& node, const std::string& path) const;
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& path,
+                         const std::string& expected) const;
+
+ private:
+  std::string file_;
+  std::map<std::string, OverrideOrigin> overrides_;
+};
+
+// Reads one YAML mapping key by key; `finish()` rejects keys nobody asked for.
+class MapReader {
+ public:
+  MapReader(const YamlContext& ctx, const YAML::Node& node, std::string path);
+
+  bool has(const std::string& key) const;
+  YAML::Node node(const std::string& key);  // marks the key as read; undefined if absent
+  std::string path_of(const std::string& key) const;
+  const YAML::Node& self() const { return node_; }
+
+  std::string string(const std::string& key);  // required
+  std::string string_or(const std::string& key, std::string fallback);
+  std::int64_t positive_int(const std::string& key);  // required, >= 1
+  std::int64_t positive_int_or(const std::string& key, std::int64_t fallback);
+  std::int64_t non_negative_int_or(const std::string& key, std::int64_t fallback);
+  double fraction_or(const std::string& key, double fallback);  // in (0, 1]
+  bool bool_or(const std::string& key, bool fallback);
+  core::Bytes bytes(const std::string& key);
+  core::Bytes bytes_or(const std::string& key, core::Bytes fallback);
+  core::Bandwidth bandwidth(const std::string& key);
+  core::FlopRate flop_rate(const std::string& key);
+  core::Duration duration(const std::string& key);
+  // One of `choices`; the error lists them.
+  std::string choice(const std::string& key, std::initializer_list<std::string_view> choices,
+                     std::string fallback);
+
+  // Throws for the first key that was never read, naming the keys that are allowed.
+  void finish(std::initializer_list<std::string_view> allowed = {}) const;
+
+ private:
+  const YamlContext& ctx_;
+  YAML::Node node_;
+  std::string path_;
+  std::set<std::string> read_;
+  mutable std::set<std::string> known_;  // every key asked about, for the error's list
+};
+
+// Scalar conversions used by MapReader and by sweeps; `path` is for the message.
+std::int64_t read_int(const YamlContext& ctx, const YAML::Node& n, const std::string& path,
+                      std::int64_t min_value);
+std::string read_string(const YamlContext& ctx, const YAML::Node& n, const std::string& path);
+
+// Loads a YAML file; a missing file or a syntax error is a located ConfigError.
+YAML::Node load_yaml_file(const std::string& path);
+
+}  // namespace trainsim::scenario

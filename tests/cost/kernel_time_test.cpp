@@ -1,0 +1,134 @@
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+
+#include "sim/cost/cost.hpp"
+
+using namespace trainsim;
+using core::Bytes;
+using core::Duration;
+using cost::KernelWork;
+using cost::MathMode;
+
+namespace {
+
+// A round-numbered device so every case below can be checked by hand.
+hw::DeviceSpec toy_device() {
+  hw::DeviceSpec d;
+  d.name = "toy";
+  d.memory = Bytes{16 * core::kGiB};
+  d.peak_fp32 = core::FlopRate{10e12};
+  d.peak_tf32 = core::FlopRate{50e12};
+  d.peak_16bit = core::FlopRate{100e12};
+  d.memory_bandwidth = core::Bandwidth{1e12};
+  d.matmul_efficiency = 0.5;
+  d.memory_efficiency = 0.5;
+  d.kernel_launch = Duration{5000};
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("a compute-bound matmul takes its FLOPs at the efficient tensor peak plus launch",
+          "[cost][roofline]") {
+  const auto d = toy_device();
+  // 1e12 FLOP / (100e12 x 0.5) = 20 ms; its 1 MB / (1e12 x 0.5) = 2 us is hidden under it.
+  const KernelWork w{1e12, Bytes{1'000'000}, true};
+  CHECK(cost::kernel_time(w, d, MathMode::half).ns == 20'000'000 + 5'000);
+  // TF32: 1e12 / (50e12 x 0.5) = 40 ms; FP32: 1e12 / (10e12 x 0.5) = 200 ms.
+  CHECK(cost::kernel_time(w, d, MathMode::tf32).ns == 40'000'000 + 5'000);
+  CHECK(cost::kernel_time(w, d, MathMode::fp32).ns == 200'000'000 + 5'000);
+}
+
+TEST_CASE("a memory-bound kernel takes its bytes at the efficient bandwidth plus launch",
+          "[cost][roofline]") {
+  const auto d = toy_device();
+  // 1 GB / (1e12 x 0.5) = 2 ms; 1e9 FLOP on the vector units / (10e12 x 0.5) = 0.2 ms.
+  const KernelWork w{1e9, Bytes{1'000'000'000}, false};
+  CHECK(cost::kernel_time(w, d, MathMode::half).ns == 2'000'000 + 5'000);
+  // Non-matmul work ignores the tensor-core mode.
+  CHECK(cost::kernel_time(w, d, MathMode::fp32) == cost::kernel_time(w, d, MathMode::half));
+}
+
+TEST_CASE("the roofline switches bound where compute time equals memory time", "[cost][roofline]") {
+  auto d = toy_device();
+  d.kernel_launch = Duration{0};
+  // Ridge point: 100e12 x 0.5 / (1e12 x 0.5) = 100 FLOP/byte. 1e6 bytes take 2 us.
+  const Bytes bytes{1'000'000};
+  CHECK(cost::kernel_time({1e8, bytes, true}, d, MathMode::half).ns == 2'000);  // at the ridge
+  CHECK(cost::kernel_time({5e7, bytes, true}, d, MathMode::half).ns == 2'000);  // memory-bound
+  CHECK(cost::kernel_time({4e8, bytes, true}, d, MathMode::half).ns == 8'000);  // compute-bound
+}
+
+TEST_CASE("zero work costs exactly the launch overhead of each kernel", "[cost][roofline]") {
+  const auto d = toy_device();
+  CHECK(cost::kernel_time({}, d, MathMode::half).ns == 5'000);
+  CHECK(cost::kernel_time({}, d, MathMode::half, 3).ns == 15'000);
+  CHECK(cost::kernel_time({}, d, MathMode::half, 0).ns == 0);
+  // Launch overhead adds to, never overlaps with, the work itself.
+  const KernelWork w{0, Bytes{1'000'000'000}, false};
+  CHECK(cost::kernel_time(w, d, MathMode::half, 4).ns == 2'000'000 + 4 * 5'000);
+}
+
+TEST_CASE("rounding never turns real work into zero time and always rounds up",
+          "[cost][roofline]") {
+  auto d = toy_device();
+  d.kernel_launch = Duration{0};
+  CHECK(cost::kernel_time({1, Bytes{0}, true}, d, MathMode::half).ns == 1);
+  CHECK(cost::kernel_time({0, Bytes{1}, false}, d, MathMode::half).ns == 1);
+  // 1,000,001 bytes / 5e11 B/s = 2000.002 ns -> 2001 ns.
+  CHECK(cost::kernel_time({0, Bytes{1'000'001}, false}, d, MathMode::half).ns == 2'001);
+}
+
+TEST_CASE("a device without a tensor-core mode falls back to its FP32 peak", "[cost][roofline]") {
+  const auto v100 = hw::find_device("v100-32gb");
+  REQUIRE(v100.has_value());
+  const KernelWork w{1e12, Bytes{0}, true};
+  CHECK(cost::kernel_time(w, *v100, MathMode::tf32) == cost::kernel_time(w, *v100, MathMode::fp32));
+  CHECK(cost::kernel_time(w, *v100, MathMode::half) < cost::kernel_time(w, *v100, MathMode::fp32));
+
+  auto d = toy_device();
+  d.peak_16bit = core::FlopRate{0};
+  CHECK(cost::kernel_time(w, d, MathMode::half) == cost::kernel_time(w, d, MathMode::fp32));
+}
+
+TEST_CASE("an unusable device or impossible work is rejected and never divided by zero",
+          "[cost][roofline]") {
+  auto d = toy_device();
+  d.peak_fp32 = d.peak_tf32 = d.peak_16bit = core::FlopRate{0};
+  CHECK_THROWS_AS(cost::kernel_time({}, d, MathMode::half), std::invalid_argument);
+  CHECK_THROWS_AS(cost::kernel_time({1e9, Bytes{0}, true}, d, MathMode::fp32),
+                  std::invalid_argument);
+
+  auto no_bw = toy_device();
+  no_bw.memory_bandwidth = core::Bandwidth{0};
+  CHECK_THROWS_AS(cost::kernel_time({0, Bytes{1}, false}, no_bw, MathMode::half),
+                  std::invalid_argument);
+  CHECK(cost::kernel_time({1e9, Bytes{0}, true}, no_bw, MathMode::half).ns > 0);
+
+  auto bad_eff = toy_device();
+  bad_eff.matmul_efficiency = 0;
+  CHECK_THROWS_AS(cost::kernel_time({1e9, Bytes{0}, true}, bad_eff, MathMode::half),
+                  std::invalid_argument);
+  bad_eff = toy_device();
+  bad_eff.memory_efficiency = 1.5;
+  CHECK_THROWS_AS(cost::kernel_time({}, bad_eff, MathMode::half), std::invalid_argument);
+
+  const auto ok = toy_device();
+  CHECK_THROWS_AS(cost::kernel_time({-1, Bytes{0}, true}, ok, MathMode::half),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(cost::kernel_time({0, Bytes{-1}, true}, ok, MathMode::half),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(cost::kernel_time({}, ok, MathMode::half, -1), std::invalid_argument);
+}
+
+TEST_CASE("a large bf16 GEMM on an A100 80GB runs at 75% of 312 TFLOPS", "[cost][roofline]") {
+  const auto a100 = hw::find_device("a100-80gb");
+  REQUIRE(a100.has_value());
+  // 8192^3 GEMM: 2 x 8192^3 = 1.0995e12 FLOP, three 128 MiB bf16 operands.
+  const double flops = 2.0 * 8192.0 * 8192.0 * 8192.0;
+  const KernelWork w{flops, Bytes{3LL * 8192 * 8192 * 2}, true};
+  const double expected_s = flops / (312e12 * 0.75) + 4e-6;
+  CHECK(core::to_seconds(cost::kernel_time(w, *a100, MathMode::half)) ==
+        Approx(expected_s).epsilon(1e-6));
+}

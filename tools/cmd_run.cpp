@@ -1,0 +1,77 @@
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+
+#include "sim/core/error.hpp"
+#include "sim/exec/player.hpp"
+#include "sim/parallel/lower.hpp"
+#include "sim/report/writers.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "tools/commands.hpp"
+
+namespace po = boost::program_options;
+
+namespace trainsim::tools {
+
+int cmd_run(const std::vector<std::string>& args, bool validate_only) {
+  const char* name = validate_only ? "validate" : "run";
+  po::options_description opts(std::string("trainsim ") + name + " SCENARIO [options]");
+  std::string format = "text";
+  std::vector<std::string> sets;
+  opts.add_options()("help,h", "show this help")(
+      "set", po::value<std::vector<std::string>>(&sets)->composing(),
+      "override a scenario key: key.path=value (repeatable), e.g. --set training.micro_batch=4");
+  if (!validate_only)
+    opts.add_options()("format", po::value<std::string>(&format)->default_value("text"),
+                       "report format: text | json")(
+        "all-ooms", "play on with unbounded memory and list every point that exceeds capacity")(
+        "output,o", po::value<std::string>(), "write the report to this file instead of stdout");
+  po::options_description hidden;
+  hidden.add_options()("scenario", po::value<std::string>(), "scenario file");
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\nexit codes: 0 fits, 3 out of memory, 2 bad input or usage, 1 internal error\n";
+    return kExitFits;
+  }
+  if (!vm.count("scenario")) throw po::error("missing SCENARIO file");
+  if (format != "text" && format != "json")
+    throw po::error("--format must be text or json, got '" + format + "'");
+
+  const scenario::Scenario s = scenario::load_scenario(vm["scenario"].as<std::string>(), sets);
+  if (validate_only) {
+    std::cout << "ok: " << s.name << " — " << s.model.name << " (" << s.model.parameters()
+              << " parameters) on " << s.parallel.devices() << " x " << s.device.name << "\n";
+    return kExitFits;
+  }
+  const parallel::Plan plan = parallel::lower(s);
+  exec::PlayOptions play_opts;
+  play_opts.all_ooms = vm.count("all-ooms") > 0;
+  const exec::Timeline tl = exec::play(plan, play_opts);
+  const report::Summary summary = report::summarize(s, plan, tl, play_opts.all_ooms);
+
+  std::ofstream file;
+  const bool to_file = vm.count("output") > 0;
+  if (to_file) {
+    file.open(vm["output"].as<std::string>());
+    if (!file) throw core::ConfigError({vm["output"].as<std::string>(), 0, 0}, "--output", "cannot write this file");
+  }
+  std::ostream& out = to_file ? static_cast<std::ostream&>(file) : std::cout;
+  if (format == "json") {
+    report::write_json(out, summary);
+  } else {
+    report::TextOptions t;
+    t.color = !to_file && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+    report::write_text(out, summary, t);
+  }
+  return summary.fits ? kExitFits : kExitOom;
+}
+
+}  // namespace trainsim::tools

@@ -1,0 +1,19 @@
+#pragma once
+// Subcommands of the `trainsim` tool. Each parses its own options (Boost.Program_options) and
+// returns an exit code; errors propagate as exceptions that main() maps to codes.
+#include <string>
+#include <vector>
+
+namespace trainsim::tools {
+
+inline constexpr int kExitFits = 0;
+inline constexpr int kExitInternal = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitOom = 3;
+
+int cmd_run(const std::vector<std::string>& args, bool validate_only);
+int cmd_models(const std::vector<std::string>& args);
+int cmd_devices(const std::vector<std::string>& args);
+
+}  // namespace trainsim::tools

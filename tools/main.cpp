@@ -1,0 +1,74 @@
+// The `trainsim` command. Only this file maps outcomes to exit codes:
+//   0 the step fits, 3 out of memory, 2 bad input or usage, 1 internal error.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+#include "tools/commands.hpp"
+
+namespace po = boost::program_options;
+using namespace trainsim;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: trainsim <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run SCENARIO       play one training step; report fit, OOM points and step time\n"
+    "  validate SCENARIO  check a scenario (and its model) without simulating\n"
+    "  models             list the built-in model presets\n"
+    "  devices            list the device and link presets\n"
+    "\n"
+    "Run 'trainsim <command> --help' for a command's options.\n"
+    "exit codes: 0 fits, 3 out of memory, 2 bad input or usage, 1 internal error\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return tools::kExitUsage;
+  }
+  const std::string command = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    if (command == "--help" || command == "-h" || command == "help") {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (command == "--version") {
+      std::cout << "trainsim 0.1.0\n";
+      return 0;
+    }
+    if (command == "run") return tools::cmd_run(args, /*validate_only=*/false);
+    if (command == "validate") return tools::cmd_run(args, /*validate_only=*/true);
+    if (command == "models") return tools::cmd_models(args);
+    if (command == "devices") return tools::cmd_devices(args);
+    std::cerr << "trainsim: unknown command '" << command << "'\n\n" << kUsage;
+    return tools::kExitUsage;
+  } catch (const core::ConfigError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return tools::kExitBadInput;
+  } catch (const po::error& e) {
+    std::cerr << "trainsim " << command << ": " << e.what() << "\n(see 'trainsim " << command
+              << " --help')\n";
+    return tools::kExitUsage;
+  } catch (const core::OverflowError& e) {
+    std::cerr << "error: the scenario's sizes exceed what 64-bit counters hold (" << e.what()
+              << "); check for an implausibly large model, batch or sequence\n";
+    return tools::kExitBadInput;
+  } catch (const core::InternalError& e) {
+    std::cerr << "trainsim: " << e.what() << "\nThis is a bug in trainsim; please report it with the scenario.\n";
+    return tools::kExitInternal;
+  } catch (const std::exception& e) {
+    std::cerr << "trainsim: internal error: " << e.what() << "\n";
+    return tools::kExitInternal;
+  }
+}
