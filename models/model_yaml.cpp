@@ -66,9 +66,10 @@ struct GraphBuilder {
     if (l.kind == LayerKind::attention && m.hidden == 0) m.hidden = entry.positive("hidden");
     const std::string full = l.name;
     const Vertex v = add_layer(m, std::move(l));
-    if (!full_names.emplace(full, v).second)
-      entry.fail_at("name", "duplicate layer name '" + full + "'");
     declare(scopes[scope], local, v, entry);
+    if (!full_names.emplace(full, v).second)
+      entry.fail_at("name", "duplicate layer name '" + full + "' (a group's layer is named "
+                            "GROUP.COPY.NAME)");
     where[v] = {entry.node(), entry.path()};
     if (entry.has("inputs"))
       pending.push_back({v, entry.get("inputs"), entry.path(), scope});

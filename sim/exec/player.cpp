@@ -107,8 +107,18 @@ struct Player {
     std::int32_t prog, idx;
     const Op& op = op_at(id, prog, idx);
     const Program& P = plan.programs[prog];
-    for (auto e = op.free_begin; e < op.free_end; ++e)
-      ledgers[prog].release(P.effects[e].category, P.effects[e].bytes);
+    for (auto e = op.free_begin; e < op.free_end; ++e) {
+      const auto cat = P.effects[e].category;
+      TRAINSIM_CHECK(ledgers[prog].current()[cat] >= P.effects[e].bytes,
+                     "stage " + std::to_string(prog) + " op " + std::to_string(idx) + " (" +
+                         std::string(parallel::to_string(op.kind)) + " layer " +
+                         std::to_string(op.layer) + " micro-batch " +
+                         std::to_string(op.microbatch) + ") frees " +
+                         std::to_string(P.effects[e].bytes.value) + " bytes of " +
+                         std::string(hw::to_string(cat)) + " but only " +
+                         std::to_string(ledgers[prog].current()[cat].value) + " are held");
+      ledgers[prog].release(cat, P.effects[e].bytes);
+    }
     tl.devices[prog].finish[idx] = now;
     done[id] = 1;
     for (auto k = succ_begin[id]; k < succ_begin[id + 1]; ++k) {

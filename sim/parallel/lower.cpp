@@ -239,6 +239,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
     const bool first_g = g == 0, last_g = g == G - 1;
     if (u.forward) {
       core::Bytes recv{};
+      std::int32_t arrival = -1;  // the p2p op the first layer waits for
       if (!first_g) {
         recv = L.shards[L.chunks[g - 1].end - 1].output * mb;
         const std::int32_t prev_stage = (g - 1) % L.p;
@@ -247,6 +248,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
                     2, inter_node_boundary(s, prev_stage, stage)),
             {{MemCategory::activations, recv}}, {}, {});
         B.add_dep_pending(op, true, g - 1, j);
+        arrival = op;
       }
       std::int32_t last = -1;
       for (std::int32_t i = r.first; i < r.end; ++i) {
@@ -267,7 +269,8 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
         last = B.emit(compute_op(OpKind::forward, i, j, u.chunk, sh.flops * mb,
                                  sh.io * mb + core::Bytes{sh.params} * wb, sh.matmul),
                       {{MemCategory::activations, alloc_act}},
-                      {{MemCategory::activations, free_act}, {MemCategory::weights, gathered}}, {});
+                      {{MemCategory::activations, free_act}, {MemCategory::weights, gathered}},
+                      {i == r.first && arrival >= 0 ? B.ref(arrival) : OpRef{}});
         recent_compute.push_back(last);
         if (sh.allreduce_forward > 0) {
           tp_collectives(i, j, u.chunk, sh.allreduce_forward, sh.full_output);
@@ -291,6 +294,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       bucket = {};
     };
     const bool reduce_now = zero >= 2 ? true : last_microbatch;
+    std::int32_t arrival = -1;
     if (!last_g) {
       const core::Bytes grad_in = L.shards[r.end - 1].output * mb;
       const std::int32_t next_stage = (g + 1) % L.p;
@@ -299,7 +303,14 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
                   grad_in, 2, inter_node_boundary(s, stage, next_stage)),
           {{MemCategory::activations, grad_in}}, {}, {});
       B.add_dep_pending(op, false, g + 1, j);
+      arrival = op;
     }
+    // The unit's first compute op waits for the gradient to arrive.
+    auto take_arrival = [&]() {
+      const OpRef ref = arrival >= 0 ? B.ref(arrival) : OpRef{};
+      arrival = -1;
+      return ref;
+    };
     std::int32_t last = -1;
     for (std::int32_t i = r.end - 1; i >= r.first; --i) {
       const auto& sh = L.shards[i];
@@ -316,13 +327,13 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
         }
         Op op = compute_op(OpKind::recompute, i, j, u.chunk, flops, bytes, true);
         op.model_flops = false;
-        B.emit(op, {{MemCategory::activations, saved}}, {}, {});
+        B.emit(op, {{MemCategory::activations, saved}}, {}, {take_arrival()});
       }
       if (s.training.recompute == Recompute::selective && sh.saved_core.value > 0) {
         Op op = compute_op(OpKind::recompute, i, j, u.chunk, sh.core_flops * mb,
                            sh.saved_core * mb, true);
         op.model_flops = false;
-        B.emit(op, {{MemCategory::activations, sh.saved_core * mb}}, {}, {});
+        B.emit(op, {{MemCategory::activations, sh.saved_core * mb}}, {}, {take_arrival()});
       }
       const core::Bytes gathered = zero3_gather(i, j, u.chunk);
       core::Bytes alloc_act{};
@@ -348,7 +359,8 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       last = B.emit(compute_op(OpKind::backward, i, j, u.chunk, sh.flops * sh.backward_factor * mb,
                                sh.io * mb * 2 + core::Bytes{sh.params} * (wb + gb), sh.matmul),
                     {{MemCategory::activations, alloc_act}, {MemCategory::gradients, new_grads}},
-                    {{MemCategory::activations, free_act}, {MemCategory::weights, gathered}}, {});
+                    {{MemCategory::activations, free_act}, {MemCategory::weights, gathered}},
+                    {take_arrival()});
       recent_compute.push_back(last);
       if (sh.allreduce_backward > 0) {
         tp_collectives(i, j, u.chunk, sh.allreduce_backward, sh.full_output);

@@ -88,9 +88,11 @@ Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,
     r.ooms.push_back(os);
   }
   r.ooms_dropped = tl.ooms_dropped;
+  // Communication per device: the stages' totals averaged over the stages.
+  const double stages = plan.programs.empty() ? 1.0 : static_cast<double>(plan.programs.size());
   for (const auto& [purpose, c] : tl.comm)
-    r.comm.push_back({std::string(parallel::to_string(purpose)), core::to_seconds(c.time),
-                      core::to_seconds(c.exposed)});
+    r.comm.push_back({std::string(parallel::to_string(purpose)), core::to_seconds(c.time) / stages,
+                      core::to_seconds(c.exposed) / stages});
   return r;
 }
 

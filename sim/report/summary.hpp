@@ -39,8 +39,10 @@ struct OomSummary {
   std::string cause;  // "model_states" | "activations"
 };
 
+// Communication time per device (mean over pipeline stages), and the part of it that compute
+// did not hide.
 struct CommSummary {
-  std::string kind;
+  std::string kind;  // tensor_parallel | data_parallel | pipeline_p2p | zero
   double time_s = 0;
   double exposed_s = 0;
 };

@@ -4,6 +4,7 @@
 
 #include "models/model_yaml.hpp"
 #include "sim/scenario/overrides.hpp"
+#include "sim/scenario/validate.hpp"
 #include "sim/scenario/yaml_read.hpp"
 
 namespace trainsim::scenario {
@@ -237,8 +238,15 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   s.training = read_training(ctx, training_node, seq_len_given, global_batch_node);
   YAML::Node parallel_node = top.node("parallel");
   s.parallel = read_parallel(ctx, parallel_node);
-  s.cluster = read_cluster(ctx, top.node("cluster"), s.device, s.parallel.devices());
+  YAML::Node cluster_node = top.node("cluster");
+  s.cluster = read_cluster(ctx, cluster_node, s.device, s.parallel.devices());
 
+  std::int64_t max_ops = kDefaultMaxOps;
+  if (top.has("limits")) {
+    MapReader lim(ctx, top.node("limits"), "limits");
+    max_ops = lim.positive_int_or("max_ops", max_ops);
+    lim.finish();
+  }
   if (!top.has("model")) ctx.fail(root, "model", "missing required key 'model'");
   YAML::Node model_node = top.node("model");
   top.finish();
@@ -274,6 +282,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     if (t.gradient_accumulation == 0) t.gradient_accumulation = 1;
     t.global_batch = core::checked_mul(per_step, t.gradient_accumulation);
   }
+  LayoutNodes nodes{root, training_node, parallel_node, cluster_node,
+                    cluster_node.IsDefined() && !cluster_node.IsNull()};
+  validate_layout(ctx, s, nodes, max_ops);
   return s;
 }
 

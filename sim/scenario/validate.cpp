@@ -1,0 +1,96 @@
+#include "sim/scenario/validate.hpp"
+
+#include <set>
+
+namespace trainsim::scenario {
+
+namespace {
+YAML::Node child_or(const YAML::Node& parent, const char* key) {
+  if (parent.IsDefined() && parent.IsMap()) {
+    const YAML::Node& cp = parent;
+    if (cp[key].IsDefined()) return cp[key];
+  }
+  return parent;
+}
+std::string str(std::int64_t v) { return std::to_string(v); }
+}  // namespace
+
+void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n,
+                     std::int64_t max_ops) {
+  const auto& p = s.parallel;
+  const auto& m = s.model;
+  const YAML::Node par = n.parallel.IsDefined() ? n.parallel : n.root;
+
+  // Tensor parallelism splits attention heads (and KV heads) across ranks.
+  std::set<std::int64_t> heads, kv_heads;
+  for (auto v : m.order) {
+    const auto& l = m.graph[v];
+    if (l.heads > 0) heads.insert(l.heads);
+    if (l.kv_heads > 0) kv_heads.insert(l.kv_heads);
+  }
+  for (auto h : heads)
+    if (h % p.tensor != 0)
+      ctx.fail(child_or(par, "tensor"), "parallel.tensor",
+               "attention heads (" + str(h) + ") must be divisible by the tensor-parallel degree " +
+                   str(p.tensor));
+  for (auto h : kv_heads)
+    if (h % p.tensor != 0 && p.tensor % h != 0)
+      ctx.fail(child_or(par, "tensor"), "parallel.tensor",
+               "key/value heads (" + str(h) + ") and the tensor-parallel degree " + str(p.tensor) +
+                   " must divide one another");
+
+  const std::int64_t v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
+  const std::int64_t chunks = core::checked_mul(p.pipeline, v);
+  const auto layers = static_cast<std::int64_t>(m.order.size());
+  if (!p.split_points.empty()) {
+    if (static_cast<std::int64_t>(p.split_points.size()) != chunks - 1)
+      ctx.fail(child_or(par, "split_points"), "parallel.split_points",
+               "expected " + str(chunks - 1) + " split points for " + str(chunks) +
+                   " pipeline chunks, got " + str(static_cast<std::int64_t>(p.split_points.size())));
+    std::int64_t prev = 0;
+    for (auto sp : p.split_points) {
+      if (sp <= prev || sp >= layers)
+        ctx.fail(child_or(par, "split_points"), "parallel.split_points",
+                 "split points must increase strictly within 1.." + str(layers - 1) +
+                     " (layer indices in topological order)");
+      prev = sp;
+    }
+  } else if (chunks > 1) {
+    if (m.num_blocks > 0 && m.num_blocks % chunks != 0)
+      ctx.fail(child_or(par, "pipeline"), "parallel.pipeline",
+               "the model's " + str(m.num_blocks) + " blocks are not divisible by pipeline x "
+               "virtual_stages = " + str(chunks) + "; change the degree or give split_points");
+    if (chunks > layers)
+      ctx.fail(child_or(par, "pipeline"), "parallel.pipeline",
+               "pipeline x virtual_stages = " + str(chunks) + " exceeds the model's " + str(layers) +
+                   " layers");
+  }
+  if (p.schedule == Schedule::interleaved && v > 1) {
+    if (p.pipeline < 2)
+      ctx.fail(child_or(par, "schedule"), "parallel.schedule",
+               "the interleaved schedule needs pipeline >= 2");
+    if (s.training.gradient_accumulation % p.pipeline != 0)
+      ctx.fail(child_or(n.training, "global_batch"), "training.gradient_accumulation",
+               "the interleaved schedule needs the number of micro-batches (" +
+                   str(s.training.gradient_accumulation) + ") to be a multiple of pipeline (" +
+                   str(p.pipeline) + ")");
+  }
+
+  if (n.cluster_given) {
+    const std::int64_t slots = core::checked_mul(s.cluster.nodes, s.cluster.gpus_per_node);
+    if (p.devices() != slots)
+      ctx.fail(n.cluster, "cluster",
+               "data x tensor x pipeline = " + str(p.data) + " x " + str(p.tensor) + " x " +
+                   str(p.pipeline) + " = " + str(p.devices()) +
+                   " devices, but the cluster has nodes x gpus_per_node = " + str(slots));
+  }
+
+  // Refuse work that would take unreasonably long instead of hanging.
+  const std::int64_t ops = core::checked_mul(s.training.gradient_accumulation, 2 * layers + 8);
+  if (ops > max_ops)
+    ctx.fail(child_or(n.training, "gradient_accumulation"), "training.gradient_accumulation",
+             "this step would play about " + str(ops) + " ops (micro-batches x layers), above the "
+             "limit of " + str(max_ops) + "; raise it with limits.max_ops if you mean it");
+}
+
+}  // namespace trainsim::scenario
