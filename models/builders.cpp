@@ -57,17 +57,15 @@ Model build_transformer(const TransformerConfig& c, const BuildOptions& opts) {
   };
 
   Vertex x = add_layer(
-      m, kinds::embedding("embed",
-                          {s, c.vocab, h, c.learned_positions ? c.max_positions : 0, c.dropout},
-                          dt));
+      m, kinds::embedding(
+             "embed", {s, c.vocab, h, c.learned_positions ? c.max_positions : 0, c.dropout}, dt));
   for (int i = 0; i < c.layers; ++i) {
     const std::string p = "block." + std::to_string(i) + ".";
     const Vertex ln1 = add_after(m, in_block(norm(p + "ln1"), i), {x});
-    const kinds::AttentionSpec att{s, h, c.heads, c.kv_heads, c.bias, c.dropout,
-                                   opts.flash_attention};
+    const kinds::AttentionSpec att{
+        s, h, c.heads, c.kv_heads, c.bias, c.dropout, opts.flash_attention};
     const Vertex attn = add_after(m, in_block(kinds::attention(p + "attn", att, dt), i), {ln1});
-    const Vertex add1 =
-        add_after(m, in_block(kinds::add(p + "add1", s * h, dt), i), {attn, x});
+    const Vertex add1 = add_after(m, in_block(kinds::add(p + "add1", s * h, dt), i), {attn, x});
     const Vertex ln2 = add_after(m, in_block(norm(p + "ln2"), i), {add1});
     const kinds::MlpSpec mlp{s, h, ffn, c.mlp, c.bias, c.dropout};
     const Vertex ff = add_after(m, in_block(kinds::mlp(p + "mlp", mlp, dt), i), {ln2});
@@ -81,8 +79,8 @@ Model build_transformer(const TransformerConfig& c, const BuildOptions& opts) {
   return m;
 }
 
-TransformerConfig gpt3_config(std::string name, int layers, std::int64_t hidden,
-                              std::int64_t heads, std::int64_t context, std::int64_t vocab) {
+TransformerConfig gpt3_config(std::string name, int layers, std::int64_t hidden, std::int64_t heads,
+                              std::int64_t context, std::int64_t vocab) {
   TransformerConfig c;
   c.name = std::move(name);
   c.layers = layers;
@@ -115,9 +113,8 @@ Model build_resnet(const ResNetConfig& c, const BuildOptions& opts) {
   std::int64_t ch = c.base_width;
   Vertex x = add_layer(m, kinds::conv2d("conv1", stem, dt));
   x = add_after(m, kinds::batchnorm("bn1", {ch, hw, hw}, dt), {x});
-  x = add_after(m, kinds::activation("relu", ch * hw * hw, kinds::ActivationFn::relu, Save::none,
-                                     dt),
-                {x});
+  x = add_after(
+      m, kinds::activation("relu", ch * hw * hw, kinds::ActivationFn::relu, Save::none, dt), {x});
   const kinds::PoolSpec pool{kinds::PoolMode::max, {ch, hw, hw}, 3, 2, 1, 1};
   hw = kinds::pool_output_hw(pool).first;
   x = add_after(m, kinds::pooling("maxpool", pool, dt), {x});
@@ -202,8 +199,8 @@ Model build_mlp(const MlpConfig& c, const BuildOptions& opts) {
     const std::string n = std::to_string(i);
     chain(kinds::linear("fc" + n, {1, width, c.hidden[i], true}, dt));
     // The next linear keeps this ReLU's output as its input: counted there.
-    chain(kinds::activation("relu" + n, c.hidden[i], kinds::ActivationFn::relu,
-                            kinds::Save::none, dt));
+    chain(kinds::activation("relu" + n, c.hidden[i], kinds::ActivationFn::relu, kinds::Save::none,
+                            dt));
     width = c.hidden[i];
   }
   chain(kinds::linear("fc" + std::to_string(c.hidden.size()), {1, width, c.classes, true}, dt));

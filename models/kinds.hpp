@@ -52,9 +52,9 @@ Layer rmsnorm(std::string name, const NormSpec& spec, DType dtype);
 // Self-attention sublayer: QKV projection, scores, softmax (+ dropout), attention x V, output
 // projection and (with dropout) the dropout after it. Megatron split: heads across ranks.
 struct AttentionSpec {
-  std::int64_t tokens = 0;  // s
-  std::int64_t hidden = 0;  // h
-  std::int64_t heads = 0;   // a; must divide h
+  std::int64_t tokens = 0;    // s
+  std::int64_t hidden = 0;    // h
+  std::int64_t heads = 0;     // a; must divide h
   std::int64_t kv_heads = 0;  // grouped-query attention; 0 means = heads; must divide heads
   bool bias = true;
   bool dropout = false;
@@ -132,8 +132,7 @@ enum class ActivationFn { relu, gelu, silu };
 // What an element-wise activation keeps for backward. `automatic`: what PyTorch keeps
 // (relu: its output; gelu, silu: their input). `none` when the consumer keeps the same tensor.
 enum class Save { automatic, input, output, none };
-Layer activation(std::string name, std::int64_t elements, ActivationFn fn, Save save,
-                 DType dtype);
+Layer activation(std::string name, std::int64_t elements, ActivationFn fn, Save save, DType dtype);
 // Dropout over `elements` values: keeps a 1-byte mask per element.
 Layer dropout(std::string name, std::int64_t elements, DType dtype);
 // Residual add of two tensors of `elements` values: keeps nothing.

@@ -62,8 +62,8 @@ Layer conv2d(std::string name, const Conv2dSpec& c, DType dtype) {
   const Bytes input = bytes({e, c.in_channels, c.height, c.width});
   l.saved = c.save_input ? input : Bytes{};
   l.output = bytes({e, c.out_channels, oh, ow});
-  l.flops = 2.0 * double(c.out_channels) * double(oh) * double(ow) * double(in_per_group) *
-            double(k2);
+  l.flops =
+      2.0 * double(c.out_channels) * double(oh) * double(ow) * double(in_per_group) * double(k2);
   l.matmul = true;
   l.io_bytes = input + l.output;
   return l;
@@ -188,8 +188,7 @@ Layer generic(std::string name, const GenericSpec& g) {
   detail::require_non_negative(g.saved_split.value, "saved_split");
   detail::require_non_negative(g.output.value, "output");
   detail::require_non_negative(g.io_bytes.value, "io_bytes");
-  if (g.params_split > g.params)
-    throw std::invalid_argument("params_split must not exceed params");
+  if (g.params_split > g.params) throw std::invalid_argument("params_split must not exceed params");
   if (g.saved_split > g.saved) throw std::invalid_argument("saved_split must not exceed saved");
   if (!(g.flops >= 0)) throw std::invalid_argument("flops must be zero or positive");
   if (!(g.backward_factor >= 0))

@@ -127,8 +127,8 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
   l.params_split = qkv_w + qkv_b + proj_w;
 
   const Bytes replicated = bytes({e, sh}) + (spec.dropout ? Bytes{sh} : Bytes{});
-  const Bytes core = spec.flash ? Bytes{}
-                                : bytes({e, ass}) + (spec.dropout ? bytes({1 + e, ass}) : Bytes{});
+  const Bytes core =
+      spec.flash ? Bytes{} : bytes({e, ass}) + (spec.dropout ? bytes({1 + e, ass}) : Bytes{});
   const Bytes lse = spec.flash ? bytes({4, a, s}) : Bytes{};
   l.saved_split = bytes({e, 2 * sh + 2 * shk}) + lse + core;  // Q, proj input, K, V
   l.saved_attention_core = core;
@@ -149,10 +149,10 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
   if (spec.flash) {
     io += bytes({e, sh + 2 * shk}) + bytes({e, sh}) + lse;
   } else {
-    io += bytes({e, sh + shk}) + bytes({e, ass});                 // scores
-    io += bytes({2 * e, ass});                                    // softmax
-    if (spec.dropout) io += bytes({2 * e + 1, ass});              // attention dropout
-    io += bytes({e, ass}) + bytes({e, shk}) + bytes({e, sh});     // attn x V
+    io += bytes({e, sh + shk}) + bytes({e, ass});              // scores
+    io += bytes({2 * e, ass});                                 // softmax
+    if (spec.dropout) io += bytes({2 * e + 1, ass});           // attention dropout
+    io += bytes({e, ass}) + bytes({e, shk}) + bytes({e, sh});  // attn x V
   }
   if (spec.dropout) io += bytes({2 * e + 1, sh});
   l.io_bytes = io;

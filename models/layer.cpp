@@ -7,9 +7,12 @@ namespace trainsim::models {
 
 int dtype_bytes(DType t) {
   switch (t) {
-    case DType::fp32: return 4;
-    case DType::fp16: return 2;
-    case DType::bf16: return 2;
+    case DType::fp32:
+      return 4;
+    case DType::fp16:
+      return 2;
+    case DType::bf16:
+      return 2;
   }
   return 4;  // unreachable for valid enumerators; keeps -Wreturn-type quiet
 }

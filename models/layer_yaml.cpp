@@ -20,12 +20,13 @@ void only(const MapReader& r, const Keys& kind_keys) {
 std::int64_t elements(const MapReader& r, const LayerContext& ctx) {
   const bool image = r.has("channels") || r.has("height") || r.has("width");
   if (r.has("hidden") == image)
-    r.fail_here("expected either 'hidden' (features per token) or 'channels', 'height' and "
-                "'width' (an image tensor), not " +
-                std::string(image ? "both" : "neither"));
+    r.fail_here(
+        "expected either 'hidden' (features per token) or 'channels', 'height' and "
+        "'width' (an image tensor), not " +
+        std::string(image ? "both" : "neither"));
   if (!image) return core::checked_mul(ctx.tokens, r.positive("hidden"));
   return core::checked_mul(core::checked_mul(r.positive("channels"), r.positive("height")),
-                          r.positive("width"));
+                           r.positive("width"));
 }
 
 Layer linear(const MapReader& r, std::string name, const LayerContext& c) {
@@ -77,8 +78,8 @@ Layer loss(const MapReader& r, std::string name, const LayerContext& c) {
 }
 
 Layer conv2d(const MapReader& r, std::string name, const LayerContext& c) {
-  only(r, {"in_channels", "out_channels", "kernel", "stride", "padding", "groups", "bias",
-           "height", "width", "save_input"});
+  only(r, {"in_channels", "out_channels", "kernel", "stride", "padding", "groups", "bias", "height",
+           "width", "save_input"});
   kinds::Conv2dSpec s;
   s.in_channels = r.positive("in_channels");
   s.out_channels = r.positive("out_channels");
@@ -126,16 +127,16 @@ Layer activation(const MapReader& r, std::string name, const LayerContext& c) {
   const auto f = fn == "relu"   ? kinds::ActivationFn::relu
                  : fn == "gelu" ? kinds::ActivationFn::gelu
                                 : kinds::ActivationFn::silu;
-  const auto s = save == "auto"    ? kinds::Save::automatic
-                 : save == "input" ? kinds::Save::input
+  const auto s = save == "auto"     ? kinds::Save::automatic
+                 : save == "input"  ? kinds::Save::input
                  : save == "output" ? kinds::Save::output
                                     : kinds::Save::none;
   return kinds::activation(std::move(name), elements(r, c), f, s, c.dtype);
 }
 
 Layer generic(const MapReader& r, std::string name) {
-  only(r, {"params", "params_split", "saved", "saved_split", "output", "flops",
-           "backward_factor", "matmul", "io_bytes"});
+  only(r, {"params", "params_split", "saved", "saved_split", "output", "flops", "backward_factor",
+           "matmul", "io_bytes"});
   kinds::GenericSpec g;
   r.require("params", "an integer >= 0");
   g.params = r.non_negative_or("params", 0);
@@ -155,8 +156,10 @@ Layer generic(const MapReader& r, std::string name) {
 Layer parse_layer(const MapReader& r, LayerKind kind, std::string name, const LayerContext& c) {
   try {
     switch (kind) {
-      case LayerKind::linear: return linear(r, std::move(name), c);
-      case LayerKind::embedding: return embedding(r, std::move(name), c);
+      case LayerKind::linear:
+        return linear(r, std::move(name), c);
+      case LayerKind::embedding:
+        return embedding(r, std::move(name), c);
       case LayerKind::layernorm:
       case LayerKind::rmsnorm: {
         only(r, {"hidden"});
@@ -164,22 +167,29 @@ Layer parse_layer(const MapReader& r, LayerKind kind, std::string name, const La
         return kind == LayerKind::layernorm ? kinds::layernorm(std::move(name), spec, c.dtype)
                                             : kinds::rmsnorm(std::move(name), spec, c.dtype);
       }
-      case LayerKind::attention: return attention(r, std::move(name), c);
-      case LayerKind::mlp: return mlp(r, std::move(name), c);
-      case LayerKind::conv2d: return conv2d(r, std::move(name), c);
+      case LayerKind::attention:
+        return attention(r, std::move(name), c);
+      case LayerKind::mlp:
+        return mlp(r, std::move(name), c);
+      case LayerKind::conv2d:
+        return conv2d(r, std::move(name), c);
       case LayerKind::batchnorm:
         only(r, {"channels", "height", "width"});
         return kinds::batchnorm(std::move(name), image(r), c.dtype);
-      case LayerKind::pooling: return pooling(r, std::move(name), c);
-      case LayerKind::activation: return activation(r, std::move(name), c);
+      case LayerKind::pooling:
+        return pooling(r, std::move(name), c);
+      case LayerKind::activation:
+        return activation(r, std::move(name), c);
       case LayerKind::dropout:
         only(r, kSizeKeys);
         return kinds::dropout(std::move(name), elements(r, c), c.dtype);
       case LayerKind::add:
         only(r, kSizeKeys);
         return kinds::add(std::move(name), elements(r, c), c.dtype);
-      case LayerKind::loss: return loss(r, std::move(name), c);
-      case LayerKind::generic: return generic(r, std::move(name));
+      case LayerKind::loss:
+        return loss(r, std::move(name), c);
+      case LayerKind::generic:
+        return generic(r, std::move(name));
     }
   } catch (const std::invalid_argument& e) {
     // Consistency between dimensions (heads dividing hidden, kernel fitting the input, ...).

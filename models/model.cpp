@@ -20,7 +20,9 @@ double Model::forward_flops_per_sample() const {
   return total;
 }
 
-Vertex add_layer(Model& m, Layer layer) { return boost::add_vertex(std::move(layer), m.graph); }
+Vertex add_layer(Model& m, Layer layer) {
+  return boost::add_vertex(std::move(layer), m.graph);
+}
 
 void add_edge(Model& m, Vertex from, Vertex to) {
   const auto n = boost::num_vertices(m.graph);
@@ -49,7 +51,8 @@ namespace {
 std::vector<Vertex> kahn_order(const Graph& g) {
   const auto n = boost::num_vertices(g);
   std::vector<std::size_t> indegree(n, 0);
-  for (auto v : boost::make_iterator_range(boost::vertices(g))) indegree[v] = boost::in_degree(v, g);
+  for (auto v : boost::make_iterator_range(boost::vertices(g)))
+    indegree[v] = boost::in_degree(v, g);
   std::priority_queue<Vertex, std::vector<Vertex>, std::greater<>> ready;
   for (Vertex v = 0; v < n; ++v)
     if (indegree[v] == 0) ready.push(v);
@@ -101,7 +104,8 @@ void finalize(Model& m, const std::string& file_for_errors) {
     std::string path;
     for (auto v : cycle) path += m.graph[v].name + " -> ";
     path += m.graph[cycle.front()].name;
-    throw core::ConfigError(core::SourceLocation{file_for_errors, 0, 0}, m.graph[cycle.front()].name,
+    throw core::ConfigError(core::SourceLocation{file_for_errors, 0, 0},
+                            m.graph[cycle.front()].name,
                             "the model graph must be acyclic, but layer '" +
                                 m.graph[cycle.front()].name + "' is on the cycle " + path);
   }

@@ -39,8 +39,8 @@ struct GraphBuilder {
   const std::string& file;
   yamlio::LayerContext ctx;
   Model m;
-  std::vector<Scope> scopes{Scope{}};           // [0] is the top level
-  std::map<std::string, Vertex> full_names;     // every layer by its full name
+  std::vector<Scope> scopes{Scope{}};                          // [0] is the top level
+  std::map<std::string, Vertex> full_names;                    // every layer by its full name
   std::map<Vertex, std::pair<YAML::Node, std::string>> where;  // entry node, path
   std::vector<Pending> pending;
 
@@ -56,8 +56,8 @@ struct GraphBuilder {
     if (local == "input")
       entry.fail_at("name", "'input' is reserved for a group's input; choose another name");
     const YAML::Node kind_node = entry.require("kind", "one of: " + layer_kind_names());
-    const auto kind = kind_node.IsScalar() ? layer_kind_from_string(kind_node.Scalar())
-                                           : std::nullopt;
+    const auto kind =
+        kind_node.IsScalar() ? layer_kind_from_string(kind_node.Scalar()) : std::nullopt;
     if (!kind)
       entry.fail_at("kind", "unknown layer kind " + yamlio::describe(kind_node) +
                                 "; expected one of: " + layer_kind_names());
@@ -68,8 +68,9 @@ struct GraphBuilder {
     const Vertex v = add_layer(m, std::move(l));
     declare(scopes[scope], local, v, entry);
     if (!full_names.emplace(full, v).second)
-      entry.fail_at("name", "duplicate layer name '" + full + "' (a group's layer is named "
-                            "GROUP.COPY.NAME)");
+      entry.fail_at("name", "duplicate layer name '" + full +
+                                "' (a group's layer is named "
+                                "GROUP.COPY.NAME)");
     where[v] = {entry.node(), entry.path()};
     if (entry.has("inputs"))
       pending.push_back({v, entry.get("inputs"), entry.path(), scope});
@@ -105,13 +106,15 @@ struct GraphBuilder {
   }
 
   Vertex resolve(const Pending& p, const YAML::Node& item, const std::string& path) {
-    if (!item.IsScalar()) yamlio::fail(item, file, path, "expected a layer name, got " + yamlio::describe(item));
+    if (!item.IsScalar())
+      yamlio::fail(item, file, path, "expected a layer name, got " + yamlio::describe(item));
     const std::string& n = item.Scalar();
     const Scope& s = scopes[p.scope];
     if (n == "input" && s.is_group) {
       if (!s.block_input)
-        yamlio::fail(item, file, path, "'input' is the group's input, but this group is the "
-                                       "first entry of the model and has none");
+        yamlio::fail(item, file, path,
+                     "'input' is the group's input, but this group is the "
+                     "first entry of the model and has none");
       return *s.block_input;
     }
     if (auto it = s.names.find(n); it != s.names.end()) return it->second;
@@ -162,9 +165,13 @@ Model build_layer_graph(const YAML::Node& model_map, const std::string& file,
   root.only({"name", "sequence_model", "layers"});
   const bool sequence = root.boolean_or("sequence_model", true);
   if (sequence && opts.seq_len <= 0)
-    root.fail_here("a sequence model needs a positive seq_len, got " + std::to_string(opts.seq_len));
-  GraphBuilder b{file, {sequence ? opts.seq_len : 1, opts.activation_dtype, opts.flash_attention},
-                 Model{}, {}, {}, {}, {}};
+    root.fail_here("a sequence model needs a positive seq_len, got " +
+                   std::to_string(opts.seq_len));
+  GraphBuilder b{
+      file,    {sequence ? opts.seq_len : 1, opts.activation_dtype, opts.flash_attention},
+      Model{}, {},
+      {},      {},
+      {}};
   b.scopes.assign(1, Scope{});
   b.m.name = root.string("name");
   b.m.sequence_model = sequence;
@@ -189,7 +196,8 @@ namespace {
 Model build_preset_map(const MapReader& r, const BuildOptions& opts) {
   const std::string name = r.string("preset");
   const Preset* p = find_preset(name);
-  if (!p) r.fail_at("preset", "unknown model preset '" + name + "'; known presets: " + preset_names());
+  if (!p)
+    r.fail_at("preset", "unknown model preset '" + name + "'; known presets: " + preset_names());
   auto config = p->config;
   if (auto* t = std::get_if<TransformerConfig>(&config)) {
     r.only({"preset", "name", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
@@ -244,8 +252,8 @@ Model build_model(const YAML::Node& node, const std::string& file, const std::st
     const Preset* p = find_preset(node.Scalar());
     if (!p)
       yamlio::fail(node, file, key_path,
-                   "unknown model preset '" + node.Scalar() + "'; known presets: " + preset_names() +
-                       " (or use {file: path.yaml} or an inline {name, layers})");
+                   "unknown model preset '" + node.Scalar() + "'; known presets: " +
+                       preset_names() + " (or use {file: path.yaml} or an inline {name, layers})");
     try {
       return build_preset(*p, opts);
     } catch (const std::invalid_argument& e) {
@@ -255,7 +263,8 @@ Model build_model(const YAML::Node& node, const std::string& file, const std::st
   if (!node.IsMap())
     yamlio::fail(node, file, key_path,
                  "expected a preset name, {preset: NAME, ...}, {file: PATH} or {name: ..., layers: "
-                 "[...]}, got " + yamlio::describe(node));
+                 "[...]}, got " +
+                     yamlio::describe(node));
   MapReader r(node, file, key_path);
   if (r.has("preset")) return build_preset_map(r, opts);
   if (r.has("file")) {
@@ -266,8 +275,9 @@ Model build_model(const YAML::Node& node, const std::string& file, const std::st
     return load_file(p.string(), opts, &file_node, file, r.path_of("file"));
   }
   if (r.has("layers")) return build_layer_graph(node, file, key_path, opts);
-  r.fail_here("expected one of the keys 'preset', 'file' or 'layers' (a model is a preset name, "
-              "{preset: NAME, ...}, {file: PATH} or {name: ..., layers: [...]})");
+  r.fail_here(
+      "expected one of the keys 'preset', 'file' or 'layers' (a model is a preset name, "
+      "{preset: NAME, ...}, {file: PATH} or {name: ..., layers: [...]})");
 }
 
 }  // namespace trainsim::models

@@ -22,11 +22,16 @@ std::string index(const std::string& path, std::size_t i) {
 
 std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Scalar: return "'" + node.Scalar() + "'";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Null: return "nothing (null)";
-    case YAML::NodeType::Undefined: return "nothing";
+    case YAML::NodeType::Scalar:
+      return "'" + node.Scalar() + "'";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Null:
+      return "nothing (null)";
+    case YAML::NodeType::Undefined:
+      return "nothing";
   }
   return "an unreadable value";
 }
@@ -65,7 +70,9 @@ void MapReader::fail_at(const std::string& key, const std::string& detail) const
   fail(n.IsDefined() ? n : node_, file_, join(path_, key), detail);
 }
 
-void MapReader::fail_here(const std::string& detail) const { fail(node_, file_, path_, detail); }
+void MapReader::fail_here(const std::string& detail) const {
+  fail(node_, file_, path_, detail);
+}
 
 std::string MapReader::string(const std::string& key) const {
   const YAML::Node n = require(key, "a string");

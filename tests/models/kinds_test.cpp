@@ -33,8 +33,7 @@ TransformerConfig gpt3_175b() {
 
 }  // namespace
 
-TEST_CASE("a GPT-3 175B block saves 34sh + 5as^2 bytes per sample at 16 bits",
-          "[kinds][oracle]") {
+TEST_CASE("a GPT-3 175B block saves 34sh + 5as^2 bytes per sample at 16 bits", "[kinds][oracle]") {
   // Korthikanti et al. 2022, eq. (1) per sample (b = 1): s=2048, h=12288, a=96.
   const std::int64_t s = 2048, h = 12288, a = 96;
   const Model m = build_transformer(gpt3_175b(), {s, DType::bf16, false});
@@ -55,8 +54,10 @@ TEST_CASE("a GPT-3 175B block saves 34sh + 5as^2 bytes per sample at 16 bits",
   }
 }
 
-TEST_CASE("under tensor parallelism t without sequence parallelism a block keeps "
-          "10sh + 24sh/t + 5as^2/t", "[kinds][oracle]") {
+TEST_CASE(
+    "under tensor parallelism t without sequence parallelism a block keeps "
+    "10sh + 24sh/t + 5as^2/t",
+    "[kinds][oracle]") {
   const std::int64_t s = 2048, h = 12288, a = 96;
   const Model m = build_transformer(gpt3_175b(), {s, DType::bf16, false});
   const BlockBytes b = block_bytes(m, 0);
@@ -118,8 +119,8 @@ TEST_CASE("grouped-query attention sizes K and V by kv_heads", "[kinds]") {
 
 TEST_CASE("SwiGLU MLP has 3hf weights and keeps input, gate, up and product", "[kinds]") {
   const std::int64_t s = 256, h = 4096, f = 11008, e = 2;
-  const Layer l = kinds::mlp("m", {s, h, f, kinds::MlpActivation::swiglu, false, false},
-                             DType::bf16);
+  const Layer l =
+      kinds::mlp("m", {s, h, f, kinds::MlpActivation::swiglu, false, false}, DType::bf16);
   CHECK(l.params == 3 * h * f);
   CHECK(l.saved.value == e * s * h + 3 * e * s * f);
   CHECK(l.saved_split.value == 3 * e * s * f);
@@ -149,8 +150,8 @@ TEST_CASE("tensor-parallel split of parameters: row-parallel biases and norms re
   const Layer attn = kinds::attention("a", {s, h, a, 0, true, true, false}, DType::bf16);
   CHECK(attn.params == 4 * h * h + 4 * h);
   CHECK(attn.params - attn.params_split == h);
-  const Layer mlp = kinds::mlp("m", {s, h, 4 * h, kinds::MlpActivation::gelu, true, true},
-                               DType::bf16);
+  const Layer mlp =
+      kinds::mlp("m", {s, h, 4 * h, kinds::MlpActivation::gelu, true, true}, DType::bf16);
   CHECK(mlp.params == 8 * h * h + 5 * h);
   CHECK(mlp.params - mlp.params_split == h);
   const Layer ln = kinds::layernorm("ln", {s, h}, DType::bf16);
@@ -181,8 +182,7 @@ TEST_CASE("the loss keeps fp32 logits 4sV and the head input", "[kinds]") {
   CHECK(none.saved_split.value == 0);
 }
 
-TEST_CASE("fp32 activations double every 16-bit byte count of a model without masks",
-          "[kinds]") {
+TEST_CASE("fp32 activations double every 16-bit byte count of a model without masks", "[kinds]") {
   TransformerConfig c = std::get<TransformerConfig>(find_preset("llama2-7b")->config);
   c.layers = 2;
   const Model half = build_transformer(c, {512, DType::bf16, false});
@@ -234,8 +234,8 @@ TEST_CASE("batchnorm, pooling, activation, dropout and add sizes", "[kinds]") {
   const Layer mp = kinds::pooling("mp", maxpool, DType::bf16);
   CHECK(mp.saved.value == 2 * n + 8 * 64 * 56 * 56);
   CHECK(mp.output.value == 2 * 64 * 56 * 56);
-  const Layer gap = kinds::pooling("gap", {kinds::PoolMode::adaptive_avg, {2048, 7, 7}, 0, 0, 0, 1},
-                                   DType::bf16);
+  const Layer gap =
+      kinds::pooling("gap", {kinds::PoolMode::adaptive_avg, {2048, 7, 7}, 0, 0, 0, 1}, DType::bf16);
   CHECK(gap.saved.value == 0);
   CHECK(gap.output.value == 2 * 2048);
 

@@ -9,9 +9,9 @@ using namespace trainsim;
 using namespace trainsim::models;
 
 TEST_CASE("layer kinds and dtypes spell and size as documented", "[model]") {
-  for (const char* name : {"linear", "embedding", "layernorm", "rmsnorm", "attention", "mlp",
-                           "conv2d", "batchnorm", "pooling", "activation", "dropout", "add",
-                           "loss", "generic"}) {
+  for (const char* name :
+       {"linear", "embedding", "layernorm", "rmsnorm", "attention", "mlp", "conv2d", "batchnorm",
+        "pooling", "activation", "dropout", "add", "loss", "generic"}) {
     const auto k = layer_kind_from_string(name);
     REQUIRE(k);
     CHECK(to_string(*k) == name);

@@ -69,8 +69,7 @@ std::string replace(std::string s, const std::string& from, const std::string& t
 
 }  // namespace
 
-TEST_CASE("an inline layer graph builds with groups, block inputs and default inputs",
-          "[yaml]") {
+TEST_CASE("an inline layer graph builds with groups, block inputs and default inputs", "[yaml]") {
   const Model m = build(kTiny);
   CHECK(m.name == "tiny");
   CHECK(m.num_blocks == 2);
@@ -94,7 +93,8 @@ TEST_CASE("an inline layer graph builds with groups, block inputs and default in
 TEST_CASE("the model forms: preset name, preset with overrides, file, inline", "[yaml]") {
   CHECK(build("model: gpt2").parameters() == 124'439'808);
   // GPT-2 small widened and deepened to GPT-2 large's shape has GPT-2 large's count.
-  const Model large = build("model: {preset: gpt2, layers: 36, hidden: 1280, heads: 20, name: big}");
+  const Model large =
+      build("model: {preset: gpt2, layers: 36, hidden: 1280, heads: 20, name: big}");
   CHECK(large.parameters() == 774'030'080);
   CHECK(large.name == "big");
   CHECK(build("model: {file: models/presets/gpt2.yaml}").parameters() == 124'439'808);
@@ -105,14 +105,14 @@ TEST_CASE("the model forms: preset name, preset with overrides, file, inline", "
 
 TEST_CASE("located errors: keys", "[yaml][errors]") {
   // 1. Unknown key (a typo) at the key itself.
-  check_error(replace(kTiny, "heads: 4", "head: 4"), 9, 53,
-              "model.layers[1].layers[1].head", "unknown key 'head'");
+  check_error(replace(kTiny, "heads: 4", "head: 4"), 9, 53, "model.layers[1].layers[1].head",
+              "unknown key 'head'");
   // 2. Missing required key at the layer map.
   check_error(replace(kTiny, ", heads: 4", ""), 9, 11, "model.layers[1].layers[1]",
               "missing required key 'heads'");
   // 3. Wrong type.
-  check_error(replace(kTiny, "vocab: 1000, hidden: 64, max", "vocab: lots, hidden: 64, max"), 4,
-              45, "model.layers[0].vocab", "expected a positive integer, got 'lots'");
+  check_error(replace(kTiny, "vocab: 1000, hidden: 64, max", "vocab: lots, hidden: 64, max"), 4, 45,
+              "model.layers[0].vocab", "expected a positive integer, got 'lots'");
   // 4. Zero size.
   check_error(replace(kTiny, "heads: 4", "heads: 0"), 9, 60, "model.layers[1].layers[1].heads",
               "expected a positive integer, got '0'");
@@ -166,8 +166,7 @@ TEST_CASE("located errors: model forms", "[yaml][errors]") {
   // 18. An override that breaks the model.
   check_error("model: {preset: gpt2, heads: 7}\n", 1, 8, "model", "heads (7) must divide hidden");
   // 19. A model file that does not exist, located at the `file` value.
-  check_error("model:\n  file: no/such/model.yaml\n", 2, 9, "model.file",
-              "cannot open model file");
+  check_error("model:\n  file: no/such/model.yaml\n", 2, 9, "model.file", "cannot open model file");
   // 20. None of the forms.
   check_error("model: {layer: []}\n", 1, 8, "model", "expected one of the keys");
   check_error("model: [gpt2]\n", 1, 8, "model", "expected a preset name");

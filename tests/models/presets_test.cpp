@@ -80,8 +80,8 @@ TEST_CASE("preset shapes", "[presets]") {
 
 TEST_CASE("each preset's YAML file builds the same graph as the builtin", "[presets][yaml]") {
   for (const auto& p : presets()) {
-    for (const BuildOptions opts : {BuildOptions{1024, DType::bf16, false},
-                                    BuildOptions{1024, DType::fp32, true}}) {
+    for (const BuildOptions opts :
+         {BuildOptions{1024, DType::bf16, false}, BuildOptions{1024, DType::fp32, true}}) {
       INFO(p.name << (opts.flash_attention ? " (fp32, flash)" : " (bf16)"));
       const std::string file = kRoot + "/models/presets/" + p.name + ".yaml";
       REQUIRE(std::filesystem::exists(file));
