@@ -1,0 +1,142 @@
+// Lowering against published closed forms: ZeRO model-state memory, pipeline bubbles and
+// in-flight micro-batches, tensor/sequence-parallel activation memory.
+#include <catch2/catch.hpp>
+
+#include "../support/fixtures.hpp"
+#include "sim/exec/player.hpp"
+#include "sim/parallel/lower.hpp"
+#include "sim/report/summary.hpp"
+
+using namespace trainsim;
+using namespace trainsim::testing;
+using hw::MemCategory;
+
+namespace {
+
+scenario::TrainingSpec mixed_adam(std::int64_t micro_batch, std::int64_t accumulation) {
+  scenario::TrainingSpec t;
+  t.micro_batch = micro_batch;
+  t.gradient_accumulation = accumulation;
+  t.precision = scenario::Precision::bf16;
+  t.optimizer = scenario::Optimizer::adam;
+  return t;
+}
+
+models::Model uniform(int layers, std::int64_t params, std::int64_t saved, std::int64_t output,
+                      double flops) {
+  std::vector<models::Layer> ls;
+  for (int i = 0; i < layers; ++i)
+    ls.push_back(plain_layer("l" + std::to_string(i), params, saved, output, flops));
+  return chain_model(ls);
+}
+
+}  // namespace
+
+TEST_CASE("ZeRO model-state memory matches Rajbhandari et al. 2020 Figure 1", "[parallel][oracle][zero]") {
+  // 7.5B parameters, 64-way data parallel, mixed-precision Adam (K = 12):
+  // stage 0: 16 psi = 120 GB; 1: 4 psi + 12 psi / 64 = 31.4 GB; 2: 2 psi + 14 psi / 64 = 16.6 GB;
+  // 3: 16 psi / 64 = 1.9 GB.
+  const auto model = uniform(75, 100'000'000, 0, 0, 0);
+  const double expected_gb[4] = {120.0, 31.40625, 16.640625, 1.875};
+  for (int zero = 0; zero <= 3; ++zero) {
+    scenario::ParallelSpec p;
+    p.data = 64;
+    p.zero = zero;
+    const auto s = make_scenario(model, ideal_device(1LL << 40), mixed_adam(1, 1), p);
+    const auto plan = parallel::lower(s);
+    const auto& ms = plan.programs[0].model_states;
+    const auto states = ms[MemCategory::weights] + ms[MemCategory::gradients] + ms[MemCategory::optimizer_states];
+    CHECK(static_cast<double>(states.value) / 1e9 == Approx(expected_gb[zero]).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("data parallelism leaves per-device model states and peak unchanged", "[parallel][oracle]") {
+  const auto model = uniform(8, 1'000'000, 50'000, 10'000, 1e9);
+  const auto one = make_scenario(model, ideal_device(1LL << 40), mixed_adam(4, 2));
+  scenario::ParallelSpec p;
+  p.data = 16;
+  const auto many = make_scenario(model, ideal_device(1LL << 40), mixed_adam(4, 2), p);
+  const auto plan1 = parallel::lower(one), plan16 = parallel::lower(many);
+  CHECK(plan1.programs[0].model_states.total() == plan16.programs[0].model_states.total());
+  const auto t1 = exec::play(plan1), t16 = exec::play(plan16);
+  // Only the all-reduce's bucket buffer is added.
+  CHECK(t16.devices[0].peak.value - t1.devices[0].peak.value <= p.bucket_size.value);
+  CHECK(plan16.devices_total == 16);
+}
+
+namespace {
+double bubble(scenario::Schedule sched, int p, int m, int v) {
+  // Compute-bound uniform layers, free communication: forward 1 ms, backward 2 ms per layer.
+  const auto model = uniform(p * v * 2, 0, 0, 0, 1e9);
+  scenario::ParallelSpec par;
+  par.pipeline = p;
+  par.schedule = sched;
+  par.virtual_stages = v;
+  const auto s = make_scenario(model, ideal_device(1LL << 40), mixed_adam(1, m), par);
+  const auto plan = parallel::lower(s);
+  const auto tl = exec::play(plan);
+  return report::summarize(s, plan, tl, false).bubble_fraction;
+}
+}  // namespace
+
+TEST_CASE("the pipeline bubble is (p - 1) / (m + p - 1) with free communication", "[parallel][oracle][pipeline]") {
+  for (int p : {2, 4, 8})
+    for (int m : {1, 4, 16}) {
+      const double expected = (p - 1.0) / (m + p - 1.0);
+      CHECK(bubble(scenario::Schedule::gpipe, p, m, 1) == Approx(expected).epsilon(1e-9));
+      CHECK(bubble(scenario::Schedule::one_f_one_b, p, m, 1) == Approx(expected).epsilon(1e-9));
+    }
+}
+
+TEST_CASE("interleaving v chunks divides the bubble by v", "[parallel][oracle][pipeline]") {
+  // Narayanan et al. 2021: bubble time (p - 1) / v of a micro-batch's time, so the fraction
+  // is (p - 1) / (v m + p - 1).
+  for (int p : {2, 4})
+    for (int v : {2, 4})
+      for (int m : {p, 2 * p, 4 * p}) {
+        const double expected = (p - 1.0) / (v * m + p - 1.0);
+        CHECK(bubble(scenario::Schedule::interleaved, p, m, v) == Approx(expected).epsilon(1e-9));
+      }
+}
+
+TEST_CASE("1F1B stage s holds p - s micro-batches of activations, GPipe holds all m", "[parallel][oracle][pipeline]") {
+  const int p = 4, m = 8;
+  const std::int64_t saved = 1'000'000;  // per sample per layer, 2 layers per stage
+  const auto model = uniform(2 * p, 0, saved, 0, 1e9);
+  for (auto sched : {scenario::Schedule::one_f_one_b, scenario::Schedule::gpipe}) {
+    scenario::ParallelSpec par;
+    par.pipeline = p;
+    par.schedule = sched;
+    const auto s = make_scenario(model, ideal_device(1LL << 40), mixed_adam(1, m), par);
+    const auto tl = exec::play(parallel::lower(s));
+    for (int stage = 0; stage < p; ++stage) {
+      const std::int64_t in_flight = sched == scenario::Schedule::gpipe ? m : p - stage;
+      CHECK(tl.devices[stage].at_peak[MemCategory::activations].value == in_flight * 2 * saved);
+    }
+  }
+}
+
+TEST_CASE("the pipeline peak per stage never exceeds the single-device peak", "[parallel][property]") {
+  const auto model = uniform(8, 1'000'000, 200'000, 20'000, 1e9);
+  const auto one = exec::play(parallel::lower(make_scenario(model, ideal_device(1LL << 40), mixed_adam(2, 8))));
+  for (int p : {2, 4, 8}) {
+    scenario::ParallelSpec par;
+    par.pipeline = p;
+    const auto tl = exec::play(parallel::lower(make_scenario(model, ideal_device(1LL << 40), mixed_adam(2, 8), par)));
+    for (const auto& d : tl.devices) CHECK(d.peak <= one.devices[0].peak);
+  }
+}
+
+TEST_CASE("each ZeRO stage uses no more memory than the one before", "[parallel][property][zero]") {
+  const auto model = uniform(6, 5'000'000, 100'000, 10'000, 1e9);
+  core::Bytes previous{INT64_MAX};
+  for (int zero = 0; zero <= 3; ++zero) {
+    scenario::ParallelSpec p;
+    p.data = 8;
+    p.zero = zero;
+    p.bucket_size = core::Bytes{1'000'000};
+    const auto tl = exec::play(parallel::lower(make_scenario(model, ideal_device(1LL << 40), mixed_adam(1, 2), p)));
+    CHECK(tl.devices[0].peak <= previous);
+    previous = tl.devices[0].peak;
+  }
+}
