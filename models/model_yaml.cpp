@@ -20,6 +20,9 @@ namespace {
 
 using yamlio::MapReader;
 
+// Far beyond any real model, small enough that a typo cannot exhaust memory.
+constexpr std::int64_t kMaxRepeat = 100'000;
+
 // Names visible to `inputs:` in one scope: the top level, or one copy of a group.
 struct Scope {
   std::map<std::string, Vertex> names;
@@ -84,6 +87,9 @@ struct GraphBuilder {
     g.only({"name", "repeat", "layers"});
     const std::string name = g.string("name");
     const std::int64_t repeat = g.positive_or("repeat", 1);
+    if (repeat > kMaxRepeat)
+      g.fail_at("repeat", "expected at most " + std::to_string(kMaxRepeat) + " copies, got " +
+                              std::to_string(repeat));
     const YAML::Node items = g.get("layers");
     if (!items.IsSequence() || items.size() == 0)
       g.fail_at("layers", "expected a non-empty list of layers, got " + yamlio::describe(items));
@@ -204,7 +210,9 @@ Model build_preset_map(const MapReader& r, const BuildOptions& opts) {
             "max_positions"});
     t->name = r.optional_string("name").value_or(t->name);
     const std::int64_t layers = r.positive_or("layers", t->layers);
-    if (layers > 1'000'000) r.fail_at("layers", "expected at most 1000000 layers");
+    if (layers > kMaxRepeat)
+      r.fail_at("layers", "expected at most " + std::to_string(kMaxRepeat) + " layers, got " +
+                              std::to_string(layers));
     t->layers = static_cast<int>(layers);
     t->hidden = r.positive_or("hidden", t->hidden);
     t->heads = r.positive_or("heads", t->heads);

@@ -1,5 +1,6 @@
 #include "sim/core/units.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
@@ -24,7 +25,11 @@ std::int64_t checked_mul(std::int64_t a, std::int64_t b) {
 Duration duration_from_seconds(double seconds) {
   if (!(seconds >= 0) || !std::isfinite(seconds))
     throw std::invalid_argument("duration must be a finite non-negative number of seconds");
-  const double ns = std::ceil(seconds * 1e9);
+  // Round up, except that a product within floating-point noise of a whole nanosecond is that
+  // nanosecond (800e-9 s * 1e9 is 800.0000000000001, which must stay 800 ns).
+  const double raw = seconds * 1e9;
+  const double nearest = std::round(raw);
+  const double ns = std::fabs(raw - nearest) <= 1e-9 * std::max(1.0, raw) ? nearest : std::ceil(raw);
   if (ns >= 9.2e18) throw OverflowError("duration exceeds 292 years of simulated time");
   if (seconds > 0 && ns < 1) return Duration{1};
   return Duration{static_cast<std::int64_t>(ns)};

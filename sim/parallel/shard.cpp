@@ -13,7 +13,8 @@ std::vector<LayerShard> shard_layers(const models::Model& m, std::int64_t t, boo
     const core::Bytes replicated_saved = l.saved - l.saved_split;
     s.saved = l.saved_split / t + (sp ? replicated_saved / t : replicated_saved);
     s.saved_core = l.saved_attention_core / t;
-    s.full_output = l.output;
+    // What one tensor-parallel all-reduce moves (the loss head reduces its input gradient).
+    s.full_output = l.tp_allreduce_bytes.value > 0 ? l.tp_allreduce_bytes : l.output;
     s.output = (l.output_split || sp) ? l.output / t : l.output;
     const bool split_work = l.params_split > 0 || l.saved_split.value > 0 || l.output_split;
     const std::int64_t work_div = (split_work || sp) ? t : 1;

@@ -14,7 +14,7 @@ struct LayerShard {
   core::Bytes saved{};            // saved for backward, per sample
   core::Bytes saved_core{};       // of which selective recomputation drops, per sample
   core::Bytes output{};           // output, per sample, as held on this device
-  core::Bytes full_output{};      // output before any split (what an all-reduce moves)
+  core::Bytes full_output{};      // bytes of one tensor-parallel all-reduce, per sample
   core::Bytes io{};               // activation bytes moved by the forward kernels, per sample
   double flops = 0;               // forward FLOPs per sample on this device
   double core_flops = 0;          // of which the attention core

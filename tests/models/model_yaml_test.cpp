@@ -99,6 +99,10 @@ TEST_CASE("the model forms: preset name, preset with overrides, file, inline", "
   CHECK(large.name == "big");
   CHECK(build("model: {file: models/presets/gpt2.yaml}").parameters() == 124'439'808);
   CHECK(build("model: {preset: resnet50, name: r}").name == "r");
+  // Llama 2 70B from the 7B preset (GQA with 8 KV heads): HF's 68,976,648,192 parameters.
+  CHECK(build("model: {preset: llama2-7b, layers: 80, hidden: 8192, heads: 64, kv_heads: 8, "
+              "ffn: 28672}")
+            .parameters() == 68'976'648'192);
   CHECK(build("model: {preset: llama2-7b, layers: 2}").parameters() ==
         2 * 32000 * 4096 + 2 * (2 * 4096 + 4 * 4096 * 4096 + 3 * 4096 * 11008) + 4096);
 }
