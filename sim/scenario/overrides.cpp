@@ -34,7 +34,7 @@ void set_at(YAML::Node node, const std::vector<std::string>& keys, std::size_t i
     node[keys[i]] = fresh;
   } else if (child.IsScalar()) {
     YAML::Node fresh(YAML::NodeType::Map);
-    fresh["preset"] = child.Scalar();
+    fresh["preset"] = child;  // the node itself, so errors still point into the file
     node[keys[i]] = fresh;
   } else if (!child.IsMap()) {
     throw std::invalid_argument("'" + keys[i] + "' is a list, not a mapping");

@@ -95,9 +95,12 @@ hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node) {
   if (m.has("kernel_launch")) d.kernel_launch = m.duration("kernel_launch");
   m.finish();
   if (d.memory.value <= 0) ctx.fail(m.node("memory"), m.path_of("memory"), "expected a positive memory size");
-  if (d.reserved >= d.memory)
-    ctx.fail(node, path, "reserved bytes (" + core::format_bytes(d.reserved) +
+  if (d.reserved >= d.memory) {
+    // Point at whichever of the two the user wrote (reserved first); else at the device.
+    const char* key = m.has("reserved") ? "reserved" : (m.has("memory") ? "memory" : nullptr);
+    ctx.fail(key ? m.node(key) : node, key ? m.path_of(key) : path, "reserved bytes (" + core::format_bytes(d.reserved) +
                              ") must be smaller than the memory (" + core::format_bytes(d.memory) + ")");
+  }
   return d;
 }
 
@@ -138,6 +141,11 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
   p.data = m.positive_int_or("data", 1);
   p.tensor = m.positive_int_or("tensor", 1);
   p.pipeline = m.positive_int_or("pipeline", 1);
+  try {
+    core::checked_mul(core::checked_mul(p.data, p.tensor), p.pipeline);
+  } catch (const core::OverflowError&) {
+    ctx.fail(node, "parallel", "data x tensor x pipeline must fit in 64 bits");
+  }
   p.zero = static_cast<int>(m.non_negative_int_or("zero", 0));
   if (p.zero > 3) ctx.fail(m.node("zero"), m.path_of("zero"), "expected a ZeRO stage 0, 1, 2 or 3");
   const auto s = m.choice("schedule", {"gpipe", "1f1b", "interleaved"}, "1f1b");
@@ -211,8 +219,9 @@ ClusterSpec read_cluster(const YamlContext& ctx, const YAML::Node& node, const h
     return c;
   }
   MapReader m(ctx, node, "cluster");
-  c.nodes = m.positive_int_or("nodes", 1);
-  c.gpus_per_node = m.positive_int_or("gpus_per_node", 8);
+  // Absent sizes default as without a cluster section: up to 8 GPUs a node, enough nodes.
+  c.gpus_per_node = m.positive_int_or("gpus_per_node", devices < 8 ? devices : 8);
+  c.nodes = m.positive_int_or("nodes", (devices + c.gpus_per_node - 1) / c.gpus_per_node);
   c.intra_node = read_link(ctx, m.node("intra_node"), m.path_of("intra_node"), c.intra_node);
   c.inter_node = read_link(ctx, m.node("inter_node"), m.path_of("inter_node"), c.inter_node);
   m.finish();
@@ -231,6 +240,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   Scenario s;
   s.file = path;
   s.name = top.string_or("name", std::filesystem::path(path).stem().string());
+  // Missing sections are reported at the top-level mapping (an absent node has no place).
+  for (const char* key : {"device", "training"})
+    if (!top.has(key)) ctx.fail(root, key, std::string("missing required key '") + key + "'");
   s.device = read_device(ctx, top.node("device"));
   bool seq_len_given = false;
   YAML::Node training_node = top.node("training");
@@ -258,7 +270,17 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
                                                                     : models::DType::bf16;
   opts.flash_attention = s.training.flash_attention;
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
-  s.model = models::build_model(model_node, path, "model", opts, base_dir);
+  try {
+    s.model = models::build_model(model_node, path, "model", opts, base_dir);
+  } catch (const core::ConfigError& e) {
+    // models/ knows only the file; a value that came from --set is located in its argument.
+    if (e.where().file == path) {
+      const int column = e.where().line > 0 ? e.where().column - 1 : -1;
+      if (auto at = ctx.override_location(e.key_path(), column))
+        throw core::ConfigError(*at, e.key_path(), e.detail());
+    }
+    throw;
+  }
   if (s.model.sequence_model && !seq_len_given)
     ctx.fail(training_node, "training.seq_len",
              "missing required key 'seq_len' (model '" + s.model.name + "' is a sequence model)");
@@ -266,7 +288,16 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 
   // Batch arithmetic: global = micro x accumulation x data; give any two.
   auto& t = s.training;
-  const std::int64_t per_step = core::checked_mul(t.micro_batch, s.parallel.data);
+  const YAML::Node& training_map = training_node;  // const: lookups must not insert keys
+  auto batch_mul = [&](std::int64_t a, std::int64_t b) -> std::int64_t {
+    try {
+      return core::checked_mul(a, b);
+    } catch (const core::OverflowError&) {
+      ctx.fail(training_map["micro_batch"], "training.micro_batch",
+               "micro_batch x gradient_accumulation x data must fit in 64 bits");
+    }
+  };
+  const std::int64_t per_step = batch_mul(t.micro_batch, s.parallel.data);
   if (t.global_batch > 0) {
     if (t.global_batch % per_step != 0)
       ctx.fail(global_batch_node, "training.global_batch",
@@ -276,11 +307,11 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     if (t.gradient_accumulation > 0 && t.gradient_accumulation != acc)
       ctx.fail(global_batch_node, "training.global_batch",
                "global_batch must equal micro_batch x gradient_accumulation x data = " +
-                   std::to_string(core::checked_mul(per_step, t.gradient_accumulation)));
+                   std::to_string(batch_mul(per_step, t.gradient_accumulation)));
     t.gradient_accumulation = acc;
   } else {
     if (t.gradient_accumulation == 0) t.gradient_accumulation = 1;
-    t.global_batch = core::checked_mul(per_step, t.gradient_accumulation);
+    t.global_batch = batch_mul(per_step, t.gradient_accumulation);
   }
   LayoutNodes nodes{root, training_node, parallel_node, cluster_node,
                     cluster_node.IsDefined() && !cluster_node.IsNull()};

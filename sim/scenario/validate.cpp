@@ -1,5 +1,6 @@
 #include "sim/scenario/validate.hpp"
 
+#include <limits>
 #include <set>
 
 namespace trainsim::scenario {
@@ -86,7 +87,12 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
   }
 
   // Refuse work that would take unreasonably long instead of hanging.
-  const std::int64_t ops = core::checked_mul(s.training.gradient_accumulation, 2 * layers + 8);
+  std::int64_t ops = std::numeric_limits<std::int64_t>::max();
+  try {
+    ops = core::checked_mul(s.training.gradient_accumulation, 2 * layers + 8);
+  } catch (const core::OverflowError&) {
+    // More than 64 bits of ops is certainly above the limit.
+  }
   if (ops > max_ops)
     ctx.fail(child_or(n.training, "gradient_accumulation"), "training.gradient_accumulation",
              "this step would play about " + str(ops) + " ops (micro-batches x layers), above the "

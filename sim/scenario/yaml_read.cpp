@@ -6,18 +6,26 @@
 
 namespace trainsim::scenario {
 
-core::SourceLocation YamlContext::locate(const YAML::Node& node, const std::string& path) const {
+std::optional<core::SourceLocation> YamlContext::override_location(const std::string& path,
+                                                                   int node_column) const {
   // The longest override that is a prefix of `path` owns the value.
   for (auto it = overrides_.rbegin(); it != overrides_.rend(); ++it) {
     const std::string& p = it->first;
     if (path == p || (path.size() > p.size() && path.compare(0, p.size(), p) == 0 &&
                       (path[p.size()] == '.' || path[p.size()] == '['))) {
-      int col = it->second.value_column;
-      if (node.IsDefined() && node.Mark().line >= 0) col += node.Mark().column;
-      return {"--set " + it->second.argument, 1, col};
+      // A node without a place was made by set_at (a key, or a map on the way): the key path,
+      // which starts the argument.
+      const int col = node_column >= 0 ? it->second.value_column + node_column : 1;
+      return core::SourceLocation{"--set " + it->second.argument, 1, col};
     }
   }
-  if (node.IsDefined() && node.Mark().line >= 0)
+  return std::nullopt;
+}
+
+core::SourceLocation YamlContext::locate(const YAML::Node& node, const std::string& path) const {
+  const bool placed = node.IsDefined() && node.Mark().line >= 0;
+  if (auto at = override_location(path, placed ? node.Mark().column : -1)) return *at;
+  if (placed)
     return {file_, node.Mark().line + 1, node.Mark().column + 1};
   return {file_, 0, 0};
 }

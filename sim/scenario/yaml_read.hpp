@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -30,6 +31,10 @@ class YamlContext {
   void add_override(const std::string& path, OverrideOrigin origin) { overrides_[path] = origin; }
 
   core::SourceLocation locate(const YAML::Node& node, const std::string& path) const;
+  // Where a value at `path` came from when a --set override supplied it (nullopt otherwise).
+  // `node_column` is the node's 0-based column within the value text, -1 when unknown.
+  std::optional<core::SourceLocation> override_location(const std::string& path,
+                                                        int node_column) const;
   [[noreturn]] void fail(const YAML::Node& node, const std::string& path,
                          const std::string& expected) const;
 

@@ -1,0 +1,490 @@
+// Bad scenarios: every one is a ConfigError that names the file, line and column, the key
+// path and what was expected. Each case writes its own file, so line/column are exact.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "scenario_files.hpp"
+
+using namespace trainsim;
+using trainsim::test::load_error;
+using trainsim::test::TempDir;
+
+namespace {
+
+// Where and what a load must fail with. An empty `file` means the scenario file itself.
+struct Expected {
+  int line;
+  int column;
+  std::string key_path;
+  std::string says;  // a phrase of the message
+  std::string file = "";
+};
+
+void expect_error(const std::string& text, const Expected& x,
+                  const std::vector<std::string>& sets = {}) {
+  TempDir dir;
+  const auto f = load_error(dir, text, sets);
+  INFO("scenario:\n" << text);
+  REQUIRE(f.error.has_value());
+  const core::ConfigError& e = *f.error;
+  INFO("error: " << e.what());
+  CHECK(e.where().file == (x.file.empty() ? f.path : x.file));
+  CHECK(e.where().line == x.line);
+  CHECK(e.where().column == x.column);
+  CHECK(e.key_path() == x.key_path);
+  CHECK_THAT(e.detail(), Catch::Contains(x.says));
+  // The one-line message a user sees starts with file:line:col.
+  if (x.line > 0)
+    CHECK_THAT(std::string(e.what()),
+               Catch::StartsWith(e.where().file + ":" + std::to_string(x.line) + ":" +
+                                 std::to_string(x.column) + ": "));
+}
+
+// A valid scenario (lines 1-5) that cases extend with lines 6 onwards.
+const std::string kBase =
+    "model: gpt2\n"
+    "device: a100-80gb\n"
+    "training:\n"
+    "  micro_batch: 2\n"
+    "  seq_len: 1024\n";
+
+// kBase with line 4 replaced by `  micro_batch: <value>` (the value starts at column 16).
+std::string with_micro_batch(const std::string& value) {
+  return "model: gpt2\n"
+         "device: a100-80gb\n"
+         "training:\n"
+         "  micro_batch: " + value + "\n"
+         "  seq_len: 1024\n";
+}
+
+// A device block at lines 2-4 whose line 4 is `  <line4>`.
+std::string with_device_line(const std::string& line4) {
+  return "model: gpt2\n"
+         "device:\n"
+         "  preset: a100-80gb\n"
+         "  " + line4 + "\n"
+         "training: {micro_batch: 2, seq_len: 1024}\n";
+}
+
+}  // namespace
+
+TEST_CASE("the valid base scenario used by the error cases loads") {
+  TempDir dir;
+  CHECK_NOTHROW(test::load_text(dir, kBase));
+}
+
+// --- YAML itself ---------------------------------------------------------------------------
+
+TEST_CASE("an unclosed flow mapping is malformed YAML located in the file") {
+  expect_error("model: gpt2\nparallel: {data: 2\ndevice: a100-80gb\n",
+               {3, 7, "", "malformed YAML"});
+}
+
+TEST_CASE("a dedented key inside a mapping is malformed YAML") {
+  expect_error("model: gpt2\ntraining:\n    micro_batch: 2\n  seq_len: 1024\n",
+               {4, 3, "", "malformed YAML"});
+}
+
+TEST_CASE("a top-level list is rejected: a scenario is a mapping") {
+  expect_error("- model: gpt2\n- device: a100-80gb\n", {1, 1, "", "expected a mapping"});
+}
+
+TEST_CASE("a top-level scalar is rejected: a scenario is a mapping") {
+  expect_error("just some words\n", {1, 1, "", "expected a mapping"});
+}
+
+TEST_CASE("a missing scenario file names the file") {
+  const std::string path = "/nonexistent-trainsim-dir/none.yaml";
+  try {
+    scenario::load_scenario(path);
+    FAIL("no error for a missing file");
+  } catch (const core::ConfigError& e) {
+    CHECK(e.where().file == path);
+    CHECK(e.where().line == 0);
+    CHECK_THAT(e.detail(), Catch::Contains("cannot open file"));
+    CHECK_THAT(std::string(e.what()), Catch::StartsWith(path + ": "));
+  }
+}
+
+// --- unknown keys ----------------------------------------------------------------------------
+
+TEST_CASE("an unknown top-level key is located at the key and lists the known ones") {
+  expect_error(kBase + "optimiser: adam\n", {6, 1, "optimiser", "unknown key 'optimiser'"});
+  expect_error(kBase + "optimiser: adam\n", {6, 1, "optimiser", "training"});
+}
+
+TEST_CASE("an unknown key inside training is located at the key") {
+  expect_error(kBase + "  precison: fp16\n",
+               {6, 3, "training.precison", "unknown key 'precison'; expected one of:"});
+  expect_error(kBase + "  precison: fp16\n", {6, 3, "training.precison", "precision"});
+}
+
+TEST_CASE("an unknown key inside parallel is located at the key") {
+  expect_error(kBase + "parallel:\n  pipelines: 2\n",
+               {7, 3, "parallel.pipelines", "unknown key 'pipelines'"});
+}
+
+TEST_CASE("an unknown key inside device is located at the key") {
+  expect_error(with_device_line("memroy: 40GiB"), {4, 3, "device.memroy", "unknown key 'memroy'"});
+}
+
+TEST_CASE("an unknown key inside cluster is located at the key") {
+  expect_error(kBase + "cluster:\n  node: 2\n", {7, 3, "cluster.node", "unknown key 'node'"});
+}
+
+TEST_CASE("an unknown key inside a link is located at the key") {
+  expect_error(kBase + "cluster:\n  inter_node: {preset: ib-ndr, bandwith: 50GB/s}\n",
+               {7, 32, "cluster.inter_node.bandwith", "unknown key 'bandwith'"});
+}
+
+// --- missing required keys -------------------------------------------------------------------
+
+TEST_CASE("a missing model is reported at the top-level mapping") {
+  expect_error("device: a100-80gb\ntraining:\n  micro_batch: 2\n  seq_len: 1024\n",
+               {1, 1, "model", "missing required key 'model'"});
+}
+
+TEST_CASE("a missing device is reported at the top-level mapping") {
+  expect_error("model: gpt2\ntraining:\n  micro_batch: 2\n  seq_len: 1024\n",
+               {1, 1, "device", "missing required key 'device'"});
+}
+
+TEST_CASE("a missing training section is reported at the top-level mapping") {
+  expect_error("model: gpt2\ndevice: a100-80gb\n", {1, 1, "training", "missing required key 'training'"});
+}
+
+TEST_CASE("a missing micro_batch is reported at the training mapping") {
+  expect_error("model: gpt2\ndevice: a100-80gb\ntraining:\n  seq_len: 1024\n",
+               {4, 3, "training.micro_batch", "missing required key 'micro_batch'"});
+}
+
+TEST_CASE("a missing seq_len for a sequence model names the model") {
+  expect_error("model: gpt2\ndevice: a100-80gb\ntraining:\n  micro_batch: 2\n",
+               {4, 3, "training.seq_len", "missing required key 'seq_len'"});
+  expect_error("model: gpt2\ndevice: a100-80gb\ntraining:\n  micro_batch: 2\n",
+               {4, 3, "training.seq_len", "'gpt2' is a sequence model"});
+}
+
+TEST_CASE("a custom device without peak_flops is reported at the device mapping") {
+  expect_error("model: gpt2\ndevice:\n  memory: 24GiB\n  memory_bandwidth: 1TB/s\n"
+               "training: {micro_batch: 2, seq_len: 1024}\n",
+               {3, 3, "device.peak_flops", "missing required key 'peak_flops'"});
+}
+
+// --- wrong types and out-of-range integers --------------------------------------------------
+
+TEST_CASE("a list where an integer belongs is rejected") {
+  expect_error(with_micro_batch("[1, 2]"),
+               {4, 16, "training.micro_batch", "expected a positive integer, got a list"});
+}
+
+TEST_CASE("a word where an integer belongs is rejected") {
+  expect_error(with_micro_batch("four"),
+               {4, 16, "training.micro_batch", "expected a positive integer, got 'four'"});
+}
+
+TEST_CASE("a negative micro_batch is rejected") {
+  expect_error(with_micro_batch("-2"), {4, 16, "training.micro_batch", "expected a positive integer"});
+}
+
+TEST_CASE("a zero micro_batch is rejected") {
+  expect_error(with_micro_batch("0"), {4, 16, "training.micro_batch", "expected a positive integer"});
+}
+
+TEST_CASE("a fractional micro_batch is rejected") {
+  expect_error(with_micro_batch("1.5"),
+               {4, 16, "training.micro_batch", "expected a positive integer, got '1.5'"});
+}
+
+TEST_CASE("an integer beyond 64 bits is rejected") {
+  expect_error(with_micro_batch("99999999999999999999"),
+               {4, 16, "training.micro_batch", "fits in 64 bits"});
+}
+
+TEST_CASE("a batch whose product overflows 64 bits is a located error") {
+  // 2^62 x data 4 does not fit in a signed 64-bit count.
+  expect_error(with_micro_batch("4611686018427387904") + "parallel: {data: 4}\n",
+               {4, 16, "training.micro_batch", "64 bits"});
+}
+
+TEST_CASE("a global batch too large to play is refused at training") {
+  // 9e18 micro-batches of accumulation: the op count overflows 64 bits and is over any limit.
+  expect_error(kBase + "  global_batch: 9000000000000000000\n",
+               {4, 3, "training.gradient_accumulation", "raise it with limits.max_ops"});
+}
+
+TEST_CASE("a parallel layout beyond 64 bits of devices is refused") {
+  expect_error(kBase + "parallel: {data: 4294967296, tensor: 4294967296}\n",
+               {6, 11, "parallel", "data x tensor x pipeline must fit in 64 bits"});
+}
+
+TEST_CASE("a mapping where the device belongs must be a preset or a device mapping") {
+  expect_error("model: gpt2\ndevice: [a100-80gb]\ntraining: {micro_batch: 2, seq_len: 1024}\n",
+               {2, 9, "device", "expected a mapping"});
+}
+
+TEST_CASE("a non-boolean sequence_parallel is rejected") {
+  expect_error(kBase + "parallel:\n  sequence_parallel: maybe\n",
+               {7, 22, "parallel.sequence_parallel", "expected true or false"});
+}
+
+TEST_CASE("split_points must be a list") {
+  expect_error(kBase + "parallel:\n  split_points: 3\n",
+               {7, 17, "parallel.split_points", "expected a list of layer indices"});
+}
+
+TEST_CASE("an efficiency above 1 is rejected") {
+  expect_error(with_device_line("matmul_efficiency: 1.5"),
+               {4, 22, "device.matmul_efficiency", "expected a fraction in (0, 1]"});
+}
+
+// --- quantities and units --------------------------------------------------------------------
+
+TEST_CASE("a memory size without a unit is rejected") {
+  expect_error(with_device_line("memory: 80"), {4, 11, "device.memory", "missing unit"});
+}
+
+TEST_CASE("a memory size with a misspelt unit is rejected") {
+  expect_error(with_device_line("memory: 80GiBs"),
+               {4, 11, "device.memory", "unknown size unit 'GiBs'"});
+}
+
+TEST_CASE("a size unit where a bandwidth belongs is rejected") {
+  expect_error(with_device_line("memory_bandwidth: 900GB"),
+               {4, 21, "device.memory_bandwidth", "unknown bandwidth unit 'GB'"});
+}
+
+TEST_CASE("a kernel launch time without a unit is rejected") {
+  expect_error(with_device_line("kernel_launch: 5"), {4, 18, "device.kernel_launch", "missing unit"});
+}
+
+TEST_CASE("a size beyond 64 bits is rejected") {
+  expect_error(with_device_line("memory: 1e30GB"), {4, 11, "device.memory", "exceeds 8 EiB"});
+}
+
+TEST_CASE("a link latency without a unit is rejected") {
+  expect_error(kBase + "cluster:\n  inter_node:\n    latency: 5\n",
+               {8, 14, "cluster.inter_node.latency", "missing unit"});
+}
+
+// --- names and choices -----------------------------------------------------------------------
+
+TEST_CASE("an unknown device preset lists the known ones") {
+  expect_error("model: gpt2\ndevice: a100-81gb\ntraining: {micro_batch: 2, seq_len: 1024}\n",
+               {2, 9, "device", "unknown device preset 'a100-81gb'; expected one of: "});
+  expect_error("model: gpt2\ndevice: a100-81gb\ntraining: {micro_batch: 2, seq_len: 1024}\n",
+               {2, 9, "device", "a100-80gb"});
+}
+
+TEST_CASE("an unknown device preset inside a device mapping is located at the name") {
+  expect_error("model: gpt2\ndevice:\n  preset: h100\ntraining: {micro_batch: 2, seq_len: 1024}\n",
+               {3, 11, "device.preset", "unknown device preset 'h100'"});
+}
+
+TEST_CASE("an unknown model preset lists the known ones") {
+  expect_error("model: gpt5\ndevice: a100-80gb\ntraining: {micro_batch: 2, seq_len: 1024}\n",
+               {1, 8, "model", "unknown model preset 'gpt5'; known presets: "});
+}
+
+TEST_CASE("an unknown link preset lists the known ones") {
+  expect_error(kBase + "cluster:\n  intra_node: nvlink9\n",
+               {7, 15, "cluster.intra_node", "unknown link preset 'nvlink9'"});
+}
+
+TEST_CASE("an unknown precision lists the choices") {
+  expect_error(kBase + "  precision: fp8\n",
+               {6, 14, "training.precision", "expected one of fp32 | fp16 | bf16, got 'fp8'"});
+}
+
+TEST_CASE("an unknown optimizer lists the choices") {
+  expect_error(kBase + "  optimizer: lamb\n",
+               {6, 14, "training.optimizer", "expected one of sgd | momentum | adam | adamw"});
+}
+
+TEST_CASE("an unknown recompute mode lists the choices") {
+  expect_error(kBase + "  recompute: some\n",
+               {6, 14, "training.recompute", "expected one of none | selective | full"});
+}
+
+TEST_CASE("an unknown attention kind lists the choices") {
+  expect_error(kBase + "  attention: sparse\n",
+               {6, 14, "training.attention", "expected one of standard | flash"});
+}
+
+TEST_CASE("an unknown schedule lists the choices") {
+  expect_error(kBase + "parallel:\n  schedule: zb\n",
+               {7, 13, "parallel.schedule", "expected one of gpipe | 1f1b | interleaved"});
+}
+
+TEST_CASE("ZeRO stage 4 does not exist") {
+  expect_error(kBase + "parallel:\n  zero: 4\n", {7, 9, "parallel.zero", "expected a ZeRO stage 0, 1, 2 or 3"});
+}
+
+// --- models ---------------------------------------------------------------------------------
+
+TEST_CASE("a model file that does not exist is reported at the file key") {
+  expect_error("model: {file: nowhere.yaml}\ndevice: a100-80gb\ntraining: {micro_batch: 2}\n",
+               {1, 15, "model.file", "cannot open model file"});
+  expect_error("model: {file: nowhere.yaml}\ndevice: a100-80gb\ntraining: {micro_batch: 2}\n",
+               {1, 15, "model.file", "nowhere.yaml"});
+}
+
+TEST_CASE("a model file whose inputs form a cycle is reported in the model file") {
+  TempDir dir;
+  const std::string model = dir.write(
+      "cyc.yaml",
+      "name: cyc\n"
+      "sequence_model: false\n"
+      "layers:\n"
+      "  - {name: fc0, kind: linear, in: 8, out: 8}\n"
+      "  - {name: fc1, kind: linear, in: 8, out: 8, inputs: [fc2]}\n"
+      "  - {name: fc2, kind: linear, in: 8, out: 8, inputs: [fc1]}\n"
+      "  - {name: loss, kind: loss, vocab: 8, head: none}\n");
+  const auto f = load_error(dir, "model: {file: cyc.yaml}\ndevice: a100-80gb\ntraining: {micro_batch: 2}\n");
+  REQUIRE(f.error.has_value());
+  const auto& e = *f.error;
+  INFO(e.what());
+  CHECK(e.where().file == model);
+  CHECK(e.where().line == 6);
+  CHECK(e.where().column == 54);
+  CHECK(e.key_path() == "layers[2].inputs");
+  CHECK_THAT(e.detail(), Catch::Contains("must not form a cycle"));
+  CHECK_THAT(e.detail(), Catch::Contains("fc2 -> fc1 -> fc2"));
+}
+
+namespace {
+// An inline layer graph (lines 1-6) whose second layer is `line6`, followed by device and
+// training.
+std::string inline_model(const std::string& line6) {
+  return "model:\n"
+         "  name: m\n"
+         "  sequence_model: false\n"
+         "  layers:\n"
+         "    - {name: fc0, kind: linear, in: 8, out: 8}\n"
+         "    " + line6 + "\n"
+         "    - {name: loss, kind: loss, vocab: 8, head: none}\n"
+         "device: a100-80gb\n"
+         "training: {micro_batch: 2}\n";
+}
+}  // namespace
+
+TEST_CASE("an inline model loads when its layers are well formed") {
+  TempDir dir;
+  const auto s = test::load_text(dir, inline_model("- {name: fc1, kind: linear, in: 8, out: 8}"));
+  CHECK(s.model.name == "m");
+  CHECK(s.model.parameters() == 2 * (8 * 8 + 8));
+}
+
+TEST_CASE("duplicate layer names are located at the second name") {
+  expect_error(inline_model("- {name: fc0, kind: linear, in: 8, out: 8}"),
+               {6, 14, "model.layers[1].name", "duplicate name 'fc0'"});
+}
+
+TEST_CASE("an input naming no layer is located at the name") {
+  expect_error(inline_model("- {name: fc1, kind: linear, in: 8, out: 8, inputs: [fc9]}"),
+               {6, 57, "model.layers[1].inputs[0]", "unknown input 'fc9'"});
+}
+
+// --- cross-key rules ------------------------------------------------------------------------
+
+TEST_CASE("global_batch must be divisible by data x micro_batch") {
+  expect_error(kBase + "  global_batch: 6\nparallel: {data: 2}\n",
+               {6, 17, "training.global_batch", "is not divisible by data x micro_batch = 4"});
+}
+
+TEST_CASE("global_batch must agree with gradient_accumulation") {
+  expect_error(kBase + "  gradient_accumulation: 2\n  global_batch: 8\n",
+               {7, 17, "training.global_batch",
+                "must equal micro_batch x gradient_accumulation x data = 4"});
+}
+
+TEST_CASE("virtual_stages above 1 needs the interleaved schedule") {
+  expect_error(kBase + "parallel:\n  schedule: 1f1b\n  virtual_stages: 2\n",
+               {8, 19, "parallel.virtual_stages", "needs schedule: interleaved"});
+  expect_error(kBase + "parallel:\n  virtual_stages: 2\n",
+               {7, 19, "parallel.virtual_stages", "needs schedule: interleaved"});
+}
+
+TEST_CASE("reserved bytes at or above the memory are located at reserved") {
+  expect_error(with_device_line("reserved: 80GiB"),
+               {4, 13, "device.reserved", "must be smaller than the memory"});
+}
+
+TEST_CASE("memory lowered below the preset's reserved bytes is located at memory") {
+  expect_error(with_device_line("memory: 1GiB"), {4, 11, "device.memory", "must be smaller than the memory"});
+}
+
+// --- --set overrides --------------------------------------------------------------------------
+
+TEST_CASE("a --set without = is a usage error located in the argument") {
+  expect_error(kBase, {1, 1, "", "expected key.path=value", "--set training.micro_batch"},
+               {"training.micro_batch"});
+}
+
+TEST_CASE("a --set with an empty key in its path is rejected") {
+  expect_error(kBase, {1, 1, "training..micro_batch", "empty key", "--set training..micro_batch=4"},
+               {"training..micro_batch=4"});
+}
+
+TEST_CASE("a --set with nothing after = is rejected at the value") {
+  expect_error(kBase, {1, 22, "training.micro_batch", "missing value", "--set training.micro_batch="},
+               {"training.micro_batch="});
+}
+
+TEST_CASE("a --set with a malformed value is rejected") {
+  expect_error(kBase, {1, 22, "training.micro_batch", "malformed value", "--set training.micro_batch=[1"},
+               {"training.micro_batch=[1"});
+}
+
+TEST_CASE("a --set with a bad value is located at the value in the argument") {
+  expect_error(kBase,
+               {1, 22, "training.micro_batch", "expected a positive integer, got 'abc'",
+                "--set training.micro_batch=abc"},
+               {"training.micro_batch=abc"});
+}
+
+TEST_CASE("a --set with an unknown key is located at the key in the argument") {
+  expect_error(kBase, {1, 1, "training.micro_bach", "unknown key 'micro_bach'", "--set training.micro_bach=4"},
+               {"training.micro_bach=4"});
+}
+
+TEST_CASE("a --set with a missing unit is located at the value") {
+  expect_error(kBase, {1, 15, "device.memory", "missing unit", "--set device.memory=80"},
+               {"device.memory=80"});
+}
+
+TEST_CASE("a --set on a preset model with a bad value is located in the argument") {
+  expect_error(kBase, {1, 14, "model.layers", "expected a positive integer", "--set model.layers=abc"},
+               {"model.layers=abc"});
+}
+
+TEST_CASE("a --set of a key a non-transformer preset does not take is located in the argument") {
+  expect_error("model: mlp\ndevice: a100-80gb\ntraining: {micro_batch: 2}\n",
+               {1, 1, "model.layers", "unknown key 'layers'", "--set model.layers=3"},
+               {"model.layers=3"});
+}
+
+TEST_CASE("a --set through a list is rejected") {
+  expect_error(kBase + "parallel:\n  split_points: [6]\n",
+               {1, 1, "parallel.split_points.x", "is a list", "--set parallel.split_points.x=1"},
+               {"parallel.split_points.x=1"});
+}
+
+TEST_CASE("a --set on a preset with an unknown name still locates the name in the file") {
+  expect_error("model: gpt5\ndevice: a100-81gb\ntraining: {micro_batch: 2, seq_len: 1024}\n",
+               {2, 9, "device.preset", "unknown device preset 'a100-81gb'"}, {"device.memory=40GiB"});
+  expect_error("model: gpt5\ndevice: a100-80gb\ntraining: {micro_batch: 2, seq_len: 1024}\n",
+               {1, 8, "model.preset", "unknown model preset 'gpt5'"}, {"model.layers=36"});
+}
+
+TEST_CASE("a --set of a missing required section is still reported at the file") {
+  expect_error("model: gpt2\ndevice: a100-80gb\n", {1, 1, "training", "missing required key 'training'"},
+               {"parallel.data=2"});
+}
+
+TEST_CASE("a valid --set does not hide an error in the file") {
+  expect_error(kBase + "  optimizer: lamb\n", {6, 14, "training.optimizer", "expected one of"},
+               {"training.micro_batch=4"});
+}

@@ -1,0 +1,400 @@
+// Good scenarios: what each form of input turns into, defaults, --set, batch arithmetic and
+// bytes of model state per parameter.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "models/presets.hpp"
+#include "scenario_files.hpp"
+
+using namespace trainsim;
+using namespace trainsim::scenario;
+using trainsim::test::load_text;
+using trainsim::test::TempDir;
+
+namespace {
+
+const std::string kRoot = TRAINSIM_SOURCE_DIR;
+
+const std::string kBase =
+    "model: gpt2\n"
+    "device: a100-80gb\n"
+    "training:\n"
+    "  micro_batch: 2\n"
+    "  seq_len: 1024\n";
+
+// GPT-2 small with `n` blocks: 124,439,808 parameters at 12 blocks, each block
+// 12h^2 + 13h = 7,087,872 at h = 768.
+std::int64_t gpt2_params(std::int64_t n) { return 124'439'808 + (n - 12) * 7'087'872; }
+
+}  // namespace
+
+TEST_CASE("every file under scenarios/ loads") {
+  int count = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(kRoot + "/scenarios")) {
+    if (entry.path().extension() != ".yaml") continue;
+    INFO(entry.path().string());
+    CHECK_NOTHROW(load_scenario(entry.path().string()));
+    ++count;
+  }
+  CHECK(count >= 14);
+}
+
+TEST_CASE("the quickstart scenario reads as written") {
+  const Scenario s = load_scenario(kRoot + "/scenarios/quickstart.yaml");
+  CHECK(s.name == "gpt2 on one V100");
+  CHECK(s.file == kRoot + "/scenarios/quickstart.yaml");
+  CHECK(s.model.name == "gpt2");
+  CHECK(s.model.parameters() == 124'439'808);
+  CHECK(s.model.seq_len == 1024);
+  CHECK(s.device.name == "v100-16gb");
+  CHECK(s.training.micro_batch == 8);
+  CHECK(s.training.gradient_accumulation == 1);
+  CHECK(s.training.global_batch == 8);
+  CHECK(s.training.seq_len == 1024);
+  CHECK(s.training.precision == Precision::fp16);
+  CHECK(s.training.optimizer == Optimizer::adamw);
+  CHECK(s.training.recompute == Recompute::none);
+  CHECK(s.parallel.devices() == 1);
+}
+
+TEST_CASE("defaults of a minimal scenario are the documented ones") {
+  TempDir dir;
+  const Scenario s = load_text(dir, kBase, {}, "minimal-run.yaml");
+  CHECK(s.name == "minimal-run");  // the file's stem
+  const TrainingSpec& t = s.training;
+  CHECK(t.gradient_accumulation == 1);
+  CHECK(t.global_batch == 2);
+  CHECK(t.precision == Precision::bf16);
+  CHECK(t.optimizer == Optimizer::adamw);
+  CHECK(t.recompute == Recompute::none);
+  CHECK(t.recompute_layers == -1);
+  CHECK_FALSE(t.flash_attention);
+  const ParallelSpec& p = s.parallel;
+  CHECK(p.data == 1);
+  CHECK(p.tensor == 1);
+  CHECK(p.pipeline == 1);
+  CHECK(p.zero == 0);
+  CHECK(p.schedule == Schedule::one_f_one_b);
+  CHECK(p.virtual_stages == 1);
+  CHECK_FALSE(p.sequence_parallel);
+  CHECK(p.bucket_size == core::Bytes{25'000'000});
+  CHECK(p.split_points.empty());
+  // No cluster: the smallest that holds every device; A100 fabric defaults.
+  CHECK(s.cluster.nodes == 1);
+  CHECK(s.cluster.gpus_per_node == 1);
+  CHECK(s.cluster.intra_node.name == "nvlink3");
+  CHECK(s.cluster.inter_node.name == "ib-hdr");
+}
+
+TEST_CASE("without a cluster section devices are packed 8 to a node") {
+  TempDir dir;
+  const Scenario s = load_text(dir, kBase + "parallel: {data: 5, tensor: 4}\n");
+  CHECK(s.cluster.gpus_per_node == 8);
+  CHECK(s.cluster.nodes == 3);  // 20 devices
+}
+
+TEST_CASE("default links follow the device generation") {
+  TempDir dir;
+  auto links = [&](const std::string& device) {
+    const Scenario s = load_text(dir, "model: mlp\ndevice: " + device + "\ntraining: {micro_batch: 1}\n");
+    return s.cluster.intra_node.name + " " + s.cluster.inter_node.name;
+  };
+  CHECK(links("v100-16gb") == "nvlink2 eth-100g");
+  CHECK(links("a100-40gb") == "nvlink3 ib-hdr");
+  CHECK(links("h100-80gb") == "nvlink4 ib-ndr");
+  CHECK(links("h200-141gb") == "nvlink4 ib-ndr");
+  CHECK(links("mi300x") == "pcie5 ib-ndr");
+  CHECK(links("l4") == "pcie4 eth-100g");
+}
+
+TEST_CASE("every model preset loads by name") {
+  TempDir dir;
+  for (const auto& p : models::presets()) {
+    INFO(p.name);
+    const Scenario s =
+        load_text(dir, "model: " + p.name + "\ndevice: h200-141gb\ntraining: {micro_batch: 1, seq_len: 128}\n");
+    CHECK(s.model.name == p.name);
+    CHECK(s.model.parameters() > 0);
+  }
+}
+
+TEST_CASE("an image model needs no seq_len and ignores one given") {
+  TempDir dir;
+  const Scenario a = load_text(dir, "model: resnet50\ndevice: a100-80gb\ntraining: {micro_batch: 32}\n");
+  CHECK_FALSE(a.model.sequence_model);
+  CHECK(a.training.seq_len == 0);
+  const Scenario b =
+      load_text(dir, "model: resnet50\ndevice: a100-80gb\ntraining: {micro_batch: 32, seq_len: 77}\n");
+  CHECK(b.training.seq_len == 0);
+  CHECK(b.model.parameters() == 25'557'032);
+}
+
+TEST_CASE("training and parallel keys are read") {
+  TempDir dir;
+  const Scenario s = load_text(dir,
+                               kBase +
+                                   "  precision: fp32\n"
+                                   "  optimizer: momentum\n"
+                                   "  recompute: selective\n"
+                                   "  recompute_layers: 3\n"
+                                   "  gradient_accumulation: 3\n"
+                                   "  attention: flash\n"
+                                   "parallel:\n"
+                                   "  data: 2\n"
+                                   "  tensor: 2\n"
+                                   "  pipeline: 3\n"
+                                   "  zero: 2\n"
+                                   "  schedule: interleaved\n"
+                                   "  virtual_stages: 2\n"
+                                   "  sequence_parallel: true\n"
+                                   "  bucket_size: 50MiB\n"
+                                   "  split_points: [10, 20, 30, 40, 50]\n");
+  CHECK(s.training.precision == Precision::fp32);
+  CHECK(s.training.optimizer == Optimizer::momentum);
+  CHECK(s.training.recompute == Recompute::selective);
+  CHECK(s.training.recompute_layers == 3);
+  CHECK(s.training.flash_attention);
+  CHECK(s.parallel.devices() == 12);
+  CHECK(s.parallel.zero == 2);
+  CHECK(s.parallel.schedule == Schedule::interleaved);
+  CHECK(s.parallel.virtual_stages == 2);
+  CHECK(s.parallel.sequence_parallel);
+  CHECK(s.parallel.bucket_size == core::Bytes{50 * core::kMiB});
+  CHECK(s.parallel.split_points == std::vector<std::int64_t>{10, 20, 30, 40, 50});
+}
+
+TEST_CASE("the interleaved schedule defaults to 2 virtual stages") {
+  TempDir dir;
+  const Scenario s = load_text(dir, kBase + "  gradient_accumulation: 2\nparallel: {pipeline: 2, schedule: interleaved}\n");
+  CHECK(s.parallel.virtual_stages == 2);
+}
+
+TEST_CASE("a device preset's fields can be overridden") {
+  TempDir dir;
+  const Scenario s = load_text(dir,
+                               "model: gpt2\n"
+                               "device: {preset: a100-80gb, memory: 40GiB, reserved: 2GiB, "
+                               "kernel_launch: 5us, memory_bandwidth: 1.5TB/s}\n"
+                               "training: {micro_batch: 2, seq_len: 1024}\n");
+  const auto preset = *hw::find_device("a100-80gb");
+  CHECK(s.device.name == "a100-80gb");
+  CHECK(s.device.memory == core::Bytes{40 * core::kGiB});
+  CHECK(s.device.reserved == core::Bytes{2 * core::kGiB});
+  CHECK(s.device.kernel_launch == core::Duration{5000});
+  CHECK(s.device.memory_bandwidth.bytes_per_s == Approx(1.5e12));
+  CHECK(s.device.peak_16bit.per_s == Approx(preset.peak_16bit.per_s));
+  CHECK(s.device.peak_fp32.per_s == Approx(preset.peak_fp32.per_s));
+  CHECK(s.device.matmul_efficiency == preset.matmul_efficiency);
+}
+
+TEST_CASE("a custom device needs memory peak_flops and memory_bandwidth") {
+  TempDir dir;
+  const Scenario s = load_text(dir,
+                               "model: gpt2\n"
+                               "device:\n"
+                               "  name: my-gpu\n"
+                               "  memory: 24GiB\n"
+                               "  peak_flops: 100TFLOPS\n"
+                               "  memory_bandwidth: 1TB/s\n"
+                               "  matmul_efficiency: 0.6\n"
+                               "training: {micro_batch: 2, seq_len: 1024}\n");
+  CHECK(s.device.name == "my-gpu");
+  CHECK(s.device.memory == core::Bytes{24 * core::kGiB});
+  CHECK(s.device.peak_16bit.per_s == Approx(100e12));
+  CHECK(s.device.peak_fp32.per_s == Approx(100e12));  // defaults to peak_flops
+  CHECK(s.device.peak_tf32.per_s == 0);
+  CHECK(s.device.memory_bandwidth.bytes_per_s == Approx(1e12));
+  CHECK(s.device.reserved == core::Bytes{0});
+  CHECK(s.device.kernel_launch == core::Duration{4000});
+  CHECK(s.device.matmul_efficiency == Approx(0.6));
+  CHECK(s.device.memory_efficiency == Approx(0.8));
+  // An unnamed custom device is called "custom"; it gets the generic PCIe/Ethernet fabric.
+  const Scenario u = load_text(dir,
+                               "model: gpt2\n"
+                               "device: {memory: 24GiB, peak_flops: 1PFLOPS, memory_bandwidth: 8Tb/s}\n"
+                               "training: {micro_batch: 2, seq_len: 1024}\n");
+  CHECK(u.device.name == "custom");
+  CHECK(u.device.peak_16bit.per_s == Approx(1e15));
+  CHECK(u.device.memory_bandwidth.bytes_per_s == Approx(1e12));
+  CHECK(u.cluster.intra_node.name == "pcie4");
+}
+
+TEST_CASE("cluster links take presets or a preset with overrides") {
+  TempDir dir;
+  const Scenario s = load_text(dir,
+                               kBase +
+                                   "parallel: {data: 16}\n"
+                                   "cluster:\n"
+                                   "  nodes: 2\n"
+                                   "  gpus_per_node: 8\n"
+                                   "  intra_node: nvlink4\n"
+                                   "  inter_node: {preset: ib-ndr, bandwidth: 100GB/s, latency: 5us}\n");
+  CHECK(s.cluster.nodes == 2);
+  CHECK(s.cluster.gpus_per_node == 8);
+  CHECK(s.cluster.intra_node.name == "nvlink4");
+  CHECK(s.cluster.intra_node.bandwidth == hw::find_link("nvlink4")->bandwidth);
+  CHECK(s.cluster.inter_node.name == "ib-ndr");
+  CHECK(s.cluster.inter_node.bandwidth.bytes_per_s == Approx(100e9));
+  CHECK(s.cluster.inter_node.latency == core::Duration{5000});
+}
+
+TEST_CASE("a cluster section without sizes packs devices like no section") {
+  TempDir dir;
+  const Scenario s = load_text(dir, kBase + "parallel: {data: 4}\ncluster: {intra_node: nvlink4}\n");
+  CHECK(s.cluster.gpus_per_node == 4);
+  CHECK(s.cluster.nodes == 1);
+  const Scenario t = load_text(dir, kBase + "parallel: {data: 16}\ncluster: {gpus_per_node: 4}\n");
+  CHECK(t.cluster.nodes == 4);
+}
+
+TEST_CASE("a model preset with shape overrides") {
+  TempDir dir;
+  const Scenario s = load_text(dir,
+                               "model: {preset: gpt2, layers: 24, name: deep-gpt2}\n"
+                               "device: a100-80gb\n"
+                               "training: {micro_batch: 2, seq_len: 512}\n");
+  CHECK(s.model.name == "deep-gpt2");
+  CHECK(s.model.num_blocks == 24);
+  CHECK(s.model.parameters() == gpt2_params(24));
+  CHECK(s.model.seq_len == 512);
+}
+
+TEST_CASE("a model file is read relative to the scenario") {
+  TempDir dir;
+  std::filesystem::create_directory(dir.path() / "models");
+  dir.write("models/tiny.yaml",
+            "name: tiny\nsequence_model: false\nlayers:\n"
+            "  - {name: fc0, kind: linear, in: 4, out: 4}\n"
+            "  - {name: loss, kind: loss, vocab: 4, head: none}\n");
+  const Scenario s =
+      load_text(dir, "model: {file: models/tiny.yaml}\ndevice: a100-80gb\ntraining: {micro_batch: 2}\n");
+  CHECK(s.model.name == "tiny");
+  CHECK(s.model.parameters() == 4 * 4 + 4);
+}
+
+// --- --set ---------------------------------------------------------------------------------
+
+TEST_CASE("a --set replaces a value in the file") {
+  TempDir dir;
+  const Scenario s = load_text(dir, kBase, {"training.micro_batch=4", "training.optimizer=sgd"});
+  CHECK(s.training.micro_batch == 4);
+  CHECK(s.training.optimizer == Optimizer::sgd);
+}
+
+TEST_CASE("a --set on a preset model turns it into a preset with overrides") {
+  TempDir dir;
+  const Scenario s = load_text(dir, kBase, {"model.layers=36"});
+  CHECK(s.model.num_blocks == 36);
+  CHECK(s.model.parameters() == gpt2_params(36));
+  // The same as writing {preset: gpt2, layers: 36}.
+  const Scenario w = load_text(dir,
+                               "model: {preset: gpt2, layers: 36}\ndevice: a100-80gb\n"
+                               "training: {micro_batch: 2, seq_len: 1024}\n");
+  CHECK(w.model.parameters() == s.model.parameters());
+}
+
+TEST_CASE("a --set on a preset device turns it into a preset with overrides") {
+  TempDir dir;
+  const Scenario s = load_text(dir, kBase, {"device.memory=40GiB"});
+  CHECK(s.device.name == "a100-80gb");
+  CHECK(s.device.memory == core::Bytes{40 * core::kGiB});
+}
+
+TEST_CASE("a --set creates a missing section") {
+  TempDir dir;
+  const Scenario s = load_text(dir, kBase, {"parallel.data=4", "cluster.inter_node.latency=7us"});
+  CHECK(s.parallel.data == 4);
+  CHECK(s.training.global_batch == 8);
+  CHECK(s.cluster.inter_node.latency == core::Duration{7000});
+  // A link mapping without a preset starts from the default link (ib-hdr for an A100).
+  CHECK(s.cluster.inter_node.name == "custom");
+  CHECK(s.cluster.inter_node.bandwidth == hw::find_link("ib-hdr")->bandwidth);
+}
+
+TEST_CASE("a --set replaces a whole value and the last one wins") {
+  TempDir dir;
+  const Scenario s =
+      load_text(dir, kBase, {"device=h100-80gb", "training.seq_len=256", "training.seq_len=512"});
+  CHECK(s.device.name == "h100-80gb");
+  CHECK(s.training.seq_len == 512);
+}
+
+TEST_CASE("a --set may supply a key the file lacks") {
+  TempDir dir;
+  const Scenario s = load_text(dir, "model: gpt2\ndevice: a100-80gb\ntraining: {micro_batch: 2}\n",
+                               {"training.seq_len=128"});
+  CHECK(s.training.seq_len == 128);
+}
+
+// --- batch arithmetic -----------------------------------------------------------------------
+
+TEST_CASE("global_batch sets gradient_accumulation") {
+  TempDir dir;
+  const Scenario s = load_text(dir, kBase + "  global_batch: 64\nparallel: {data: 4}\n");
+  CHECK(s.training.gradient_accumulation == 8);  // 64 / (2 x 4)
+  CHECK(s.training.global_batch == 64);
+}
+
+TEST_CASE("gradient_accumulation sets global_batch") {
+  TempDir dir;
+  const Scenario s = load_text(dir, kBase + "  gradient_accumulation: 3\nparallel: {data: 4}\n");
+  CHECK(s.training.global_batch == 24);  // 2 x 3 x 4
+}
+
+TEST_CASE("global_batch and gradient_accumulation may both be given when they agree") {
+  TempDir dir;
+  const Scenario s =
+      load_text(dir, kBase + "  gradient_accumulation: 4\n  global_batch: 16\nparallel: {data: 2}\n");
+  CHECK(s.training.gradient_accumulation == 4);
+  CHECK(s.training.global_batch == 16);
+}
+
+TEST_CASE("tensor and pipeline parallelism do not change the batch") {
+  TempDir dir;
+  const Scenario s = load_text(dir, kBase + "  global_batch: 16\nparallel: {tensor: 4, pipeline: 2}\n");
+  CHECK(s.training.gradient_accumulation == 8);
+}
+
+// --- model state bytes ------------------------------------------------------------------------
+
+TEST_CASE("mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter") {
+  for (auto p : {Precision::bf16, Precision::fp16})
+    for (auto o : {Optimizer::adam, Optimizer::adamw}) {
+      const StateBytes b = state_bytes_per_param(p, o);
+      CHECK(b.weights == 2);
+      CHECK(b.gradients == 2);
+      CHECK(b.optimizer_states == 12);
+      CHECK(b.total() == 16);
+    }
+}
+
+TEST_CASE("fp32 Adam keeps 4 + 4 + 8 bytes per parameter") {
+  const StateBytes b = state_bytes_per_param(Precision::fp32, Optimizer::adam);
+  CHECK(b.weights == 4);
+  CHECK(b.gradients == 4);
+  CHECK(b.optimizer_states == 8);
+  CHECK(b.total() == 16);
+}
+
+TEST_CASE("SGD keeps no optimizer state but mixed precision keeps an fp32 master copy") {
+  CHECK(state_bytes_per_param(Precision::fp32, Optimizer::sgd).optimizer_states == 0);
+  CHECK(state_bytes_per_param(Precision::fp32, Optimizer::sgd).total() == 8);
+  CHECK(state_bytes_per_param(Precision::bf16, Optimizer::sgd).optimizer_states == 4);
+  CHECK(state_bytes_per_param(Precision::bf16, Optimizer::sgd).total() == 8);
+}
+
+TEST_CASE("momentum keeps one fp32 buffer") {
+  CHECK(state_bytes_per_param(Precision::fp32, Optimizer::momentum).total() == 12);
+  CHECK(state_bytes_per_param(Precision::fp16, Optimizer::momentum).optimizer_states == 8);
+  CHECK(state_bytes_per_param(Precision::fp16, Optimizer::momentum).total() == 12);
+}
+
+TEST_CASE("enum names match the scenario spelling") {
+  CHECK(to_string(Precision::bf16) == "bf16");
+  CHECK(to_string(Optimizer::adamw) == "adamw");
+  CHECK(to_string(Recompute::selective) == "selective");
+  CHECK(to_string(Schedule::one_f_one_b) == "1f1b");
+  CHECK(to_string(Schedule::interleaved) == "interleaved");
+}
