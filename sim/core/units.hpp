@@ -60,6 +60,7 @@ struct TimePoint {
 };
 inline TimePoint operator+(TimePoint t, Duration d) { return TimePoint{checked_add(t.ns, d.ns)}; }
 inline Duration operator-(TimePoint a, TimePoint b) { return Duration{checked_add(a.ns, -b.ns)}; }
+inline TimePoint operator-(TimePoint t, Duration d) { return TimePoint{checked_add(t.ns, -d.ns)}; }
 inline double to_seconds(TimePoint t) { return static_cast<double>(t.ns) * 1e-9; }
 
 // Bytes per second.

@@ -1,6 +1,8 @@
 #include "sim/exec/player.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <unordered_map>
 
 #include "sim/core/error.hpp"
 #include "sim/core/event_queue.hpp"
@@ -17,13 +19,25 @@ std::string_view to_string(OomCause c) {
   return c == OomCause::model_states ? "model_states" : "activations";
 }
 
+core::Duration tensor_parallel_time(const Plan& plan, const Op& op) {
+  if (op.tp_collectives == 0) return {};
+  const hw::LinkSpec& link = op.comm.inter_node ? plan.inter_node : plan.intra_node;
+  const core::Duration one =
+      op.tp_sequence_parallel
+          ? cost::reduce_scatter_time(op.comm.bytes, op.comm.ranks, link) +
+                cost::all_gather_time(op.comm.bytes, op.comm.ranks, link)
+          : cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link);
+  return one * op.tp_collectives;
+}
+
 core::Duration op_duration(const Plan& plan, const Program& program, const Op& op) {
   switch (op.kind) {
     case OpKind::forward:
     case OpKind::backward:
     case OpKind::recompute:
     case OpKind::optimizer:
-      return cost::kernel_time(op.work, program.device, plan.math, op.kernels);
+      return cost::kernel_time(op.work, program.device, plan.math, op.kernels) +
+             tensor_parallel_time(plan, op);
     case OpKind::p2p:
     case OpKind::all_reduce:
     case OpKind::reduce_scatter:
@@ -50,6 +64,7 @@ struct Player {
   std::vector<std::uint32_t> waiting;    // unfinished predecessors per op
   std::vector<std::uint32_t> succ_begin, succ;  // CSR successor lists
   std::vector<char> done;
+  std::vector<core::Duration> duration;  // per op, computed once (memoised by work)
   core::EventQueue<std::uint32_t> queue;
   std::vector<char> oom_seen;
 
@@ -100,7 +115,7 @@ struct Player {
     for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
       book(prog, idx, &op, P.effects[e].category, P.effects[e].bytes, now);
     tl.devices[prog].start[idx] = now;
-    queue.schedule(now + op_duration(plan, P, op), id);
+    queue.schedule(now + duration[id], id);
   }
 
   void finish(std::uint32_t id, core::TimePoint now) {
@@ -140,37 +155,77 @@ struct Player {
     waiting.assign(total, 0);
     done.assign(total, 0);
     // Edges: explicit deps plus stream order (compute and comm are in-order; p2p is not).
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  // (from, to)
-    for (std::size_t p = 0; p < progs.size(); ++p) {
-      const Program& P = progs[p];
-      std::int64_t last_in_stream[parallel::kStreams] = {-1, -1, -1};
-      for (std::size_t i = 0; i < P.ops.size(); ++i) {
-        const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
-        program_of[id] = static_cast<std::int32_t>(p);
-        const Op& op = P.ops[i];
-        const int s = static_cast<int>(op.stream);
-        if (op.stream != StreamKind::p2p && last_in_stream[s] >= 0)
-          edges.emplace_back(offset[p] + static_cast<std::uint32_t>(last_in_stream[s]), id);
-        last_in_stream[s] = static_cast<std::int64_t>(i);
-        for (auto d = op.dep_begin; d < op.dep_end; ++d) {
-          const parallel::OpRef r = P.deps[d];
-          TRAINSIM_CHECK(r.program >= 0 && r.program < static_cast<std::int32_t>(progs.size()) &&
-                             r.index >= 0 &&
-                             r.index < static_cast<std::int32_t>(progs[r.program].ops.size()),
-                         "dependency on a missing op");
-          edges.emplace_back(offset[r.program] + static_cast<std::uint32_t>(r.index), id);
+    // Two passes over the programs (count, then fill) build the successor lists in place.
+    succ_begin.assign(total + 1, 0);
+    auto for_each_edge = [&](auto&& visit) {
+      for (std::size_t p = 0; p < progs.size(); ++p) {
+        const Program& P = progs[p];
+        std::int64_t last_in_stream[parallel::kStreams] = {-1, -1, -1};
+        for (std::size_t i = 0; i < P.ops.size(); ++i) {
+          const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
+          const Op& op = P.ops[i];
+          const int s = static_cast<int>(op.stream);
+          if (op.stream != StreamKind::p2p && last_in_stream[s] >= 0)
+            visit(offset[p] + static_cast<std::uint32_t>(last_in_stream[s]), id);
+          last_in_stream[s] = static_cast<std::int64_t>(i);
+          for (auto d = op.dep_begin; d < op.dep_end; ++d) {
+            const parallel::OpRef r = P.deps[d];
+            TRAINSIM_CHECK(r.program >= 0 && r.program < static_cast<std::int32_t>(progs.size()) &&
+                               r.index >= 0 &&
+                               r.index < static_cast<std::int32_t>(progs[r.program].ops.size()),
+                           "dependency on a missing op");
+            visit(offset[r.program] + static_cast<std::uint32_t>(r.index), id);
+          }
         }
       }
-    }
-    succ_begin.assign(total + 1, 0);
-    for (auto [from, to] : edges) {
+    };
+    for (std::size_t p = 0; p < progs.size(); ++p)
+      for (std::size_t i = 0; i < progs[p].ops.size(); ++i)
+        program_of[offset[p] + i] = static_cast<std::int32_t>(p);
+    for_each_edge([&](std::uint32_t from, std::uint32_t to) {
       ++succ_begin[from + 1];
       ++waiting[to];
-    }
+    });
     for (std::uint32_t i = 0; i < total; ++i) succ_begin[i + 1] += succ_begin[i];
-    succ.resize(edges.size());
+    succ.resize(succ_begin[total]);
     std::vector<std::uint32_t> fill(succ_begin.begin(), succ_begin.end() - 1);
-    for (auto [from, to] : edges) succ[fill[from]++] = to;
+    for_each_edge([&](std::uint32_t from, std::uint32_t to) { succ[fill[from]++] = to; });
+  }
+
+  // Ops repeat per micro-batch with identical work, so each distinct piece of work is costed
+  // once per device role.
+  struct WorkKey {
+    std::uint64_t a, b, c;
+    bool operator==(const WorkKey&) const = default;
+  };
+  struct WorkHash {
+    std::size_t operator()(const WorkKey& k) const {
+      return std::hash<std::uint64_t>()(k.a * 0x9E3779B97F4A7C15ULL ^ (k.b + 0x7F4A7C15ULL) * 31 ^ k.c);
+    }
+  };
+  void compute_durations() {
+    duration.resize(waiting.size());
+    std::unordered_map<WorkKey, core::Duration, WorkHash> memo;
+    for (std::size_t p = 0; p < plan.programs.size(); ++p) {
+      memo.clear();
+      const Program& P = plan.programs[p];
+      for (std::size_t i = 0; i < P.ops.size(); ++i) {
+        const Op& op = P.ops[i];
+        std::uint64_t flops_bits;
+        std::memcpy(&flops_bits, &op.work.flops, sizeof flops_bits);
+        const WorkKey key{static_cast<std::uint64_t>(op.kind) | (static_cast<std::uint64_t>(op.work.matmul) << 8) |
+                              (static_cast<std::uint64_t>(op.comm.inter_node) << 9) |
+                              (static_cast<std::uint64_t>(op.tp_sequence_parallel) << 10) |
+                              (static_cast<std::uint64_t>(op.tp_collectives) << 56) |
+                              (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.kernels)) << 16) |
+                              (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.comm.ranks)) << 40),
+                          flops_bits ^ static_cast<std::uint64_t>(op.comm.bytes.value),
+                          static_cast<std::uint64_t>(op.work.bytes.value)};
+        auto [it, inserted] = memo.try_emplace(key);
+        if (inserted) it->second = op_duration(plan, P, op);
+        duration[offset[p] + i] = it->second;
+      }
+    }
   }
 
   // Part of [a, b) not covered by the sorted, disjoint busy intervals.
@@ -191,6 +246,21 @@ struct Player {
       DeviceTimeline& d = tl.devices[p];
       std::vector<std::pair<core::TimePoint, core::TimePoint>> busy;
       busy.reserve(P.ops.size());
+      // Tensor-parallel part of each compute op, costed once per distinct op.
+      std::vector<core::Duration> tp_time(P.ops.size());
+      {
+        std::unordered_map<WorkKey, core::Duration, WorkHash> memo;
+        for (std::size_t i = 0; i < P.ops.size(); ++i) {
+          const Op& op = P.ops[i];
+          if (op.tp_collectives == 0) continue;
+          const WorkKey key{static_cast<std::uint64_t>(op.comm.bytes.value),
+                            static_cast<std::uint64_t>(op.comm.ranks) | (static_cast<std::uint64_t>(op.comm.inter_node) << 32),
+                            static_cast<std::uint64_t>(op.tp_collectives) | (static_cast<std::uint64_t>(op.tp_sequence_parallel) << 8)};
+          auto [it, inserted] = memo.try_emplace(key);
+          if (inserted) it->second = tensor_parallel_time(plan, op);
+          tp_time[i] = it->second;
+        }
+      }
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
         const Op& op = P.ops[i];
         d.end = std::max(d.end, d.finish[i]);
@@ -201,7 +271,15 @@ struct Player {
             d.pipeline_busy += span;
             pipe_end = std::max(pipe_end, d.finish[i]);
           }
-          if (op.purpose == parallel::CommPurpose::none) busy.emplace_back(d.start[i], d.finish[i]);
+          // Compute hides other traffic only while its kernels run, not during its own
+          // tensor-parallel collectives.
+          const core::Duration tp = tp_time[i];
+          if (op.purpose == parallel::CommPurpose::none) busy.emplace_back(d.start[i], d.finish[i] - tp);
+          if (tp.ns > 0) {
+            CommStats& c = tl.comm[parallel::CommPurpose::tensor];
+            c.time += tp;
+            c.exposed += tp;
+          }
         }
       }
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
@@ -251,6 +329,7 @@ struct Player {
         book(static_cast<std::int32_t>(p), -1, nullptr, static_cast<hw::MemCategory>(c),
              progs[p].persistent.bytes[c], core::TimePoint{});
     build_graph();
+    compute_durations();
     for (std::uint32_t id = 0; id < waiting.size(); ++id)
       if (waiting[id] == 0) start(id, core::TimePoint{});
     while (!queue.empty()) {

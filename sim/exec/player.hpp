@@ -19,8 +19,11 @@ struct PlayOptions {
 // Throws core::InternalError when an invariant breaks (deadlock, negative ledger, leaked bytes).
 Timeline play(const parallel::Plan& plan, const PlayOptions& options = {});
 
-// Duration of one op on its program's device (roofline or alpha-beta).
+// Duration of one op on its program's device (roofline or alpha-beta), including the
+// tensor-parallel collectives folded into a compute op.
 core::Duration op_duration(const parallel::Plan& plan, const parallel::Program& program,
                            const parallel::Op& op);
+// The tensor-parallel collectives' share of a compute op's duration (zero when none).
+core::Duration tensor_parallel_time(const parallel::Plan& plan, const parallel::Op& op);
 
 }  // namespace trainsim::exec

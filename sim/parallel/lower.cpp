@@ -162,19 +162,12 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   core::Bytes grads_held{};
   std::int32_t last_comm = -1;
 
-  auto tp_collectives = [&](std::int32_t layer, std::int32_t j, std::int32_t chunk, int count,
-                            core::Bytes full) {
-    for (int k = 0; k < count; ++k) {
-      if (sp) {
-        B.emit(comm_op(OpKind::reduce_scatter, StreamKind::compute, CommPurpose::tensor, layer, j,
-                       chunk, full * mb, L.t, tp_inter), {}, {}, {});
-        B.emit(comm_op(OpKind::all_gather, StreamKind::compute, CommPurpose::tensor, layer, j,
-                       chunk, full * mb, L.t, tp_inter), {}, {}, {});
-      } else {
-        B.emit(comm_op(OpKind::all_reduce, StreamKind::compute, CommPurpose::tensor, layer, j,
-                       chunk, full * mb, L.t, tp_inter), {}, {}, {});
-      }
-    }
+  // Attaches the layer's tensor-parallel collectives to the compute op just emitted.
+  auto tp_collectives = [&](std::int32_t op_index, int count, core::Bytes full) {
+    Op& op = P.ops[op_index];
+    op.tp_collectives = static_cast<std::uint8_t>(count);
+    op.tp_sequence_parallel = sp;
+    op.comm = CommWork{full * mb, static_cast<std::int32_t>(L.t), tp_inter};
   };
 
   // Layers whose saved activations full recomputation replaces by one checkpoint per block.
@@ -231,6 +224,18 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
 
   const auto units =
       schedule_stage(s.parallel.schedule, stage, L.p, L.mcount, L.v);
+  // Reserve once: a large run has hundreds of thousands of ops, and regrowing the vectors
+  // (page faults on fresh memory) used to cost more than building them.
+  std::size_t per_unit = 4;
+  for (std::int32_t g = stage; g < G; g += L.p) {
+    std::size_t n = 0;
+    for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i)
+      n += 2 + (zero == 3 ? 2 : 0);
+    per_unit = std::max(per_unit, n + 4);
+  }
+  P.ops.reserve(units.size() * per_unit + 8);
+  P.effects.reserve(units.size() * per_unit * 2 + 8);
+  P.deps.reserve(units.size() * 4 + P.ops.capacity() / 4 + 8);
   // Per-micro-batch data-parallel bucket state (flushes on the last backward of each chunk).
   for (const WorkUnit& u : units) {
     const std::int32_t g = u.chunk * L.p + stage;
@@ -272,10 +277,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
                       {{MemCategory::activations, free_act}, {MemCategory::weights, gathered}},
                       {i == r.first && arrival >= 0 ? B.ref(arrival) : OpRef{}});
         recent_compute.push_back(last);
-        if (sh.allreduce_forward > 0) {
-          tp_collectives(i, j, u.chunk, sh.allreduce_forward, sh.full_output);
-          last = static_cast<std::int32_t>(P.ops.size() - 1);
-        }
+        if (sh.allreduce_forward > 0) tp_collectives(last, sh.allreduce_forward, sh.full_output);
       }
       L.fwd_end[g * L.mcount + j] = B.ref(last);
       continue;
@@ -362,10 +364,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
                     {{MemCategory::activations, free_act}, {MemCategory::weights, gathered}},
                     {take_arrival()});
       recent_compute.push_back(last);
-      if (sh.allreduce_backward > 0) {
-        tp_collectives(i, j, u.chunk, sh.allreduce_backward, sh.full_output);
-        last = static_cast<std::int32_t>(P.ops.size() - 1);
-      }
+      if (sh.allreduce_backward > 0) tp_collectives(last, sh.allreduce_backward, sh.full_output);
       if (reduce_now && sh.params > 0 && L.d > 1) {
         bucket += core::Bytes{sh.params} * gb;
         if (bucket >= s.parallel.bucket_size || zero == 3) flush_bucket(last, i);

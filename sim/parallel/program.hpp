@@ -59,8 +59,13 @@ struct Op {
   std::int32_t microbatch = -1;  // -1 when not about one micro-batch
   std::int32_t chunk = 0;        // virtual pipeline stage (interleaved schedule), else 0
   cost::KernelWork work{};       // compute ops
-  CommWork comm{};               // communication ops
+  CommWork comm{};               // communication ops, or a compute op's tensor-parallel collectives
   std::int32_t kernels = 1;
+  // Megatron tensor parallelism: collectives that follow this compute op on the compute stream
+  // (blocking), each over `comm`: an all-reduce, or a reduce-scatter + all-gather pair with
+  // sequence parallelism. Folded into the op so a step has a third fewer ops to play.
+  std::uint8_t tp_collectives = 0;
+  bool tp_sequence_parallel = false;
   // Memory effects: [alloc_begin, alloc_end) of Program::effects booked when the op starts,
   // [free_begin, free_end) released when it ends. Dependencies: [dep_begin, dep_end) of
   // Program::deps must finish before the op starts (besides the op before it in its stream).

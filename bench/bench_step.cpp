@@ -1,0 +1,61 @@
+// Benchmarks: milliseconds to lower and play one training step of large scenarios, and events
+// per second of the engine. Run: build/bench/trainsim_bench (a benchmark, never a timed test).
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "sim/exec/player.hpp"
+#include "sim/parallel/lower.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace {
+
+using namespace trainsim;
+
+const std::string kRoot = TRAINSIM_SOURCE_DIR;
+
+void run_scenario(benchmark::State& state, const std::string& file,
+                  const std::vector<std::string>& sets) {
+  const auto s = scenario::load_scenario(kRoot + "/" + file, sets);
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    const auto plan = parallel::lower(s);
+    const auto tl = exec::play(plan);
+    events += tl.events;
+    benchmark::DoNotOptimize(tl.step_time);
+  }
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["events"] = benchmark::Counter(static_cast<double>(events) / static_cast<double>(state.iterations()));
+}
+
+void BM_Load(benchmark::State& state) {
+  for (auto _ : state) {
+    auto s = scenario::load_scenario(kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml");
+    benchmark::DoNotOptimize(s.model.order.size());
+  }
+}
+
+void BM_Gpt3_175B_1024(benchmark::State& state) {
+  run_scenario(state, "scenarios/parallel/06_gpt3_175b_megatron.yaml", {});
+}
+
+// 16,384 GPUs: the same model with 128-way data parallelism (global batch 24,576).
+void BM_Gpt3_175B_16384(benchmark::State& state) {
+  run_scenario(state, "scenarios/parallel/06_gpt3_175b_megatron.yaml",
+               {"parallel.data=128", "cluster.nodes=2048", "training.global_batch=24576"});
+}
+
+void BM_Llama70B_64(benchmark::State& state) {
+  run_scenario(state, "scenarios/parallel/07_llama2_70b_64xh100.yaml", {});
+}
+
+void BM_Quickstart(benchmark::State& state) { run_scenario(state, "scenarios/quickstart.yaml", {}); }
+
+}  // namespace
+
+BENCHMARK(BM_Load)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Gpt3_175B_1024)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Gpt3_175B_16384)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Llama70B_64)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Quickstart)->Unit(benchmark::kMicrosecond);
+BENCHMARK_MAIN();
