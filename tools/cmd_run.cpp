@@ -7,6 +7,10 @@
 #include "sim/core/error.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
+#include "sim/report/html.hpp"
+#include "sim/report/memory_series.hpp"
+#include "sim/report/svg.hpp"
+#include "sim/report/trace.hpp"
 #include "sim/report/writers.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tools/commands.hpp"
@@ -27,7 +31,11 @@ int cmd_run(const std::vector<std::string>& args, bool validate_only) {
     opts.add_options()("format", po::value<std::string>(&format)->default_value("text"),
                        "report format: text | json")(
         "all-ooms", "play on with unbounded memory and list every point that exceeds capacity")(
-        "output,o", po::value<std::string>(), "write the report to this file instead of stdout");
+        "output,o", po::value<std::string>(), "write the report to this file instead of stdout")(
+        "trace", po::value<std::string>(),
+        "also write a Chrome trace-event JSON of the step (open in ui.perfetto.dev or chrome://tracing)")(
+        "plot", po::value<std::string>(), "also write an SVG plot of memory over the step per stage")(
+        "html", po::value<std::string>(), "also write a self-contained HTML report with the memory plot");
   po::options_description hidden;
   hidden.add_options()("scenario", po::value<std::string>(), "scenario file");
   po::options_description all;
@@ -56,6 +64,21 @@ int cmd_run(const std::vector<std::string>& args, bool validate_only) {
   play_opts.all_ooms = vm.count("all-ooms") > 0;
   const exec::Timeline tl = exec::play(plan, play_opts);
   const report::Summary summary = report::summarize(s, plan, tl, play_opts.all_ooms);
+
+  // Visual outputs (docs/report-visuals.md), written before the report.
+  if (vm.count("trace") || vm.count("plot") || vm.count("html")) {
+    const std::vector<report::MemorySeries> series = report::memory_series(plan, tl);
+    auto write = [&](const char* option, auto&& writer) {
+      if (!vm.count(option)) return;
+      const std::string path = vm[option].as<std::string>();
+      std::ofstream f(path, std::ios::binary);
+      if (!f) throw core::ConfigError({path, 0, 0}, std::string("--") + option, "cannot write this file");
+      writer(f);
+    };
+    write("trace", [&](std::ostream& f) { report::write_trace(f, s, plan, tl, series); });
+    write("plot", [&](std::ostream& f) { report::write_memory_svg(f, summary, series); });
+    write("html", [&](std::ostream& f) { report::write_html(f, summary, series); });
+  }
 
   std::ofstream file;
   const bool to_file = vm.count("output") > 0;

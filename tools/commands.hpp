@@ -15,5 +15,6 @@ inline constexpr int kExitOom = 3;
 int cmd_run(const std::vector<std::string>& args, bool validate_only);
 int cmd_models(const std::vector<std::string>& args);
 int cmd_devices(const std::vector<std::string>& args);
+int cmd_compare(const std::vector<std::string>& args);
 
 }  // namespace trainsim::tools

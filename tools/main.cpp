@@ -25,6 +25,7 @@ constexpr const char* kUsage =
     "  validate SCENARIO  check a scenario (and its model) without simulating\n"
     "  models             list the built-in model presets\n"
     "  devices            list the device and link presets\n"
+    "  compare CSV        simulate a table of measured runs and report the error\n"
     "\n"
     "Run 'trainsim <command> --help' for a command's options.\n"
     "exit codes: 0 fits, 3 out of memory, 2 bad input or usage, 1 internal error\n";
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
     if (command == "validate") return tools::cmd_run(args, /*validate_only=*/true);
     if (command == "models") return tools::cmd_models(args);
     if (command == "devices") return tools::cmd_devices(args);
+    if (command == "compare") return tools::cmd_compare(args);
     std::cerr << "trainsim: unknown command '" << command << "'\n\n" << kUsage;
     return tools::kExitUsage;
   } catch (const core::ConfigError& e) {

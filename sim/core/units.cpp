@@ -138,7 +138,8 @@ Bandwidth parse_bandwidth(std::string_view text) {
     bytes_per_s = v * factor / 8.0;
   else
     throw std::invalid_argument("unknown bandwidth unit '" + unit + "': expected " + kExpected);
-  if (bytes_per_s <= 0) throw std::invalid_argument("bandwidth must be positive");
+  if (!(bytes_per_s > 0) || !std::isfinite(bytes_per_s))
+    throw std::invalid_argument("bandwidth must be positive and finite, got '" + std::string(text) + "'");
   return Bandwidth{bytes_per_s};
 }
 
@@ -148,7 +149,8 @@ FlopRate parse_flop_rate(std::string_view text) {
   auto [factor, rest] = prefix(unit);
   if (rest != "FLOPS" && rest != "FLOP/s" && rest != "flops" && rest != "FLOPs")
     throw std::invalid_argument("unknown FLOP-rate unit '" + unit + "': expected " + kExpected);
-  if (v <= 0) throw std::invalid_argument("FLOP rate must be positive");
+  if (!(v * factor > 0) || !std::isfinite(v * factor))
+    throw std::invalid_argument("FLOP rate must be positive and finite, got '" + std::string(text) + "'");
   return FlopRate{v * factor};
 }
 

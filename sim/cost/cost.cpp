@@ -86,7 +86,14 @@ Duration kernel_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode
   const double rate = compute_rate(d, mode, w.matmul);
 
   double compute_s = 0;
-  if (w.flops > 0) compute_s = w.flops / (rate * d.matmul_efficiency);
+  if (w.flops > 0) {
+    double eff = d.matmul_efficiency;
+    if (w.matmul && d.matmul_ramp_s > 0) {
+      const double per_kernel = w.flops / std::max(1, kernels);
+      eff *= per_kernel / (per_kernel + rate * d.matmul_ramp_s);
+    }
+    compute_s = w.flops / (rate * eff);
+  }
   double memory_s = 0;
   if (w.bytes.value > 0) {
     if (!(d.memory_bandwidth.bytes_per_s > 0))
@@ -94,7 +101,15 @@ Duration kernel_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode
     memory_s =
         static_cast<double>(w.bytes.value) / (d.memory_bandwidth.bytes_per_s * d.memory_efficiency);
   }
-  return core::duration_from_seconds(std::max(compute_s, memory_s)) + d.kernel_launch * kernels;
+  const double busy = w.serial_memory ? compute_s + memory_s : std::max(compute_s, memory_s);
+  return core::duration_from_seconds(busy) + d.kernel_launch * kernels;
+}
+
+hw::LinkSpec spanning_link(const hw::LinkSpec& intra, const hw::LinkSpec& inter, int ranks_per_node) {
+  hw::LinkSpec l = inter;
+  const double k = std::max(1, ranks_per_node);
+  l.bandwidth.bytes_per_s = std::min(intra.bandwidth.bytes_per_s, inter.bandwidth.bytes_per_s * k);
+  return l;
 }
 
 Duration all_reduce_time(Bytes bytes, int n, const hw::LinkSpec& link, CollectiveAlgo algo) {

@@ -14,10 +14,16 @@ struct KernelWork {
   double flops = 0;
   core::Bytes bytes{};
   bool matmul = false;  // runs on tensor cores at matmul_efficiency; else vector units
+  // The op's memory traffic belongs to separate element-wise kernels (softmax, dropout, GeLU
+  // between GEMMs) that run after the GEMMs rather than overlapping them: time adds.
+  bool serial_memory = false;
 };
 
-// Roofline: max(flops / (peak x efficiency), bytes / (bandwidth x memory_efficiency))
-// + kernel_launch x kernels. Zero work costs only the launch overhead (never 0 when kernels>0).
+// Roofline: max(flops / (peak x efficiency(F)), bytes / (bandwidth x memory_efficiency))
+// + kernel_launch x kernels, where efficiency(F) = matmul_efficiency x F / (F + peak x ramp)
+// for matmul work of F = flops / kernels per kernel (GEMMs of small matrices do not fill the
+// GPU), and matmul_efficiency for vector work. With serial_memory the two terms add.
+// Zero work costs only the launch overhead (never 0 when kernels>0).
 core::Duration kernel_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode,
                            int kernels = 1);
 
@@ -35,5 +41,11 @@ core::Duration all_reduce_time(core::Bytes bytes, int n, const hw::LinkSpec& lin
 core::Duration reduce_scatter_time(core::Bytes bytes, int n, const hw::LinkSpec& link);
 core::Duration all_gather_time(core::Bytes bytes, int n, const hw::LinkSpec& link);
 core::Duration p2p_time(core::Bytes bytes, const hw::LinkSpec& link);
+
+// The link a collective over `ranks_per_node` ranks in each of several nodes effectively sees:
+// NCCL runs one ring per NIC, so the inter-node hop of a group with k ranks per node gets k
+// GPUs' share of the node's network bandwidth, capped by the intra-node fabric; latency is the
+// network's.
+hw::LinkSpec spanning_link(const hw::LinkSpec& intra, const hw::LinkSpec& inter, int ranks_per_node);
 
 }  // namespace trainsim::cost

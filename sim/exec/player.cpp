@@ -21,7 +21,9 @@ std::string_view to_string(OomCause c) {
 
 core::Duration tensor_parallel_time(const Plan& plan, const Op& op) {
   if (op.tp_collectives == 0) return {};
-  const hw::LinkSpec& link = op.comm.inter_node ? plan.inter_node : plan.intra_node;
+  const hw::LinkSpec link = op.comm.inter_node
+                               ? cost::spanning_link(plan.intra_node, plan.inter_node, op.comm.ranks_per_node)
+                               : plan.intra_node;
   const core::Duration one =
       op.tp_sequence_parallel
           ? cost::reduce_scatter_time(op.comm.bytes, op.comm.ranks, link) +
@@ -42,8 +44,12 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
     case OpKind::all_reduce:
     case OpKind::reduce_scatter:
     case OpKind::all_gather: {
-      const hw::LinkSpec& link = op.comm.inter_node ? plan.inter_node : plan.intra_node;
-      if (op.kind == OpKind::p2p) return cost::p2p_time(op.comm.bytes, link);
+      const hw::LinkSpec link = op.comm.inter_node
+                                   ? cost::spanning_link(plan.intra_node, plan.inter_node, op.comm.ranks_per_node)
+                                   : plan.intra_node;
+      if (op.kind == OpKind::p2p)
+        return cost::p2p_time(op.comm.bytes, link) +
+               cost::all_gather_time(op.comm.bytes * op.comm.gather_ranks, op.comm.gather_ranks, plan.intra_node);
       if (op.kind == OpKind::all_reduce) return cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link);
       if (op.kind == OpKind::reduce_scatter) return cost::reduce_scatter_time(op.comm.bytes, op.comm.ranks, link);
       return cost::all_gather_time(op.comm.bytes, op.comm.ranks, link);
@@ -220,7 +226,10 @@ struct Player {
                               (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.kernels)) << 16) |
                               (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.comm.ranks)) << 40),
                           flops_bits ^ static_cast<std::uint64_t>(op.comm.bytes.value),
-                          static_cast<std::uint64_t>(op.work.bytes.value)};
+                          static_cast<std::uint64_t>(op.work.bytes.value) ^
+                              (static_cast<std::uint64_t>(op.comm.ranks_per_node) << 48) ^
+                              (static_cast<std::uint64_t>(op.comm.gather_ranks) << 32) ^
+                              (static_cast<std::uint64_t>(op.work.serial_memory) << 63)};
         auto [it, inserted] = memo.try_emplace(key);
         if (inserted) it->second = op_duration(plan, P, op);
         duration[offset[p] + i] = it->second;
@@ -254,7 +263,8 @@ struct Player {
           const Op& op = P.ops[i];
           if (op.tp_collectives == 0) continue;
           const WorkKey key{static_cast<std::uint64_t>(op.comm.bytes.value),
-                            static_cast<std::uint64_t>(op.comm.ranks) | (static_cast<std::uint64_t>(op.comm.inter_node) << 32),
+                            static_cast<std::uint64_t>(op.comm.ranks) | (static_cast<std::uint64_t>(op.comm.inter_node) << 32) |
+                                (static_cast<std::uint64_t>(op.comm.ranks_per_node) << 40),
                             static_cast<std::uint64_t>(op.tp_collectives) | (static_cast<std::uint64_t>(op.tp_sequence_parallel) << 8)};
           auto [it, inserted] = memo.try_emplace(key);
           if (inserted) it->second = tensor_parallel_time(plan, op);

@@ -60,11 +60,11 @@ std::vector<DeviceSpec> make_devices() {
                "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOPS FP32, 125 TFLOPS FP16 tensor, "
                "32 GB HBM2 at 900 GB/s; no TF32/BF16 (FP16 tensor peak stored as 16-bit)"});
   v.push_back({"a100-40gb", "NVIDIA A100 40GB SXM4", gib(40), tflops(19.5), tflops(156),
-               tflops(312), gb_per_s(1555), mib(1280), 0.75, 0.85, us(4),
+               tflops(312), gb_per_s(1555), mib(1280), 0.80, 0.85, us(4),
                "NVIDIA A100 datasheet (SXM4 40GB): 19.5 TFLOPS FP32, 156 TFLOPS TF32, "
                "312 TFLOPS BF16/FP16 dense, 1,555 GB/s HBM2"});
   v.push_back({"a100-80gb", "NVIDIA A100 80GB SXM4", gib(80), tflops(19.5), tflops(156),
-               tflops(312), gb_per_s(2039), mib(1536), 0.75, 0.85, us(4),
+               tflops(312), gb_per_s(2039), mib(1536), 0.80, 0.85, us(4),
                "NVIDIA A100 datasheet (SXM4 80GB): 19.5 TFLOPS FP32, 156 TFLOPS TF32, "
                "312 TFLOPS BF16/FP16 dense, 2,039 GB/s HBM2e"});
   v.push_back({"h100-80gb", "NVIDIA H100 80GB SXM5", gib(80), tflops(66.9), tflops(494.7),

@@ -25,6 +25,10 @@ struct DeviceSpec {
   double memory_efficiency = 0.8;
   core::Duration kernel_launch{};  // fixed overhead per kernel
   std::string source;              // where the figures come from
+  // GEMM efficiency falls for small matrices: a kernel of F FLOPs runs at
+  // matmul_efficiency x F / (F + peak x matmul_ramp_s), i.e. it reaches half its ceiling when
+  // its work would take matmul_ramp_s at peak (too few tiles to fill the SMs; see devices.md).
+  double matmul_ramp_s = 1.6e-6;
 };
 
 // A link class between devices (intra-node fabric or inter-node network), alpha-beta model:

@@ -117,6 +117,28 @@ class ProgramBuilder {
   std::int32_t index_;
 };
 
+// GEMM kernels in one layer's forward (its backward runs twice as many: input and weight
+// gradients), and whether element-wise kernels sit between them.
+struct KernelShape {
+  std::int32_t gemms = 1;
+  bool serial_memory = false;
+};
+KernelShape kernel_shape(models::LayerKind k) {
+  switch (k) {
+    case models::LayerKind::attention: return {4, true};  // QKV, QK^T, attn x V, projection
+    case models::LayerKind::mlp: return {2, true};        // up (and gate) and down around the activation
+    default: return {1, false};
+  }
+}
+
+// A layer's kernels: GEMM count (doubled in backward) and element-wise work between them.
+Op shaped(Op op, const LayerShard& sh, int gemm_multiplier) {
+  const KernelShape k = kernel_shape(sh.kind);
+  op.kernels = sh.matmul ? k.gemms * gemm_multiplier : 1;
+  op.work.serial_memory = k.serial_memory;
+  return op;
+}
+
 Op compute_op(OpKind kind, std::int32_t layer, std::int32_t mb, std::int32_t chunk, double flops,
               core::Bytes bytes, bool matmul) {
   Op op;
@@ -130,7 +152,8 @@ Op compute_op(OpKind kind, std::int32_t layer, std::int32_t mb, std::int32_t chu
 }
 
 Op comm_op(OpKind kind, StreamKind stream, CommPurpose purpose, std::int32_t layer, std::int32_t mb,
-           std::int32_t chunk, core::Bytes bytes, std::int64_t ranks, bool inter) {
+           std::int32_t chunk, core::Bytes bytes, std::int64_t ranks, bool inter,
+           std::int64_t ranks_per_node = 1) {
   Op op;
   op.kind = kind;
   op.stream = stream;
@@ -138,7 +161,8 @@ Op comm_op(OpKind kind, StreamKind stream, CommPurpose purpose, std::int32_t lay
   op.layer = layer;
   op.microbatch = mb;
   op.chunk = chunk;
-  op.comm = CommWork{bytes, static_cast<std::int32_t>(ranks), inter};
+  op.comm = CommWork{bytes, static_cast<std::int32_t>(ranks), inter,
+                     static_cast<std::int32_t>(ranks_per_node)};
   op.model_flops = false;
   return op;
 }
@@ -152,6 +176,12 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   const int zero = L.d > 1 ? s.parallel.zero : 0;
   const bool tp_inter = inter_node_tensor(s);
   const bool dp_inter = inter_node_data(s);
+  // Group members per node (tensor ranks are contiguous; data ranks are t x p apart), which
+  // sets how much of a node's network a spanning collective gets.
+  const std::int64_t gpn = s.cluster.gpus_per_node;
+  const std::int64_t tp_per_node = std::min(L.t, gpn);
+  const std::int64_t tp_stride = L.t * L.p;
+  const std::int64_t dp_per_node = tp_stride >= gpn ? 1 : std::min(L.d, gpn / tp_stride);
   const bool sp = s.parallel.sequence_parallel && L.t > 1;
   const auto mb = L.mb;
 
@@ -162,12 +192,26 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   core::Bytes grads_held{};
   std::int32_t last_comm = -1;
 
+  // A pipeline transfer of `bytes` held by each tensor rank. When the tensor is replicated
+  // across the t ranks (no sequence parallelism), Megatron's scatter/gather optimisation sends
+  // 1/t from each rank and all-gathers over NVLink (Narayanan et al. 2021, section 4.1).
+  auto p2p_op = [&](std::int32_t layer, std::int32_t j, std::int32_t chunk, core::Bytes bytes,
+                    bool inter, const LayerShard& producer) {
+    const bool replicated = L.t > 1 && producer.output == producer.full_output && !sp;
+    const std::int64_t ranks = replicated ? L.t : 1;
+    Op op = comm_op(OpKind::p2p, StreamKind::p2p, CommPurpose::pipeline, layer, j, chunk,
+                    core::ceil_div(bytes, ranks), 2, inter);
+    op.comm.gather_ranks = static_cast<std::int32_t>(ranks);
+    return op;
+  };
+
   // Attaches the layer's tensor-parallel collectives to the compute op just emitted.
   auto tp_collectives = [&](std::int32_t op_index, int count, core::Bytes full) {
     Op& op = P.ops[op_index];
     op.tp_collectives = static_cast<std::uint8_t>(count);
     op.tp_sequence_parallel = sp;
-    op.comm = CommWork{full * mb, static_cast<std::int32_t>(L.t), tp_inter};
+    op.comm = CommWork{full * mb, static_cast<std::int32_t>(L.t), tp_inter,
+                       static_cast<std::int32_t>(tp_per_node)};
   };
 
   // Layers whose saved activations full recomputation replaces by one checkpoint per block.
@@ -211,14 +255,19 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   };
 
   std::vector<std::int32_t> recent_compute;  // for ZeRO-3 prefetch depth
+  // The gather of the layer about to run: its compute op must wait for it (it frees the bytes).
+  std::int32_t gather_op = -1;
+  auto gather_ref = [&]() { return gather_op >= 0 ? B.ref(gather_op) : OpRef{}; };
   auto zero3_gather = [&](std::int32_t i, std::int32_t j, std::int32_t chunk) -> core::Bytes {
+    gather_op = -1;
     if (zero != 3 || L.shards[i].params == 0) return {};
     const core::Bytes extra = zero3_gather_bytes(i);
     OpRef after{};
     if (recent_compute.size() >= 2) after = B.ref(recent_compute[recent_compute.size() - 2]);
     last_comm = B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, i, j, chunk,
-                               core::Bytes{L.shards[i].params} * wb, L.d, dp_inter),
+                               core::Bytes{L.shards[i].params} * wb, L.d, dp_inter, dp_per_node),
                        {{MemCategory::weights, extra}}, {}, {after});
+    gather_op = last_comm;
     return extra;
   };
 
@@ -249,8 +298,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
         recv = L.shards[L.chunks[g - 1].end - 1].output * mb;
         const std::int32_t prev_stage = (g - 1) % L.p;
         const std::int32_t op = B.emit(
-            comm_op(OpKind::p2p, StreamKind::p2p, CommPurpose::pipeline, r.first, j, u.chunk, recv,
-                    2, inter_node_boundary(s, prev_stage, stage)),
+            p2p_op(r.first, j, u.chunk, recv, inter_node_boundary(s, prev_stage, stage), L.shards[L.chunks[g - 1].end - 1]),
             {{MemCategory::activations, recv}}, {}, {});
         B.add_dep_pending(op, true, g - 1, j);
         arrival = op;
@@ -271,11 +319,12 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
           for (std::int32_t k = r.first; k <= i; ++k)
             if (L.last_consumer[k] < 0 || L.last_consumer[k] >= r.end) free_act += L.shards[k].output * mb;
         }
-        last = B.emit(compute_op(OpKind::forward, i, j, u.chunk, sh.flops * mb,
-                                 sh.io * mb + core::Bytes{sh.params} * wb, sh.matmul),
+        last = B.emit(shaped(compute_op(OpKind::forward, i, j, u.chunk, sh.flops * mb,
+                                        sh.io * mb + core::Bytes{sh.params} * wb, sh.matmul),
+                             sh, 1),
                       {{MemCategory::activations, alloc_act}},
                       {{MemCategory::activations, free_act}, {MemCategory::weights, gathered}},
-                      {i == r.first && arrival >= 0 ? B.ref(arrival) : OpRef{}});
+                      {i == r.first && arrival >= 0 ? B.ref(arrival) : OpRef{}, gather_ref()});
         recent_compute.push_back(last);
         if (sh.allreduce_forward > 0) tp_collectives(last, sh.allreduce_forward, sh.full_output);
       }
@@ -290,7 +339,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       if (bucket.value == 0 || L.d == 1) return;
       const OpKind kind = zero == 0 ? OpKind::all_reduce : OpKind::reduce_scatter;
       last_comm = B.emit(comm_op(kind, StreamKind::comm, zero == 0 ? CommPurpose::data : CommPurpose::zero,
-                                 layer, j, u.chunk, bucket, L.d, dp_inter),
+                                 layer, j, u.chunk, bucket, L.d, dp_inter, dp_per_node),
                          {{MemCategory::buffers, bucket}}, {{MemCategory::buffers, bucket}},
                          {B.ref(after_op)});
       bucket = {};
@@ -301,8 +350,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       const core::Bytes grad_in = L.shards[r.end - 1].output * mb;
       const std::int32_t next_stage = (g + 1) % L.p;
       const std::int32_t op = B.emit(
-          comm_op(OpKind::p2p, StreamKind::p2p, CommPurpose::pipeline, r.end - 1, j, u.chunk,
-                  grad_in, 2, inter_node_boundary(s, stage, next_stage)),
+          p2p_op(r.end - 1, j, u.chunk, grad_in, inter_node_boundary(s, stage, next_stage), L.shards[r.end - 1]),
           {{MemCategory::activations, grad_in}}, {}, {});
       B.add_dep_pending(op, false, g + 1, j);
       arrival = op;
@@ -322,14 +370,24 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
         core::Bytes bytes{}, saved{};
         std::int32_t first = i;
         while (first > r.first && block_of(first - 1) == block_of(i)) --first;
+        std::int32_t gemms = 0, collectives = 0;
+        core::Bytes collective_bytes{};
         for (std::int32_t k = first; k <= i; ++k) {
-          flops += L.shards[k].flops * mb;
-          bytes += L.shards[k].io * mb;
-          saved += L.shards[k].saved * mb;
+          const auto& sk = L.shards[k];
+          flops += sk.flops * mb;
+          bytes += sk.io * mb;
+          saved += sk.saved * mb;
+          gemms += sk.matmul ? kernel_shape(sk.kind).gemms : 0;
+          collectives += sk.allreduce_forward;
+          if (sk.allreduce_forward > 0) collective_bytes = sk.full_output;
         }
+        // The replayed forward runs the block's kernels and its tensor-parallel collectives.
         Op op = compute_op(OpKind::recompute, i, j, u.chunk, flops, bytes, true);
         op.model_flops = false;
-        B.emit(op, {{MemCategory::activations, saved}}, {}, {take_arrival()});
+        op.kernels = std::max(1, gemms);
+        op.work.serial_memory = true;
+        const std::int32_t rec = B.emit(op, {{MemCategory::activations, saved}}, {}, {take_arrival()});
+        if (collectives > 0) tp_collectives(rec, collectives, collective_bytes);
       }
       if (s.training.recompute == Recompute::selective && sh.saved_core.value > 0) {
         Op op = compute_op(OpKind::recompute, i, j, u.chunk, sh.core_flops * mb,
@@ -358,11 +416,12 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
         if (zero >= 2) new_grads = core::ceil_div(new_grads, L.d);
         grads_held += new_grads;
       }
-      last = B.emit(compute_op(OpKind::backward, i, j, u.chunk, sh.flops * sh.backward_factor * mb,
-                               sh.io * mb * 2 + core::Bytes{sh.params} * (wb + gb), sh.matmul),
+      last = B.emit(shaped(compute_op(OpKind::backward, i, j, u.chunk, sh.flops * sh.backward_factor * mb,
+                                      sh.io * mb * 2 + core::Bytes{sh.params} * (wb + gb), sh.matmul),
+                           sh, 2),
                     {{MemCategory::activations, alloc_act}, {MemCategory::gradients, new_grads}},
                     {{MemCategory::activations, free_act}, {MemCategory::weights, gathered}},
-                    {take_arrival()});
+                    {take_arrival(), gather_ref()});
       recent_compute.push_back(last);
       if (sh.allreduce_backward > 0) tp_collectives(last, sh.allreduce_backward, sh.full_output);
       if (reduce_now && sh.params > 0 && L.d > 1) {
@@ -392,7 +451,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i)
         params_bytes += core::Bytes{L.shards[i].params} * wb;
     B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, -1, -1, 0, params_bytes,
-                   L.d, dp_inter),
+                   L.d, dp_inter, dp_per_node),
            {}, {}, {B.ref(opt_index)});
   }
 }

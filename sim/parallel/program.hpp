@@ -49,6 +49,10 @@ struct CommWork {
   core::Bytes bytes{};  // buffer size S on each rank
   std::int32_t ranks = 1;
   bool inter_node = false;  // crosses the node boundary (uses the inter-node link)
+  std::int32_t ranks_per_node = 1;  // group members sharing each node's network (inter_node only)
+  // p2p with Megatron's scatter/gather: each of `gather_ranks` tensor ranks sends 1/t of the
+  // activation, then they all-gather it over the intra-node fabric.
+  std::int32_t gather_ranks = 1;
 };
 
 struct Op {

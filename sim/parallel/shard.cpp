@@ -23,6 +23,7 @@ std::vector<LayerShard> shard_layers(const models::Model& m, std::int64_t t, boo
     s.io = l.io_bytes / work_div;
     s.backward_factor = l.backward_factor;
     s.matmul = l.matmul;
+    s.kind = l.kind;
     s.allreduce_forward = t > 1 ? l.tp_allreduce_forward : 0;
     s.allreduce_backward = t > 1 ? l.tp_allreduce_backward : 0;
     out.push_back(s);

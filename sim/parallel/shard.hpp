@@ -20,6 +20,7 @@ struct LayerShard {
   double core_flops = 0;          // of which the attention core
   double backward_factor = 2;
   bool matmul = false;
+  models::LayerKind kind = models::LayerKind::generic;
   int allreduce_forward = 0, allreduce_backward = 0;
 };
 

@@ -12,8 +12,8 @@ void breakdown(JsonWriter& j, const hw::MemBreakdown& b) {
 }
 }  // namespace
 
-void write_json(std::ostream& out, const Summary& r) {
-  JsonWriter j(out);
+void write_json(std::ostream& out, const Summary& r, bool pretty) {
+  JsonWriter j(out, pretty);
   j.begin_object();
   j.field("name", r.name);
   j.field("fits", r.fits);

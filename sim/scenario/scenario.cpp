@@ -93,6 +93,7 @@ hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node) {
   d.matmul_efficiency = m.fraction_or("matmul_efficiency", d.matmul_efficiency);
   d.memory_efficiency = m.fraction_or("memory_efficiency", d.memory_efficiency);
   if (m.has("kernel_launch")) d.kernel_launch = m.duration("kernel_launch");
+  if (m.has("matmul_ramp")) d.matmul_ramp_s = core::to_seconds(m.duration("matmul_ramp"));
   m.finish();
   if (d.memory.value <= 0) ctx.fail(m.node("memory"), m.path_of("memory"), "expected a positive memory size");
   if (d.reserved >= d.memory) {
@@ -231,8 +232,12 @@ ClusterSpec read_cluster(const YamlContext& ctx, const YAML::Node& node, const h
 }  // namespace
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& sets) {
+  return load_scenario_tree(load_yaml_file(path), path, sets);
+}
+
+Scenario load_scenario_tree(YAML::Node root, const std::string& path,
+                            const std::vector<std::string>& sets) {
   YamlContext ctx(path);
-  YAML::Node root = load_yaml_file(path);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   apply_overrides(root, sets, ctx);
   MapReader top(ctx, root, "");

@@ -8,6 +8,10 @@
 #include "models/model.hpp"
 #include "sim/hw/device.hpp"
 
+namespace YAML {
+class Node;
+}
+
 namespace trainsim::scenario {
 
 enum class Precision { fp32, fp16, bf16 };
@@ -76,5 +80,11 @@ struct Scenario {
 // Loads and validates `path`, applying `sets` ("key.path=value", same parsing and errors as the
 // file). Throws core::ConfigError on any problem.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& sets = {});
+
+// The same from an already-parsed tree (sweeps parse a file once and load many points). `root`
+// is modified by the overrides: pass a tree of your own. `path` names it in error messages and
+// anchors relative model files; marks in `root` locate errors in that file.
+Scenario load_scenario_tree(YAML::Node root, const std::string& path,
+                            const std::vector<std::string>& sets = {});
 
 }  // namespace trainsim::scenario

@@ -1,0 +1,156 @@
+#include "sim/report/memory_series.hpp"
+
+#include <queue>
+#include <string>
+
+#include "sim/core/error.hpp"
+
+namespace trainsim::report {
+
+using parallel::Op;
+using parallel::Plan;
+using parallel::Program;
+using parallel::StreamKind;
+
+namespace {
+
+// Collapses the per-event states of one device into samples: one per instant (the state the
+// instant ends in), preceded by the instant's largest state when that is higher, so transient
+// peaks survive while the series stays as short as the number of distinct instants.
+class SeriesBuilder {
+ public:
+  SeriesBuilder(MemorySeries& out, const hw::MemBreakdown& start) : out_(out), state_(start) {
+    group_max_ = state_;
+    out_.peak = state_.total();
+  }
+
+  void apply(core::TimePoint t, const Program& P, std::uint32_t begin, std::uint32_t end, bool alloc) {
+    if (begin == end) return;
+    if (t != time_) flush(t);
+    for (auto e = begin; e < end; ++e) {
+      core::Bytes& b = state_[P.effects[e].category];
+      b = alloc ? b + P.effects[e].bytes : b - P.effects[e].bytes;
+    }
+    const core::Bytes total = state_.total();
+    if (total > group_max_.total()) group_max_ = state_;
+    if (total > out_.peak) out_.peak = total;
+  }
+
+  void finish() { flush(time_); }
+
+ private:
+  void push(const hw::MemBreakdown& b) {
+    if (!out_.samples.empty() && out_.samples.back().in_use.bytes == b.bytes) return;
+    out_.samples.push_back({time_, b});
+  }
+  void flush(core::TimePoint next) {
+    if (group_max_.total() > state_.total()) push(group_max_);
+    push(state_);
+    time_ = next;
+    group_max_ = state_;
+  }
+
+  MemorySeries& out_;
+  hw::MemBreakdown state_, group_max_;
+  core::TimePoint time_{};
+};
+
+struct Finish {
+  core::TimePoint time;
+  std::uint64_t seq;
+  std::uint32_t id;
+  bool operator>(const Finish& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+}  // namespace
+
+std::vector<MemorySeries> memory_series(const Plan& plan, const exec::Timeline& tl) {
+  const auto& progs = plan.programs;
+  TRAINSIM_CHECK(tl.devices.size() == progs.size(), "memory series: timeline and plan differ in devices");
+  std::vector<std::uint32_t> offset{0};
+  std::vector<std::int32_t> program_of;
+  for (std::size_t p = 0; p < progs.size(); ++p) {
+    TRAINSIM_CHECK(tl.devices[p].start.size() == progs[p].ops.size() &&
+                       tl.devices[p].finish.size() == progs[p].ops.size(),
+                   "memory series: timeline and plan differ in ops");
+    offset.push_back(offset.back() + static_cast<std::uint32_t>(progs[p].ops.size()));
+    program_of.insert(program_of.end(), progs[p].ops.size(), static_cast<std::int32_t>(p));
+  }
+  const std::uint32_t total = offset.back();
+
+  // The player's dependency graph: stream order (compute and comm in order, p2p free) plus
+  // explicit deps, as CSR successor lists in the same order, so ready ops start in its order.
+  std::vector<std::uint32_t> waiting(total, 0), succ_begin(total + 1, 0), succ;
+  auto for_each_edge = [&](auto&& visit) {
+    for (std::size_t p = 0; p < progs.size(); ++p) {
+      const Program& P = progs[p];
+      std::int64_t last[parallel::kStreams] = {-1, -1, -1};
+      for (std::size_t i = 0; i < P.ops.size(); ++i) {
+        const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
+        const Op& op = P.ops[i];
+        const int s = static_cast<int>(op.stream);
+        if (op.stream != StreamKind::p2p && last[s] >= 0)
+          visit(offset[p] + static_cast<std::uint32_t>(last[s]), id);
+        last[s] = static_cast<std::int64_t>(i);
+        for (auto d = op.dep_begin; d < op.dep_end; ++d) {
+          const parallel::OpRef r = P.deps[d];
+          TRAINSIM_CHECK(r.program >= 0 && static_cast<std::size_t>(r.program) < progs.size() &&
+                             r.index >= 0 && static_cast<std::size_t>(r.index) < progs[r.program].ops.size(),
+                         "memory series: dependency on a missing op");
+          visit(offset[r.program] + static_cast<std::uint32_t>(r.index), id);
+        }
+      }
+    }
+  };
+  for_each_edge([&](std::uint32_t from, std::uint32_t to) {
+    ++succ_begin[from + 1];
+    ++waiting[to];
+  });
+  for (std::uint32_t i = 0; i < total; ++i) succ_begin[i + 1] += succ_begin[i];
+  succ.resize(succ_begin[total]);
+  {
+    std::vector<std::uint32_t> fill(succ_begin.begin(), succ_begin.end() - 1);
+    for_each_edge([&](std::uint32_t from, std::uint32_t to) { succ[fill[from]++] = to; });
+  }
+
+  std::vector<MemorySeries> out(progs.size());
+  std::vector<SeriesBuilder> builders;
+  builders.reserve(progs.size());
+  for (std::size_t p = 0; p < progs.size(); ++p) {
+    out[p].program = static_cast<std::int32_t>(p);
+    out[p].capacity = tl.devices[p].capacity;
+    builders.emplace_back(out[p], progs[p].persistent);
+  }
+
+  std::priority_queue<Finish, std::vector<Finish>, std::greater<>> queue;
+  std::uint64_t seq = 0;
+  auto start = [&](std::uint32_t id, core::TimePoint now) {
+    const std::int32_t p = program_of[id];
+    const std::uint32_t i = id - offset[p];
+    const exec::DeviceTimeline& d = tl.devices[p];
+    TRAINSIM_CHECK(d.start[i] == now && !(d.finish[i] < now),
+                   "memory series: stage " + std::to_string(p) + " op " + std::to_string(i) +
+                       " does not start when the timeline says (the player's order changed?)");
+    const Op& op = progs[p].ops[i];
+    builders[p].apply(now, progs[p], op.alloc_begin, op.alloc_end, true);
+    queue.push({d.finish[i], seq++, id});
+  };
+  for (std::uint32_t id = 0; id < total; ++id)
+    if (waiting[id] == 0) start(id, core::TimePoint{});
+  std::uint32_t finished = 0;
+  while (!queue.empty()) {
+    const Finish ev = queue.top();
+    queue.pop();
+    ++finished;
+    const std::int32_t p = program_of[ev.id];
+    const Op& op = progs[p].ops[ev.id - offset[p]];
+    builders[p].apply(ev.time, progs[p], op.free_begin, op.free_end, false);
+    for (auto k = succ_begin[ev.id]; k < succ_begin[ev.id + 1]; ++k)
+      if (--waiting[succ[k]] == 0) start(succ[k], ev.time);
+  }
+  TRAINSIM_CHECK(finished == total, "memory series: the plan's dependency graph deadlocks");
+  for (auto& b : builders) b.finish();
+  return out;
+}
+
+}  // namespace trainsim::report

@@ -1,0 +1,99 @@
+#include "sim/sweep/fit.hpp"
+
+#include <map>
+
+#include "sim/sweep/runner.hpp"
+
+namespace trainsim::sweep {
+
+namespace {
+
+class Prober {
+ public:
+  Prober(const BaseScenario& base, const std::vector<std::string>& sets, const std::string& key)
+      : base_(base), sets_(sets), key_(key) {}
+
+  const PointResult& at(std::int64_t v) {
+    auto it = cache_.find(v);
+    if (it != cache_.end()) return it->second;
+    auto sets = sets_;
+    sets.push_back(key_ + "=" + std::to_string(v));
+    PointResult r = run_point(base_, sets);
+    if (r.status != Status::invalid) ++simulations;
+    return cache_.emplace(v, std::move(r)).first->second;
+  }
+  bool valid(std::int64_t v) { return at(v).status != Status::invalid; }
+  bool fits(std::int64_t v) { return at(v).status == Status::fits; }
+  std::int64_t peak(std::int64_t v) { return at(v).summary ? at(v).summary->peak.value : 0; }
+
+  // A valid value in (lo, hi) near mid, looking up first; nullopt when there is none.
+  std::optional<std::int64_t> valid_near(std::int64_t lo, std::int64_t mid, std::int64_t hi) {
+    for (std::int64_t m = mid; m < hi; ++m)
+      if (valid(m)) return m;
+    for (std::int64_t m = mid - 1; m > lo; --m)
+      if (valid(m)) return m;
+    return std::nullopt;
+  }
+
+  int simulations = 0;
+
+ private:
+  const BaseScenario& base_;
+  const std::vector<std::string>& sets_;
+  std::string key_;
+  std::map<std::int64_t, PointResult> cache_;
+};
+
+}  // namespace
+
+FitResult fit(const BaseScenario& base, const std::vector<std::string>& sets,
+              const std::string& key, const FitOptions& options) {
+  Prober p(base, sets, key);
+  FitResult r;
+  r.key = key;
+  std::int64_t start = options.from;
+  while (!p.valid(start) && start < options.from + 64 && start < options.limit) ++start;
+  if (!p.valid(start)) {
+    const PointResult& first = p.at(options.from);
+    throw core::ConfigError({"--find " + key, 1, 1}, key,
+                            "no valid value from " + std::to_string(options.from) + " to " +
+                                std::to_string(start) + "; at " + std::to_string(options.from) +
+                                ": " + first.reason);
+  }
+  r.capacity_bytes = p.at(start).summary->devices.empty() ? 0 : p.at(start).summary->devices.front().capacity.value;
+  if (!p.fits(start)) {
+    r.next_value = start;
+    r.next_peak_bytes = p.peak(start);
+    r.simulations = p.simulations;
+    return r;
+  }
+  // Exponential phase: double until a value does not fit or is rejected.
+  std::int64_t lo = start, hi = -1;
+  while (hi < 0) {
+    if (lo > options.limit / 2) {
+      hi = options.limit + 1;
+      break;
+    }
+    const std::int64_t v = lo * 2;
+    if (p.fits(v)) lo = v;
+    else hi = v;  // out of memory, or rejected: an upper end for the binary phase
+  }
+  // Binary phase over (lo, hi): lo fits; hi does not fit, is rejected or is past the limit.
+  while (hi - lo > 1) {
+    const auto m = p.valid_near(lo, lo + (hi - lo) / 2, hi);
+    if (!m) break;
+    if (p.fits(*m)) lo = *m;
+    else hi = *m;
+  }
+  r.found = true;
+  r.value = lo;
+  r.peak_bytes = p.peak(lo);
+  if (hi <= options.limit && p.valid(hi)) {
+    r.next_value = hi;
+    r.next_peak_bytes = p.peak(hi);
+  }
+  r.simulations = p.simulations;
+  return r;
+}
+
+}  // namespace trainsim::sweep

@@ -1,0 +1,258 @@
+#include "sim/sweep/output.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "sim/report/json_writer.hpp"
+#include "sim/report/writers.hpp"
+
+namespace trainsim::sweep {
+
+namespace {
+
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+// One record per line: a field with a separator, quote or line break is quoted, and line
+// breaks inside (error messages) become spaces.
+std::string csv_field(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  if (s.find_first_of(",\"") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::vector<std::string> csv_split(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
+      else if (c == '"') quoted = false;
+      else out.back() += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+Status status_of(const std::string& s, const std::string& file) {
+  if (s == "fits") return Status::fits;
+  if (s == "oom") return Status::oom;
+  if (s == "invalid") return Status::invalid;
+  throw core::ConfigError({file, 0, 0}, "", "unreadable status '" + s + "'; not a trainsim sweep file");
+}
+
+// Complete lines (ending in '\n') of a file with their end offsets; a cut last line is left out.
+std::vector<std::pair<std::string, std::size_t>> read_lines(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  std::vector<std::pair<std::string, std::size_t>> lines;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
+    lines.emplace_back(text.substr(start, nl - start), nl + 1);
+  return lines;
+}
+
+std::size_t leading_index(const std::string& s, std::size_t from, const std::string& file) {
+  char* end = nullptr;
+  const char* begin = s.c_str() + from;
+  const unsigned long long v = std::strtoull(begin, &end, 10);
+  if (end == begin) throw core::ConfigError({file, 0, 0}, "", "a record without a point index; not a trainsim sweep file");
+  return static_cast<std::size_t>(v);
+}
+
+std::size_t jsonl_index(const std::string& line, const std::string& file) {
+  const std::string tag = "{\"point\":";
+  if (line.rfind(tag, 0) != 0) throw core::ConfigError({file, 0, 0}, "", "a line that is not a sweep record");
+  return leading_index(line, tag.size(), file);
+}
+
+double number_after(const std::string& line, const std::string& key, std::size_t from) {
+  const std::size_t at = line.find("\"" + key + "\":", from);
+  return at == std::string::npos ? 0 : std::strtod(line.c_str() + at + key.size() + 3, nullptr);
+}
+
+void check_order(std::size_t got, const std::vector<std::size_t>& expected, std::size_t k,
+                 const std::string& path) {
+  if (k >= expected.size() || expected[k] != got)
+    throw core::ConfigError({path, static_cast<int>(k + 1), 1}, "",
+                            "point " + std::to_string(got) + " is not the next point of this sweep" +
+                                (k < expected.size() ? " (expected " + std::to_string(expected[k]) + ")" : "") +
+                                "; the file was written by another sweep or shard, so --resume cannot continue it");
+}
+
+}  // namespace
+
+Brief brief_of(std::size_t point, const PointResult& r) {
+  Brief b;
+  b.point = point;
+  b.status = r.status;
+  if (r.summary) {
+    b.step_time_s = r.summary->step_time_s;
+    b.peak_bytes = r.summary->peak.value;
+  }
+  return b;
+}
+
+std::string csv_header(const SweepSpec& spec) {
+  std::string h = "point";
+  for (const auto& a : spec.axes) h += "," + csv_field(a.key);
+  return h + ",status,fits,oom_cause,peak_bytes,step_time_s,samples_per_s,tokens_per_s,mfu,"
+             "bubble_fraction,reason\n";
+}
+
+std::string csv_row(const SweepSpec& spec, const Point& p, const PointResult& r) {
+  std::string row = std::to_string(p.index);
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) row += "," + csv_field(spec.axes[a].values[p.choice[a]]);
+  row += ",";
+  row += to_string(r.status);
+  if (const auto& s = r.summary) {
+    row += s->fits ? ",true," : ",false,";
+    row += s->ooms.empty() ? "" : csv_field(s->ooms.front().cause);
+    row += "," + std::to_string(s->peak.value) + "," + num(s->step_time_s) + "," + num(s->samples_per_s) + ",";
+    row += s->sequence_model ? num(s->tokens_per_s) : "";
+    row += "," + num(s->mfu) + "," + num(s->bubble_fraction) + ",";
+  } else {
+    row += ",false,,,,,,,,";
+  }
+  return row + csv_field(r.reason) + "\n";
+}
+
+std::string jsonl_line(const SweepSpec& spec, const Point& p, const PointResult& r) {
+  std::ostringstream o;
+  o << "{\"point\":" << p.index << ",\"set\":";
+  {
+    report::JsonWriter j(o, false);
+    j.begin_object();
+    for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+      const std::string& v = spec.axes[a].values[p.choice[a]];
+      char* end = nullptr;
+      const long long n = std::strtoll(v.c_str(), &end, 10);
+      if (!v.empty() && *end == '\0' && std::to_string(n) == v) j.field(spec.axes[a].key, static_cast<std::int64_t>(n));
+      else j.field(spec.axes[a].key, v);
+    }
+    j.end_object();
+  }
+  o << ",\"status\":\"" << to_string(r.status) << "\"";
+  if (!r.reason.empty()) o << ",\"reason\":\"" << report::json_escape(r.reason) << "\"";
+  o << ",\"report\":";
+  if (r.summary) report::write_json(o, *r.summary, false);
+  else o << "null";
+  o << "}\n";
+  return o.str();
+}
+
+std::vector<Brief> resume_csv(const std::string& path, const std::string& header,
+                              const std::vector<std::size_t>& expected) {
+  if (!std::filesystem::exists(path)) return {};
+  const auto lines = read_lines(path);
+  if (lines.empty()) {
+    std::filesystem::resize_file(path, 0);
+    return {};
+  }
+  if (lines[0].first + "\n" != header)
+    throw core::ConfigError({path, 1, 1}, "", "the header differs from this sweep's; --resume continues only the same sweep");
+  const std::size_t axes = csv_split(header.substr(0, header.size() - 1)).size() - 11;
+  std::vector<Brief> out;
+  std::size_t keep = lines[0].second;
+  for (std::size_t k = 1; k < lines.size(); ++k) {
+    const auto f = csv_split(lines[k].first);
+    if (f.size() != axes + 11) break;  // a damaged record: redo from here
+    Brief b;
+    b.point = leading_index(f[0], 0, path);
+    check_order(b.point, expected, out.size(), path);
+    b.status = status_of(f[axes + 1], path);
+    b.peak_bytes = std::strtoll(f[axes + 4].c_str(), nullptr, 10);
+    b.step_time_s = std::strtod(f[axes + 5].c_str(), nullptr);
+    out.push_back(b);
+    keep = lines[k].second;
+  }
+  std::filesystem::resize_file(path, keep);
+  return out;
+}
+
+std::vector<Brief> resume_jsonl(const std::string& path, const std::vector<std::size_t>& expected) {
+  if (!std::filesystem::exists(path)) return {};
+  const auto lines = read_lines(path);
+  std::vector<Brief> out;
+  std::size_t keep = 0;
+  for (const auto& [line, end] : lines) {
+    if (line.empty() || line.back() != '}') break;
+    Brief b;
+    b.point = jsonl_index(line, path);
+    check_order(b.point, expected, out.size(), path);
+    const std::size_t st = line.find(",\"status\":\"");
+    if (st == std::string::npos) break;
+    b.status = status_of(line.substr(st + 11, line.find('"', st + 11) - st - 11), path);
+    const std::size_t rep = line.find(",\"report\":");
+    b.step_time_s = number_after(line, "step_time_s", rep);
+    b.peak_bytes = static_cast<std::int64_t>(number_after(line, "peak_bytes", rep));
+    out.push_back(b);
+    keep = end;
+  }
+  std::filesystem::resize_file(path, keep);
+  return out;
+}
+
+void truncate_records(const std::string& path, bool has_header, std::size_t n) {
+  const auto lines = read_lines(path);
+  const std::size_t k = n + (has_header ? 1 : 0);
+  if (k == 0) std::filesystem::resize_file(path, 0);
+  else if (k <= lines.size()) std::filesystem::resize_file(path, lines[k - 1].second);
+}
+
+std::size_t merge_files(const std::string& out, const std::vector<std::string>& inputs) {
+  if (inputs.empty()) throw core::ConfigError({out, 0, 0}, "", "no input files to merge");
+  std::string header;
+  bool jsonl = false;
+  std::map<std::size_t, std::string> records;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::string& in = inputs[i];
+    if (!std::filesystem::exists(in)) throw core::ConfigError({in, 0, 0}, "", "cannot open file");
+    const auto lines = read_lines(in);
+    if (lines.empty()) continue;
+    const bool is_jsonl = lines[0].first.rfind("{", 0) == 0;
+    if (i > 0 && is_jsonl != jsonl && !records.empty())
+      throw core::ConfigError({in, 1, 1}, "", "cannot merge CSV and JSON Lines files together");
+    jsonl = is_jsonl;
+    std::size_t first = 0;
+    if (!jsonl) {
+      if (!header.empty() && header != lines[0].first)
+        throw core::ConfigError({in, 1, 1}, "", "the header differs from " + inputs[0] + "'s: shards of different sweeps");
+      header = lines[0].first;
+      first = 1;
+    }
+    for (std::size_t k = first; k < lines.size(); ++k) {
+      const std::size_t idx = jsonl ? jsonl_index(lines[k].first, in) : leading_index(lines[k].first, 0, in);
+      if (!records.emplace(idx, lines[k].first).second)
+        throw core::ConfigError({in, static_cast<int>(k + 1), 1}, "", "point " + std::to_string(idx) + " appears in more than one input");
+    }
+  }
+  std::ofstream o(out, std::ios::binary | std::ios::trunc);
+  if (!o) throw core::ConfigError({out, 0, 0}, "", "cannot write this file");
+  if (!jsonl && !header.empty()) o << header << '\n';
+  for (const auto& [idx, line] : records) o << line << '\n';
+  o.flush();
+  if (!o) throw core::ConfigError({out, 0, 0}, "", "write failed");
+  return records.size();
+}
+
+}  // namespace trainsim::sweep

@@ -1,0 +1,43 @@
+#pragma once
+// Sweep result files: CSV (one row per point) and JSON Lines (one record per point with the full
+// report). Rows are written in point order, so a file is always a prefix of the finished sweep:
+// `--resume` keeps the complete prefix and continues, and shard files merge by point index.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/sweep/runner.hpp"
+
+namespace trainsim::sweep {
+
+// What the terminal summary needs of a finished point (also read back from files on resume).
+struct Brief {
+  std::size_t point = 0;
+  Status status = Status::invalid;
+  double step_time_s = 0;
+  std::int64_t peak_bytes = 0;
+};
+Brief brief_of(std::size_t point, const PointResult& r);
+
+// The CSV header line (with '\n'): point, every axis, status, fits, oom_cause, peak_bytes,
+// step_time_s, samples_per_s, tokens_per_s, mfu, bubble_fraction, reason.
+std::string csv_header(const SweepSpec& spec);
+std::string csv_row(const SweepSpec& spec, const Point& p, const PointResult& r);
+// {"point": i, "set": {...}, "status": ..., "reason": ..., "report": {...} | null} and '\n'.
+std::string jsonl_line(const SweepSpec& spec, const Point& p, const PointResult& r);
+
+// Resume: reads the complete records of an existing CSV (`header` must match) or JSONL file,
+// which must be the first points of `expected` (point indices in run order). Truncates the file
+// after the last good record (a record cut by a kill is dropped) and returns their briefs.
+// A missing file is an empty result; a file from another sweep is a ConfigError.
+std::vector<Brief> resume_csv(const std::string& path, const std::string& header,
+                              const std::vector<std::size_t>& expected);
+std::vector<Brief> resume_jsonl(const std::string& path, const std::vector<std::size_t>& expected);
+// Keeps the first `n` records of a file that resume_* read (when the other file had fewer).
+void truncate_records(const std::string& path, bool has_header, std::size_t n);
+
+// Joins shard files (all CSV with one header, or all JSONL) into `out` in point order. Point
+// indices must not repeat. Returns the number of records.
+std::size_t merge_files(const std::string& out, const std::vector<std::string>& inputs);
+
+}  // namespace trainsim::sweep

@@ -1,0 +1,258 @@
+#include "sim/sweep/plan.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "sim/sweep/runner.hpp"
+
+namespace trainsim::sweep {
+
+namespace {
+
+using scenario::Recompute;
+
+struct Rung {
+  int zero;
+  Recompute recompute;
+};
+
+// Cheapest first: ZeRO-1 costs no extra communication volume over an all-reduce, recomputation
+// costs compute, ZeRO-3 gathers weights every micro-batch.
+std::vector<Rung> ladder(std::int64_t data) {
+  if (data == 1) return {{0, Recompute::none}, {0, Recompute::selective}, {0, Recompute::full}};
+  return {{0, Recompute::none}, {1, Recompute::none}, {1, Recompute::selective},
+          {1, Recompute::full}, {3, Recompute::full}};
+}
+
+struct Context {
+  const BaseScenario& base;
+  const std::vector<std::string>& sets;
+  const scenario::Scenario& s0;
+  std::int64_t gpus, gpn, global_batch;
+};
+
+std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int64_t ga) {
+  std::vector<std::string> s = c.sets;
+  auto add = [&](const std::string& k, const std::string& v) { s.push_back(k + "=" + v); };
+  auto num = [](std::int64_t v) { return std::to_string(v); };
+  add("parallel.data", num(l.data));
+  add("parallel.tensor", num(l.tensor));
+  add("parallel.pipeline", num(l.pipeline));
+  add("parallel.schedule", l.interleaved ? "interleaved" : "1f1b");
+  add("parallel.virtual_stages", num(l.virtual_stages));
+  add("parallel.zero", num(l.zero));
+  if (!c.s0.parallel.split_points.empty()) add("parallel.split_points", "[]");
+  add("training.micro_batch", num(l.micro_batch));
+  add("training.gradient_accumulation", num(ga));
+  add("training.global_batch", num(l.data * l.micro_batch * ga));
+  add("training.recompute", std::string(scenario::to_string(l.recompute)));
+  add("cluster.nodes", num(c.gpus / c.gpn));
+  add("cluster.gpus_per_node", num(c.gpn));
+  return s;
+}
+
+// Model states per device cannot be less than the parameters over tensor x pipeline times the
+// bytes each keeps after ZeRO sharding: a sound lower bound of the peak.
+bool states_may_fit(const scenario::Scenario& s0, const Layout& l) {
+  const auto b = scenario::state_bytes_per_param(s0.training.precision, s0.training.optimizer);
+  const double d = static_cast<double>(l.data);
+  const double per_param = b.weights / (l.zero >= 3 ? d : 1.0) + b.gradients / (l.zero >= 2 ? d : 1.0) +
+                           b.optimizer_states / (l.zero >= 1 ? d : 1.0);
+  const double params = static_cast<double>(s0.model.parameters()) / static_cast<double>(l.tensor * l.pipeline);
+  return static_cast<double>(s0.device.reserved.value) + params * per_param <=
+         static_cast<double>(s0.device.memory.value);
+}
+
+struct Screen {
+  PointResult r;
+  double estimate = 0;
+  bool exact = false;
+  int sims = 0;
+};
+
+// Short simulations at a few pipeline fills of micro-batches; the step time is linear in the
+// micro-batch count once the pipeline is full, and the peak no longer changes.
+Screen screen(const Context& c, const Layout& l) {
+  const std::int64_t v = l.interleaved ? l.virtual_stages : 1;
+  const std::int64_t a = l.pipeline == 1 ? 1 : (v + 1) * l.pipeline, b = a + l.pipeline;
+  Screen out;
+  if (l.gradient_accumulation <= b) {
+    out.r = run_point(c.base, layout_sets(c, l, l.gradient_accumulation));
+    out.sims = 1;
+    out.exact = true;
+    if (out.r.summary) out.estimate = out.r.summary->step_time_s;
+    return out;
+  }
+  out.r = run_point(c.base, layout_sets(c, l, a));
+  out.sims = 1;
+  if (out.r.status != Status::fits) return out;
+  const PointResult rb = run_point(c.base, layout_sets(c, l, b));
+  out.sims = 2;
+  if (rb.status != Status::fits) {
+    out.r = rb;
+    return out;
+  }
+  const double ta = out.r.summary->step_time_s, tb = rb.summary->step_time_s;
+  out.estimate = ta + (tb - ta) / static_cast<double>(b - a) * static_cast<double>(l.gradient_accumulation - a);
+  return out;
+}
+
+}  // namespace
+
+double objective_value(Objective o, const report::Summary& s) {
+  switch (o) {
+    case Objective::memory: return static_cast<double>(s.peak.value);
+    case Objective::cost:  // GPU-seconds per sample
+      return s.step_time_s * static_cast<double>(s.devices_total) / static_cast<double>(s.training.global_batch);
+    case Objective::throughput: break;
+  }
+  return s.step_time_s;
+}
+
+std::string describe(const Layout& l) {
+  std::string s = "d" + std::to_string(l.data) + " t" + std::to_string(l.tensor) + " p" +
+                  std::to_string(l.pipeline) + " " +
+                  (l.interleaved ? "interleaved/v" + std::to_string(l.virtual_stages) : std::string("1f1b")) +
+                  " mb" + std::to_string(l.micro_batch) + " zero" + std::to_string(l.zero) + " " +
+                  std::string(scenario::to_string(l.recompute));
+  return s;
+}
+
+PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, const PlanOptions& o) {
+  const scenario::Scenario s0 = base.load(sets);
+  PlanResult res;
+  res.global_batch = s0.training.global_batch;
+  res.device = s0.device.name;
+  const std::int64_t n = o.gpus;
+  std::int64_t gpn = std::min(s0.cluster.gpus_per_node, n);
+  if (n < 1 || n % gpn != 0)
+    throw core::ConfigError({"--gpus", 1, 1}, "--gpus", "expected a multiple of the " + std::to_string(gpn) +
+                            " GPUs per node, got " + std::to_string(n));
+  const Context c{base, sets, s0, n, gpn, s0.training.global_batch};
+  std::set<std::int64_t> heads, kv;
+  for (auto v : s0.model.order) {
+    if (s0.model.graph[v].heads > 0) heads.insert(s0.model.graph[v].heads);
+    if (s0.model.graph[v].kv_heads > 0) kv.insert(s0.model.graph[v].kv_heads);
+  }
+  const auto layers = static_cast<std::int64_t>(s0.model.order.size());
+  const std::int64_t blocks = s0.model.num_blocks, g = s0.training.global_batch;
+
+  struct Item {
+    Layout l;
+    std::size_t rung = 0;
+  };
+  std::vector<Item> active;
+  for (std::int64_t t = 1; t <= gpn; t *= 2) {
+    if (n % t) continue;
+    bool ok = true;
+    for (auto h : heads) ok = ok && h % t == 0;
+    for (auto h : kv) ok = ok && (h % t == 0 || t % h == 0);
+    if (!ok) continue;
+    for (std::int64_t p = 1; p <= n / t && p <= layers; ++p) {
+      if ((n / t) % p || (blocks > 0 && blocks % p)) continue;
+      const std::int64_t d = n / (t * p);
+      if (g % d) continue;
+      for (std::int64_t mb = 1; mb <= o.max_micro_batch; mb *= 2) {
+        if ((g / d) % mb) continue;
+        const std::int64_t ga = g / (d * mb);
+        for (std::int64_t v : {1, 2, 4}) {
+          if (v > 1 && (p == 1 || (blocks > 0 && blocks % (p * v)) || p * v > layers || ga % p)) continue;
+          ++res.layouts;
+          Item it;
+          it.l = {d, t, p, v, mb, ga, v > 1, 0, Recompute::none};
+          if (p > 1 && ga < p) {  // the pipeline never fills: over half of it idle
+            ++res.pruned;
+            continue;
+          }
+          const auto lad = ladder(d);
+          while (it.rung < lad.size()) {
+            it.l.zero = lad[it.rung].zero;
+            it.l.recompute = lad[it.rung].recompute;
+            if (states_may_fit(s0, it.l)) break;
+            ++it.rung;
+          }
+          if (it.rung == lad.size()) ++res.pruned;
+          else active.push_back(it);
+        }
+      }
+    }
+  }
+
+  // Screening in waves: a candidate that runs out of memory climbs to its next rung.
+  std::vector<Candidate> fits;
+  while (!active.empty()) {
+    std::vector<Screen> results(active.size());
+    run_in_order<Screen>(
+        active.size(), o.jobs, [&](std::size_t i) { return screen(c, active[i].l); },
+        [&](std::size_t i, Screen&& s) { results[i] = std::move(s); });
+    std::vector<Item> next;
+    for (std::size_t i = 0; i < active.size(); ++i) {
+      Screen& s = results[i];
+      ++res.screened;
+      res.simulations += s.sims;
+      if (s.r.status == Status::fits) {
+        Candidate cand;
+        cand.layout = active[i].l;
+        cand.sets = layout_sets(c, cand.layout, cand.layout.gradient_accumulation);
+        cand.estimated_step_s = s.estimate;
+        cand.confirmed = s.exact;
+        cand.summary = *s.r.summary;
+        fits.push_back(std::move(cand));
+      } else if (s.r.status == Status::oom) {
+        Item it = active[i];
+        const auto lad = ladder(it.l.data);
+        for (++it.rung; it.rung < lad.size(); ++it.rung) {
+          it.l.zero = lad[it.rung].zero;
+          it.l.recompute = lad[it.rung].recompute;
+          if (states_may_fit(s0, it.l)) break;
+        }
+        if (it.rung < lad.size()) next.push_back(it);
+      } else {
+        ++res.pruned;  // rejected by validation
+      }
+    }
+    active = std::move(next);
+  }
+
+  // Confirm the most promising with full simulations; rank only confirmed ones.
+  auto screened_value = [&](const Candidate& cd) {
+    return o.objective == Objective::memory ? static_cast<double>(cd.summary.peak.value) : cd.estimated_step_s;
+  };
+  std::stable_sort(fits.begin(), fits.end(), [&](const Candidate& a, const Candidate& b) {
+    return screened_value(a) < screened_value(b);
+  });
+  const std::size_t m = std::min(fits.size(), static_cast<std::size_t>(o.confirm > 0 ? o.confirm : std::max(2 * o.top, 8)));
+  fits.resize(m);
+  run_in_order<int>(
+      m, o.jobs,
+      [&](std::size_t i) {
+        if (fits[i].confirmed) return 0;
+        PointResult r = run_point(base, fits[i].sets);
+        TRAINSIM_CHECK(r.summary.has_value(), "a screened layout became invalid: " + r.reason);
+        fits[i].summary = *r.summary;
+        fits[i].confirmed = true;
+        return 1;
+      },
+      [&](std::size_t, int&& sims) {
+        res.simulations += sims;
+        res.confirmed += 1;
+      });
+  for (auto& cd : fits)
+    if (cd.summary.fits) res.ranked.push_back(cd);
+  std::stable_sort(res.ranked.begin(), res.ranked.end(), [&](const Candidate& a, const Candidate& b) {
+    const double x = objective_value(o.objective, a.summary), y = objective_value(o.objective, b.summary);
+    if (x != y) return x < y;
+    return a.summary.step_time_s < b.summary.step_time_s;
+  });
+  if (s0.parallel.devices() == n) {
+    PointResult r = run_point(base, sets);
+    if (r.summary) {
+      res.has_reference = true;
+      res.reference = *r.summary;
+      ++res.simulations;
+    }
+  }
+  return res;
+}
+
+}  // namespace trainsim::sweep

@@ -1,0 +1,40 @@
+#include "sim/sweep/runner.hpp"
+
+#include "sim/exec/player.hpp"
+#include "sim/parallel/lower.hpp"
+
+namespace trainsim::sweep {
+
+std::string_view to_string(Status s) {
+  switch (s) {
+    case Status::fits: return "fits";
+    case Status::oom: return "oom";
+    case Status::invalid: return "invalid";
+  }
+  return "?";
+}
+
+PointResult run_point(const BaseScenario& base, const std::vector<std::string>& sets) {
+  PointResult r;
+  try {
+    const scenario::Scenario s = base.load(sets);
+    const parallel::Plan plan = parallel::lower(s);
+    const exec::Timeline tl = exec::play(plan);
+    r.summary = report::summarize(s, plan, tl, false);
+    r.status = r.summary->fits ? Status::fits : Status::oom;
+  } catch (const core::ConfigError& e) {
+    r.status = Status::invalid;
+    r.reason = e.what();
+  } catch (const core::OverflowError& e) {
+    r.status = Status::invalid;
+    r.reason = std::string("sizes exceed 64-bit counters (") + e.what() + ")";
+  }
+  return r;
+}
+
+int default_jobs() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+}  // namespace trainsim::sweep

@@ -1,0 +1,87 @@
+#pragma once
+// Runs points: one full simulation each (load -> lower -> play -> summarize), each on its own
+// engine value, on N worker threads, handing results on in point order.
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/report/summary.hpp"
+#include "sim/sweep/spec.hpp"
+
+namespace trainsim::sweep {
+
+enum class Status { fits, oom, invalid };
+std::string_view to_string(Status s);
+
+struct PointResult {
+  Status status = Status::invalid;
+  std::string reason;                     // why a point is invalid (the ConfigError message)
+  std::optional<report::Summary> summary;  // fits and oom points
+};
+
+// Simulates base + sets. A ConfigError or OverflowError (the point's scenario is not valid) is
+// an `invalid` result; an InternalError propagates (a bug must not look like a result).
+PointResult run_point(const BaseScenario& base, const std::vector<std::string>& sets);
+
+// Calls work(i) for i in [0, n) on `jobs` threads and sink(i, result) for i = 0, 1, ... in order
+// as soon as each is ready (a reorder buffer), the sink one call at a time. When *stop becomes
+// true, no new item starts; items in flight finish, and only the unbroken prefix reaches the
+// sink. The first exception from work or sink stops the run and is rethrown after the join.
+// Returns how many items reached the sink.
+template <class R>
+std::size_t run_in_order(std::size_t n, int jobs, const std::function<R(std::size_t)>& work,
+                         const std::function<void(std::size_t, R&&)>& sink,
+                         std::atomic<bool>* stop = nullptr) {
+  std::mutex mu;
+  std::map<std::size_t, R> ready;
+  std::size_t next_item = 0, next_out = 0;
+  std::exception_ptr error;
+  std::atomic<bool> local_stop{false};
+  std::atomic<bool>& halt = stop ? *stop : local_stop;
+  auto worker = [&] {
+    for (;;) {
+      std::size_t i;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (halt.load() || error || next_item >= n) return;
+        i = next_item++;
+      }
+      try {
+        R r = work(i);
+        std::lock_guard<std::mutex> lock(mu);
+        if (error) return;
+        ready.emplace(i, std::move(r));
+        while (!ready.empty() && ready.begin()->first == next_out) {
+          R out = std::move(ready.begin()->second);
+          ready.erase(ready.begin());
+          sink(next_out, std::move(out));
+          ++next_out;
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+        return;
+      }
+    }
+  };
+  const int threads = jobs < 1 ? 1 : jobs;
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+  return next_out;
+}
+
+// Worker threads to use for `-j 0`: the machine's hardware threads.
+int default_jobs();
+
+}  // namespace trainsim::sweep

@@ -1,0 +1,279 @@
+#include "sim/sweep/spec.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "sim/scenario/yaml_read.hpp"
+
+namespace trainsim::sweep {
+
+namespace {
+
+std::string read_text(const std::string& path, const core::SourceLocation& asked_at,
+                      const std::string& key) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw core::ConfigError(asked_at, key, "cannot open file '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+core::SourceLocation mark_of(const std::string& file, const YAML::Node& n) {
+  const YAML::Mark m = n.Mark();
+  if (m.line < 0) return {file, 0, 0};
+  // A quoted scalar's mark is its opening quote; columns count from the text inside.
+  const int quoted = n.IsScalar() && n.Tag() == "!" ? 1 : 0;
+  return {file, m.line + 1, m.column + 1 + quoted};
+}
+
+// A value as --set takes it: a scalar's text, anything else in YAML flow style.
+std::string value_text(const YAML::Node& n) {
+  if (n.IsScalar()) return n.Scalar();
+  YAML::Emitter e;
+  e.SetMapFormat(YAML::Flow);
+  e.SetSeqFormat(YAML::Flow);
+  e << n;
+  return e.c_str();
+}
+
+Axis read_axis(const scenario::YamlContext& ctx, const YAML::Node& key, const YAML::Node& v) {
+  Axis a;
+  a.key = key.Scalar();
+  a.where = mark_of(ctx.file(), key);
+  const std::string path = "axes." + a.key;
+  std::size_t start = 0;
+  for (std::size_t dot = 0;; start = dot + 1) {
+    dot = a.key.find('.', start);
+    if (a.key.substr(start, dot - start).empty())
+      ctx.fail(key, path, "expected a scenario key path such as training.micro_batch");
+    if (dot == std::string::npos) break;
+  }
+  if (v.IsSequence()) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (v[i].IsNull()) ctx.fail(v[i], path + "[" + std::to_string(i) + "]", "expected a value");
+      a.values.push_back(value_text(v[i]));
+    }
+  } else if (v.IsMap()) {
+    scenario::MapReader m(ctx, v, path);
+    YAML::Node r = m.node("range");
+    if (!m.has("range") || !r.IsSequence() || r.size() != 2)
+      ctx.fail(m.has("range") ? r : v, path + ".range", "expected range: [lo, hi] (integers)");
+    const long long lo = scenario::read_int(ctx, r[0], path + ".range[0]", -(1LL << 62));
+    const long long hi = scenario::read_int(ctx, r[1], path + ".range[1]", -(1LL << 62));
+    const std::string step = m.has("step") ? scenario::read_string(ctx, m.node("step"), path + ".step") : "1";
+    try {
+      for (long long x : range_values(lo, hi, step)) a.values.push_back(std::to_string(x));
+    } catch (const std::invalid_argument& e) {
+      ctx.fail(m.has("step") ? m.node("step") : r, path, e.what());
+    }
+    m.finish({"range", "step"});
+  } else {
+    ctx.fail(v, path, "expected a list of values or {range: [lo, hi], step: x2 | N}");
+  }
+  if (a.values.empty()) ctx.fail(v, path, "an axis needs at least one value");
+  return a;
+}
+
+}  // namespace
+
+std::vector<long long> range_values(long long lo, long long hi, const std::string& step) {
+  if (lo > hi) throw std::invalid_argument("range [lo, hi] needs lo <= hi");
+  const bool mult = !step.empty() && (step[0] == 'x' || step[0] == '*');
+  const Value f = parse_value(mult ? step.substr(1) : step);
+  if (!f.is_number || f.number != static_cast<double>(static_cast<long long>(f.number)) ||
+      f.number < (mult ? 2 : 1) || f.number > 1e12)
+    throw std::invalid_argument("step must be xF (multiply by an integer F >= 2) or N (add an integer N >= 1), got '" + step + "'");
+  if (mult && lo <= 0) throw std::invalid_argument("a multiplicative range needs lo >= 1");
+  const auto s = static_cast<long long>(f.number);
+  std::vector<long long> out;
+  for (long long x = lo; x <= hi; x = mult ? x * s : x + s) {
+    out.push_back(x);
+    if (out.size() > 100000) throw std::invalid_argument("the range has more than 100000 values");
+    if ((mult && x > hi / s) || (!mult && x > hi - s)) break;
+  }
+  return out;
+}
+
+scenario::Scenario BaseScenario::load(const std::vector<std::string>& sets) const {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw core::ConfigError({path, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
+  }
+  if (subkey.empty()) return scenario::load_scenario_tree(root, path, sets);
+  YAML::Node sub = root[subkey];
+  return scenario::load_scenario_tree(sub, path, sets);
+}
+
+bool BaseScenario::scalar_at(const std::string& key_path, std::string& out) const {
+  YAML::Node n = YAML::Load(text);
+  if (!subkey.empty()) n.reset(n[subkey]);
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t dot = key_path.find('.', start);
+    if (!n.IsMap()) return false;
+    n.reset(n[key_path.substr(start, dot - start)]);
+    if (!n.IsDefined()) return false;
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  if (!n.IsScalar()) return false;
+  out = n.Scalar();
+  return true;
+}
+
+BaseScenario BaseScenario::from_file(const std::string& path) {
+  BaseScenario b;
+  b.path = path;
+  b.text = read_text(path, {path, 0, 0}, "");
+  scenario::load_yaml_file(path);  // a syntax error is reported here, located
+  return b;
+}
+
+SweepSpec load_sweep(const std::string& path) {
+  SweepSpec spec;
+  spec.file = path;
+  const YAML::Node root = scenario::load_yaml_file(path);
+  scenario::YamlContext ctx(path);
+  if (!root.IsMap()) ctx.fail(root, "", "a sweep file is a mapping with base: and axes:");
+  scenario::MapReader top(ctx, root, "");
+  if (!top.has("base")) ctx.fail(root, "base", "missing required key 'base' (a scenario mapping or {file: path})");
+  if (!top.has("axes")) ctx.fail(root, "axes", "missing required key 'axes'");
+
+  const YAML::Node base = top.node("base");
+  if (!base.IsMap()) ctx.fail(base, "base", "expected a scenario mapping or {file: path}");
+  if (base["file"].IsDefined()) {
+    scenario::MapReader b(ctx, base, "base");
+    const std::string rel = b.string("file");
+    b.finish({"file"});
+    const auto full = std::filesystem::path(path).parent_path() / rel;
+    spec.base.path = std::filesystem::path(rel).is_absolute() ? rel : full.lexically_normal().string();
+    spec.base.text = read_text(spec.base.path, mark_of(path, base["file"]), "base.file");
+    scenario::load_yaml_file(spec.base.path);
+  } else {
+    spec.base.path = path;
+    spec.base.text = read_text(path, {path, 0, 0}, "");
+    spec.base.subkey = "base";
+  }
+
+  const YAML::Node axes = top.node("axes");
+  if (!axes.IsMap() || axes.size() == 0) ctx.fail(axes, "axes", "expected a mapping of scenario key path -> values");
+  std::map<std::string, std::size_t> by_name;
+  for (auto it = axes.begin(); it != axes.end(); ++it) {
+    Axis a = read_axis(ctx, it->first, it->second);
+    if (by_name.count(a.key)) ctx.fail(it->first, "axes." + a.key, "axis listed twice");
+    by_name[a.key] = spec.axes.size();
+    spec.axes.push_back(std::move(a));
+  }
+
+  // Zip groups: each axis in at most one group; a group is one dimension at its first member.
+  std::vector<int> group_of(spec.axes.size(), -1);
+  std::vector<std::vector<std::size_t>> groups;
+  if (top.has("zip")) {
+    const YAML::Node zip = top.node("zip");
+    if (!zip.IsSequence()) ctx.fail(zip, "zip", "expected a list of groups, e.g. [[parallel.tensor, parallel.pipeline]]");
+    for (std::size_t g = 0; g < zip.size(); ++g) {
+      const std::string gpath = "zip[" + std::to_string(g) + "]";
+      if (!zip[g].IsSequence() || zip[g].size() < 2) ctx.fail(zip[g], gpath, "expected a list of two or more axis names");
+      std::vector<std::size_t> members;
+      for (std::size_t k = 0; k < zip[g].size(); ++k) {
+        const std::string name = scenario::read_string(ctx, zip[g][k], gpath);
+        auto it = by_name.find(name);
+        if (it == by_name.end()) ctx.fail(zip[g][k], gpath, "'" + name + "' is not an axis");
+        if (group_of[it->second] >= 0) ctx.fail(zip[g][k], gpath, "axis '" + name + "' is already in a zip group");
+        if (spec.axes[it->second].values.size() != spec.axes[members.empty() ? it->second : members[0]].values.size())
+          ctx.fail(zip[g][k], gpath, "zipped axes need equal lengths: '" + name + "' has " +
+                   std::to_string(spec.axes[it->second].values.size()) + " values, '" +
+                   spec.axes[members[0]].key + "' has " + std::to_string(spec.axes[members[0]].values.size()));
+        group_of[it->second] = static_cast<int>(groups.size());
+        members.push_back(it->second);
+      }
+      groups.push_back(members);
+    }
+  }
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+    if (group_of[a] < 0) spec.dims.push_back({a});
+    else if (groups[static_cast<std::size_t>(group_of[a])][0] == a) {
+      auto members = groups[static_cast<std::size_t>(group_of[a])];
+      std::sort(members.begin(), members.end());
+      spec.dims.push_back(members);
+    }
+  }
+  std::size_t total = 1;
+  for (const auto& d : spec.dims) {
+    total *= spec.axes[d[0]].values.size();
+    if (total > spec.max_points)
+      ctx.fail(axes, "axes", "the sweep has more than " + std::to_string(spec.max_points) +
+               " points; split it into smaller sweeps or use where:");
+  }
+
+  if (top.has("where")) {
+    const YAML::Node w = top.node("where");
+    std::vector<YAML::Node> rules;
+    if (w.IsScalar()) rules.push_back(w);
+    else if (w.IsSequence()) for (std::size_t i = 0; i < w.size(); ++i) rules.push_back(w[i]);
+    else ctx.fail(w, "where", "expected a list of rules such as \"parallel.tensor * parallel.pipeline <= 64\"");
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+      const std::string rpath = "where[" + std::to_string(i) + "]";
+      const std::string text = scenario::read_string(ctx, rules[i], rpath);
+      auto known = [&](const std::string& name) {
+        std::string s;
+        if (by_name.count(name)) return true;
+        if (!spec.base.scalar_at(name, s)) return false;
+        spec.base_values[name] = parse_value(s);
+        return true;
+      };
+      spec.where.push_back(Expr::parse(text, mark_of(path, rules[i]), rpath, known));
+    }
+  }
+  top.finish({"base", "axes", "zip", "where"});
+  return spec;
+}
+
+std::vector<Point> expand(const SweepSpec& spec) {
+  std::vector<Point> out;
+  std::vector<std::size_t> odo(spec.dims.size(), 0);
+  std::map<std::string, std::size_t> by_name;
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) by_name[spec.axes[a].key] = a;
+  for (;;) {
+    Point p;
+    p.choice.assign(spec.axes.size(), 0);
+    for (std::size_t d = 0; d < spec.dims.size(); ++d)
+      for (std::size_t a : spec.dims[d]) p.choice[a] = odo[d];
+    auto lookup = [&](const std::string& name) {
+      auto it = by_name.find(name);
+      if (it != by_name.end()) return parse_value(spec.axes[it->second].values[p.choice[it->second]]);
+      return spec.base_values.at(name);
+    };
+    bool keep = true;
+    for (const auto& rule : spec.where) keep = keep && rule.test(lookup);
+    if (keep) {
+      p.index = out.size();
+      out.push_back(std::move(p));
+    }
+    // Odometer: the last dimension turns fastest.
+    std::size_t d = spec.dims.size();
+    while (d > 0) {
+      --d;
+      if (++odo[d] < spec.axes[spec.dims[d][0]].values.size()) break;
+      odo[d] = 0;
+      if (d == 0) return out;
+    }
+    if (spec.dims.empty()) return out;
+  }
+}
+
+std::vector<std::string> point_sets(const SweepSpec& spec, const Point& p) {
+  std::vector<std::string> sets;
+  for (std::size_t a = 0; a < spec.axes.size(); ++a)
+    sets.push_back(spec.axes[a].key + "=" + spec.axes[a].values[p.choice[a]]);
+  return sets;
+}
+
+}  // namespace trainsim::sweep

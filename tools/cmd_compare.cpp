@@ -1,0 +1,140 @@
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include <boost/program_options.hpp>
+
+#include "sim/core/error.hpp"
+#include "sim/report/json_writer.hpp"
+#include "sim/validation/compare.hpp"
+#include "tools/commands.hpp"
+
+namespace po = boost::program_options;
+
+namespace trainsim::tools {
+
+namespace {
+
+// Ratchet file lines: "SUBSET MAPE_PERCENT" (e.g. "all 9.8"); '#' starts a comment.
+std::map<std::string, double> read_ratchet(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw core::ConfigError({path, 0, 0}, "--ratchet", "cannot open the ratchet file");
+  std::map<std::string, double> out;
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line = line.substr(0, hash);
+    char name[256];
+    double pct;
+    if (std::sscanf(line.c_str(), "%255s %lf", name, &pct) == 2) out[name] = pct;
+    else if (line.find_first_not_of(" \t\r") != std::string::npos)
+      throw core::ConfigError({path, n, 1}, "", "expected 'SUBSET MAPE_PERCENT'");
+  }
+  return out;
+}
+
+}  // namespace
+
+int cmd_compare(const std::vector<std::string>& args) {
+  po::options_description opts("trainsim compare MEASURED.csv [options]");
+  std::string base = "scenarios/validation/megatron_a100_vtrain.yaml";
+  std::string format = "text";
+  std::vector<std::string> maps;
+  opts.add_options()("help,h", "show this help")(
+      "base", po::value<std::string>(&base)->default_value(base),
+      "scenario whose device, links and training settings every row shares")(
+      "map", po::value<std::vector<std::string>>(&maps)->composing(),
+      "KEY=COLUMN: which column holds layers, hidden, heads, seq_len, micro_batch, global_batch, "
+      "tensor, data, pipeline, gpus, measured, label")(
+      "seconds", "the measured column is in seconds (default: milliseconds)")(
+      "rows", po::value<std::string>(), "write every row's prediction to this CSV file")(
+      "format", po::value<std::string>(&format)->default_value("text"), "text | json")(
+      "ratchet", po::value<std::string>(),
+      "fail (exit 4) when a subset's MAPE is worse than recorded in this file");
+  po::options_description hidden;
+  hidden.add_options()("measured", po::value<std::string>(), "measurements CSV");
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("measured", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\nSimulates every row of a table of measured runs and reports the error "
+                         "per row and per subset.\nexit codes: 0 ok, 4 worse than the ratchet, 2 bad input\n";
+    return kExitFits;
+  }
+  if (!vm.count("measured")) throw po::error("missing MEASURED.csv");
+  if (format != "text" && format != "json") throw po::error("--format must be text or json");
+
+  validation::ColumnMap map;
+  for (const auto& m : maps) validation::apply_mapping(map, m);
+  if (vm.count("seconds")) map.measured_scale = 1.0;
+  const auto table = validation::read_csv(vm["measured"].as<std::string>());
+  const auto results = validation::compare(table, map, base);
+  const auto groups = validation::subsets(results);
+
+  if (vm.count("rows")) {
+    std::ofstream out(vm["rows"].as<std::string>());
+    out << "row,label,tensor,pipeline,data,measured_s,predicted_s,error,fits,skipped\n";
+    for (const auto& r : results)
+      out << r.row << ',' << r.label << ',' << r.tensor << ',' << r.pipeline << ',' << r.data << ','
+          << r.measured_s << ',' << r.predicted_s << ',' << r.error << ',' << (r.fits ? 1 : 0) << ",\""
+          << r.skipped << "\"\n";
+  }
+  if (format == "json") {
+    report::JsonWriter j(std::cout);
+    j.begin_object();
+    j.field("rows", static_cast<std::int64_t>(results.size()));
+    j.key("subsets").begin_object();
+    for (const auto& [name, s] : groups) {
+      j.key(name).begin_object();
+      j.field("n", static_cast<std::int64_t>(s.n));
+      j.field("mape", s.mape);
+      j.field("median", s.median);
+      j.field("worst", s.worst);
+      j.field("worst_row", static_cast<std::int64_t>(s.worst_row));
+      j.field("bias", s.bias);
+      j.end_object();
+    }
+    j.end_object();
+    j.end_object();
+  } else {
+    std::printf("%5s %7s %4s %4s %4s %12s %12s %8s\n", "row", "label", "t", "p", "d", "measured", "predicted", "error");
+    for (const auto& r : results) {
+      if (!r.skipped.empty()) {
+        std::printf("%5zu %7s skipped: %s\n", r.row, r.label.c_str(), r.skipped.c_str());
+        continue;
+      }
+      std::printf("%5zu %7s %4lld %4lld %4lld %10.3f s %10.3f s %+7.1f%%%s\n", r.row, r.label.c_str(),
+                  static_cast<long long>(r.tensor), static_cast<long long>(r.pipeline),
+                  static_cast<long long>(r.data), r.measured_s, r.predicted_s, 100 * r.error,
+                  r.fits ? "" : "  (OOM in simulation)");
+    }
+    std::printf("\n%-24s %5s %8s %8s %8s %8s\n", "subset", "rows", "MAPE", "median", "worst", "bias");
+    for (const auto& [name, s] : groups)
+      std::printf("%-24s %5zu %7.1f%% %7.1f%% %7.1f%% %+7.1f%%\n", name.c_str(), s.n, 100 * s.mape,
+                  100 * s.median, 100 * s.worst, 100 * s.bias);
+  }
+  if (vm.count("ratchet")) {
+    int worse = 0;
+    for (const auto& [name, pct] : read_ratchet(vm["ratchet"].as<std::string>())) {
+      const auto it = groups.find(name);
+      if (it == groups.end()) {
+        std::cerr << "ratchet: subset '" << name << "' has no rows\n";
+        ++worse;
+      } else if (100 * it->second.mape > pct + 1e-9) {
+        std::fprintf(stderr, "ratchet: %s MAPE %.2f%% is worse than the recorded %.2f%%\n", name.c_str(),
+                     100 * it->second.mape, pct);
+        ++worse;
+      }
+    }
+    if (worse) return 4;
+  }
+  return kExitFits;
+}
+
+}  // namespace trainsim::tools
