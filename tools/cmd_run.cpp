@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 
 #include "sim/core/error.hpp"
+#include "sim/diagnose/diagnose.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/report/html.hpp"
@@ -19,17 +20,21 @@ namespace po = boost::program_options;
 
 namespace trainsim::tools {
 
-int cmd_run(const std::vector<std::string>& args, bool validate_only) {
-  const char* name = validate_only ? "validate" : "run";
+int cmd_run(const std::vector<std::string>& args, bool validate_only, bool diagnose_only) {
+  const char* name = validate_only ? "validate" : (diagnose_only ? "diagnose" : "run");
   po::options_description opts(std::string("trainsim ") + name + " SCENARIO [options]");
   std::string format = "text";
   std::vector<std::string> sets;
   opts.add_options()("help,h", "show this help")(
       "set", po::value<std::vector<std::string>>(&sets)->composing(),
       "override a scenario key: key.path=value (repeatable), e.g. --set training.micro_batch=4");
-  if (!validate_only)
+  if (diagnose_only)
+    opts.add_options()("format", po::value<std::string>(&format)->default_value("text"),
+                       "diagnosis format: text | json");
+  if (!validate_only && !diagnose_only)
     opts.add_options()("format", po::value<std::string>(&format)->default_value("text"),
                        "report format: text | json")(
+        "no-diagnosis", "do not re-simulate remedies when the step does not fit")(
         "all-ooms", "play on with unbounded memory and list every point that exceeds capacity")(
         "output,o", po::value<std::string>(), "write the report to this file instead of stdout")(
         "trace", po::value<std::string>(),
@@ -63,7 +68,26 @@ int cmd_run(const std::vector<std::string>& args, bool validate_only) {
   exec::PlayOptions play_opts;
   play_opts.all_ooms = vm.count("all-ooms") > 0;
   const exec::Timeline tl = exec::play(plan, play_opts);
-  const report::Summary summary = report::summarize(s, plan, tl, play_opts.all_ooms);
+  report::Summary summary = report::summarize(s, plan, tl, play_opts.all_ooms);
+  if (!summary.fits && !vm.count("no-diagnosis"))
+    summary.diagnosis = diagnose::diagnose(vm["scenario"].as<std::string>(), sets, s, summary);
+  if (diagnose_only) {
+    if (format == "json") {
+      report::JsonWriter j(std::cout);
+      j.begin_object();
+      j.field("name", summary.name);
+      j.field("fits", summary.fits);
+      if (summary.diagnosis) report::write_diagnosis_json(j, *summary.diagnosis);
+      j.end_object();
+    } else if (!summary.diagnosis) {
+      std::cout << "fits: peak " << core::format_bytes(summary.peak) << "; nothing to diagnose\n";
+    } else {
+      report::TextOptions t;
+      t.color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+      report::write_diagnosis_text(std::cout, *summary.diagnosis, t);
+    }
+    return summary.fits ? kExitFits : kExitOom;
+  }
 
   // Visual outputs (docs/report-visuals.md), written before the report.
   if (vm.count("trace") || vm.count("plot") || vm.count("html")) {

@@ -12,7 +12,7 @@ inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitOom = 3;
 
-int cmd_run(const std::vector<std::string>& args, bool validate_only);
+int cmd_run(const std::vector<std::string>& args, bool validate_only, bool diagnose_only = false);
 int cmd_models(const std::vector<std::string>& args);
 int cmd_devices(const std::vector<std::string>& args);
 int cmd_compare(const std::vector<std::string>& args);

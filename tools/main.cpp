@@ -23,6 +23,7 @@ constexpr const char* kUsage =
     "commands:\n"
     "  run SCENARIO       play one training step; report fit, OOM points and step time\n"
     "  validate SCENARIO  check a scenario (and its model) without simulating\n"
+    "  diagnose SCENARIO  why a step does not fit, and re-simulated remedies that do\n"
     "  models             list the built-in model presets\n"
     "  devices            list the device and link presets\n"
     "  compare CSV        simulate a table of measured runs and report the error\n"
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
     }
     if (command == "run") return tools::cmd_run(args, /*validate_only=*/false);
     if (command == "validate") return tools::cmd_run(args, /*validate_only=*/true);
+    if (command == "diagnose") return tools::cmd_run(args, false, /*diagnose_only=*/true);
     if (command == "models") return tools::cmd_models(args);
     if (command == "devices") return tools::cmd_devices(args);
     if (command == "compare") return tools::cmd_compare(args);

@@ -94,7 +94,41 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
     j.end_object();
   }
   j.end_object();
+  if (r.diagnosis) write_diagnosis_json(j, *r.diagnosis);
   j.field("events", static_cast<std::int64_t>(r.events));
+  j.end_object();
+}
+
+void write_diagnosis_json(JsonWriter& j, const Diagnosis& d) {
+  j.key("diagnosis").begin_object();
+  j.field("kind", d.kind);
+  j.field("summary", d.summary);
+  j.field("data_parallel_note", d.data_parallel_note);
+  j.field("device", d.device);
+  j.field("model_state_bytes", d.model_state_bytes.value);
+  j.field("capacity_bytes", d.capacity.value);
+  j.field("peak_bytes", d.peak.value);
+  j.field("remedies_tried", d.tried);
+  j.key("remedies").begin_array();
+  for (const auto& r : d.remedies) {
+    j.begin_object();
+    j.field("description", r.description);
+    j.key("set").begin_object();
+    for (const auto& [k, v] : r.set) {
+      // Numbers as numbers, everything else as strings, so the values read as typed.
+      const bool numeric = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+      if (numeric) j.field(k, static_cast<std::int64_t>(std::stoll(v)));
+      else j.field(k, v);
+    }
+    j.end_object();
+    j.field("fits", r.fits);
+    j.field("step_time_s", r.step_time_s);
+    j.field("peak_bytes", r.peak.value);
+    j.field("devices_total", r.devices_total);
+    j.field("changes_workload", r.changes_workload);
+    j.end_object();
+  }
+  j.end_array();
   j.end_object();
 }
 

@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "sim/exec/timeline.hpp"
+#include "sim/report/diagnosis.hpp"
 #include "sim/parallel/program.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -69,6 +72,7 @@ struct Summary {
   std::vector<CommSummary> comm;
   std::uint64_t events = 0;
   bool all_ooms = false;
+  std::optional<Diagnosis> diagnosis;  // set when the step does not fit and it was asked for
 };
 
 Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,

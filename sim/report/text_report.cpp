@@ -147,6 +147,10 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
       out << line;
     }
   }
+  if (r.diagnosis) {
+    out << "\n";
+    write_diagnosis_text(out, *r.diagnosis, opt);
+  }
   if (r.ooms.size() > 1 || r.all_ooms) {
     out << "\nOut-of-memory points" << (r.all_ooms ? " (memory unbounded, every point)" : " (first per device)") << "\n";
     for (const auto& o : r.ooms) {
@@ -157,6 +161,27 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
           << gib(o.capacity) << " (" << o.cause << ")\n";
     }
     if (r.ooms_dropped > 0) out << "  ... and " << r.ooms_dropped << " more\n";
+  }
+}
+
+void write_diagnosis_text(std::ostream& out, const Diagnosis& d, const TextOptions& opt) {
+  const Paint paint{opt.color};
+  out << paint.bold("Diagnosis: ") << (d.kind == "model_states" ? "model-state OOM" : "activation OOM")
+      << "\n  " << d.summary << "\n  " << d.data_parallel_note << "\n";
+  if (d.remedies.empty()) {
+    out << "  No single remedy tried (" << d.tried
+        << " simulated) makes it fit; combine them or use larger devices.\n";
+    return;
+  }
+  out << "\nRemedies that fit (each re-simulated; fastest first, " << d.tried << " tried)\n";
+  int n = 0;
+  for (const auto& r : d.remedies) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %d. %-60s step %s  peak %s", ++n, r.description.c_str(),
+                  seconds(r.step_time_s).c_str(), gib(r.peak).c_str());
+    out << line << "\n     --set";
+    for (const auto& [k, v] : r.set) out << " " << k << "=" << v;
+    out << "\n";
   }
 }
 

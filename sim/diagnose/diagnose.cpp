@@ -1,0 +1,235 @@
+#include "sim/diagnose/diagnose.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/core/error.hpp"
+#include "sim/exec/player.hpp"
+#include "sim/parallel/lower.hpp"
+
+namespace trainsim::diagnose {
+
+namespace {
+
+using report::Remedy;
+using Sets = std::vector<std::pair<std::string, std::string>>;
+
+std::string gib(core::Bytes b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", core::to_gib(b));
+  return buf;
+}
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+class Trier {
+ public:
+  Trier(const std::string& file, const std::vector<std::string>& sets) : file_(file), base_(sets) {}
+
+  // Simulates the scenario with `extra` overrides; false when the combination is invalid.
+  bool run(Remedy& r) {
+    std::vector<std::string> all = base_;
+    for (const auto& [k, v] : r.set) all.push_back(k + "=" + v);
+    ++tried_;
+    try {
+      const auto s = scenario::load_scenario(file_, all);
+      const auto plan = parallel::lower(s);
+      const auto tl = exec::play(plan);
+      r.fits = std::all_of(tl.devices.begin(), tl.devices.end(), [](const auto& d) { return d.fits; });
+      r.step_time_s = core::to_seconds(tl.step_time);
+      r.peak = {};
+      for (const auto& d : tl.devices) r.peak = std::max(r.peak, d.peak);
+      r.devices_total = plan.devices_total;
+      return true;
+    } catch (const core::ConfigError&) {
+      return false;
+    }
+  }
+  int tried() const { return tried_; }
+
+ private:
+  std::string file_;
+  std::vector<std::string> base_;
+  int tried_ = 0;
+};
+
+// Overrides that grow the job to `devices` GPUs on nodes like the scenario's.
+Sets cluster_for(const scenario::Scenario& s, std::int64_t devices) {
+  const std::int64_t gpn = std::min<std::int64_t>(std::max<std::int64_t>(s.cluster.gpus_per_node, 8), devices);
+  return {{"cluster.gpus_per_node", str(gpn)}, {"cluster.nodes", str((devices + gpn - 1) / gpn)}};
+}
+
+bool has_attention(const models::Model& m) {
+  for (auto v : m.order)
+    if (m.graph[v].saved_attention_core.value > 0) return true;
+  return false;
+}
+
+void append(Sets& a, const Sets& b) { a.insert(a.end(), b.begin(), b.end()); }
+
+}  // namespace
+
+report::Diagnosis diagnose(const std::string& file, const std::vector<std::string>& sets,
+                           const scenario::Scenario& s, const report::Summary& summary,
+                           const Options& options) {
+  report::Diagnosis d;
+  // The fullest device tells the story.
+  const report::DeviceSummary* worst = &summary.devices.front();
+  for (const auto& dev : summary.devices)
+    if (dev.peak > worst->peak) worst = &dev;
+  bool states_exceed = false;
+  for (const auto& dev : summary.devices)
+    if (dev.model_states.total() > dev.capacity) {
+      states_exceed = true;
+      worst = &dev;
+      break;
+    }
+  d.device = worst->stage;
+  d.capacity = worst->capacity;
+  d.peak = worst->peak;
+  d.model_state_bytes = worst->model_states.total();
+  const auto& ms = worst->model_states;
+  const std::string states_detail =
+      "weights " + gib(ms[hw::MemCategory::weights]) + ", gradients " +
+      gib(ms[hw::MemCategory::gradients]) + ", optimizer states " +
+      gib(ms[hw::MemCategory::optimizer_states]) + ", reserved " + gib(ms[hw::MemCategory::reserved]);
+  const std::string where = summary.devices.size() > 1 ? " on stage " + str(d.device) : "";
+  if (states_exceed) {
+    d.kind = "model_states";
+    d.summary = "model states need " + gib(d.model_state_bytes) + where + " (" + states_detail +
+                "), the device has " + gib(d.capacity) + ": no batch size can fit.";
+    d.data_parallel_note =
+        s.parallel.zero == 0
+            ? "Data parallelism alone does not help: every data-parallel replica keeps a full "
+              "copy of the weights, gradients and optimizer states. Split the model (pipeline or "
+              "tensor parallelism) or shard its states across replicas (ZeRO)."
+            : "ZeRO-" + str(s.parallel.zero) + " over " + str(s.parallel.data) +
+                  " replicas is not enough on its own: shard further, or split the model.";
+  } else {
+    d.kind = "activations";
+    d.summary = "model states take " + gib(d.model_state_bytes) + " of " + gib(d.capacity) + where +
+                " (" + states_detail + "); the activations of micro-batch " +
+                str(s.training.micro_batch) + " push the peak to " + gib(d.peak) + ".";
+    d.data_parallel_note =
+        "Data parallelism does not help: each replica still processes a whole micro-batch and "
+        "keeps its activations; only a smaller micro-batch, recomputation or a leaner attention "
+        "kernel lowers them.";
+  }
+
+  Trier trier(file, sets);
+  std::vector<Remedy> found;
+  auto consider = [&](Remedy r) {
+    if (trier.run(r) && r.fits) {
+      found.push_back(r);
+      return true;
+    }
+    return false;
+  };
+  const auto& t = s.training;
+  const auto& p = s.parallel;
+  const bool seq = s.model.sequence_model;
+
+  // Activation remedies (also worth trying for model states when they are close).
+  const std::int64_t per_replica = t.global_batch / p.data;
+  auto largest_micro_batch = [&](Sets extra, const std::string& suffix) {
+    for (std::int64_t mb = t.micro_batch - 1; mb >= 1; --mb) {
+      if (per_replica % mb != 0) continue;
+      Remedy r;
+      r.description = "micro-batch " + str(mb) + " with " + str(per_replica / mb) +
+                      " accumulation steps (same global batch)" + suffix;
+      r.set = {{"training.micro_batch", str(mb)}, {"training.gradient_accumulation", str(per_replica / mb)}};
+      append(r.set, extra);
+      if (consider(r)) return true;
+    }
+    return false;
+  };
+  if (!states_exceed) {
+    largest_micro_batch({}, "");
+    if (t.recompute != scenario::Recompute::selective && t.recompute != scenario::Recompute::full && seq)
+      consider({"selective recomputation of the attention core", {{"training.recompute", "selective"}}});
+    if (t.recompute != scenario::Recompute::full)
+      consider({"full recomputation (keep each block's input, replay its forward)", {{"training.recompute", "full"}}});
+    if (!t.flash_attention && has_attention(s.model)) {
+      if (!consider({"flash attention (no s x s scores kept)", {{"training.attention", "flash"}}}))
+        consider({"flash attention with selective recomputation",
+                  {{"training.attention", "flash"}, {"training.recompute", "selective"}}});
+    }
+    if (found.empty()) largest_micro_batch({{"training.recompute", "full"}}, " and full recomputation");
+    if (seq && found.empty()) {
+      for (std::int64_t len = t.seq_len / 2; len >= 128; len /= 2) {
+        Remedy r;
+        r.description = "a shorter sequence of " + str(len) + " tokens (changes the training)";
+        r.set = {{"training.seq_len", str(len)}};
+        r.changes_workload = true;
+        if (consider(r)) break;
+      }
+    }
+  }
+
+  // Model-state remedies: shard the states or split the model.
+  if (p.data > 1)
+    for (int z = p.zero + 1; z <= 3; ++z)
+      if (consider({"ZeRO stage " + str(z) + " over the " + str(p.data) + " data-parallel replicas",
+                    {{"parallel.zero", str(z)}}}))
+        break;
+  const int blocks = s.model.num_blocks;
+  for (std::int64_t pp = p.pipeline * 2; blocks > 0 && pp <= blocks; pp *= 2) {
+    if (blocks % pp != 0) continue;
+    const std::int64_t devices = p.data * p.tensor * pp;
+    Remedy r;
+    r.description = "pipeline parallelism over " + str(pp) + " stages (" + str(devices) + " GPUs)";
+    r.set = {{"parallel.pipeline", str(pp)}};
+    append(r.set, cluster_for(s, devices));
+    if (consider(r)) break;
+  }
+  std::int64_t heads = 0;
+  for (auto v : s.model.order) heads = std::max(heads, s.model.graph[v].heads);
+  for (std::int64_t tt = p.tensor * 2; heads > 0 && tt <= 8; tt *= 2) {
+    if (heads % tt != 0) continue;
+    const std::int64_t devices = p.data * tt * p.pipeline;
+    Remedy r;
+    r.description = "tensor parallelism over " + str(tt) + " GPUs of a node (" + str(devices) + " GPUs)";
+    r.set = {{"parallel.tensor", str(tt)}};
+    append(r.set, cluster_for(s, devices));
+    if (consider(r)) break;
+  }
+  if (p.data == 1 && states_exceed) {
+    for (std::int64_t dd = 2; dd <= 64; dd *= 2) {
+      if (t.global_batch % (dd * t.micro_batch) != 0) break;
+      const std::int64_t devices = dd * p.tensor * p.pipeline;
+      Remedy r;
+      r.description = "ZeRO-3 data parallelism over " + str(dd) + " GPUs (same global batch)";
+      r.set = {{"parallel.data", str(dd)}, {"parallel.zero", "3"},
+               {"training.gradient_accumulation", str(t.global_batch / (dd * t.micro_batch))}};
+      append(r.set, cluster_for(s, devices));
+      if (consider(r)) break;
+    }
+  }
+  if (states_exceed && found.empty()) {
+    // Split the model and trim activations together.
+    for (std::int64_t pp = p.pipeline * 2; blocks > 0 && pp <= blocks; pp *= 2) {
+      if (blocks % pp != 0) continue;
+      const std::int64_t devices = p.data * p.tensor * pp;
+      Remedy r;
+      r.description = "pipeline over " + str(pp) + " stages with full recomputation (" + str(devices) + " GPUs)";
+      r.set = {{"parallel.pipeline", str(pp)}, {"training.recompute", "full"}};
+      append(r.set, cluster_for(s, devices));
+      if (consider(r)) break;
+    }
+  }
+
+  // Same job on the same GPUs first, then remedies that need more GPUs, then ones that change
+  // the training itself; within each, by step time.
+  const std::int64_t gpus = s.parallel.devices();
+  std::stable_sort(found.begin(), found.end(), [gpus](const Remedy& a, const Remedy& b) {
+    if (a.changes_workload != b.changes_workload) return !a.changes_workload;
+    const bool more_a = a.devices_total > gpus, more_b = b.devices_total > gpus;
+    if (more_a != more_b) return !more_a;
+    return a.step_time_s < b.step_time_s;
+  });
+  if (static_cast<int>(found.size()) > options.max_remedies) found.resize(options.max_remedies);
+  d.remedies = std::move(found);
+  d.tried = trier.tried();
+  return d;
+}
+
+}  // namespace trainsim::diagnose

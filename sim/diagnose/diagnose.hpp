@@ -1,0 +1,22 @@
+#pragma once
+// Diagnosis of a step that does not fit: which kind of OOM it is, with the numbers that show
+// it, and remedies that were each re-simulated and found to fit, ranked by step time.
+#include <string>
+#include <vector>
+
+#include "sim/report/summary.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace trainsim::diagnose {
+
+struct Options {
+  int max_remedies = 8;  // listed remedies (the fastest that fit)
+};
+
+// `file` and `sets` are how `s` was loaded; every remedy is `sets` plus its own overrides, so
+// `trainsim run file --set ...` reproduces its figures exactly.
+report::Diagnosis diagnose(const std::string& file, const std::vector<std::string>& sets,
+                           const scenario::Scenario& s, const report::Summary& summary,
+                           const Options& options = {});
+
+}  // namespace trainsim::diagnose

@@ -1,0 +1,73 @@
+// Diagnosis: the right kind of OOM, and every remedy reproduces its figures when applied
+// with `--set` (the contract of the JSON `set` object).
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "sim/diagnose/diagnose.hpp"
+#include "sim/exec/player.hpp"
+#include "sim/parallel/lower.hpp"
+
+using namespace trainsim;
+
+namespace {
+struct Run {
+  scenario::Scenario s;
+  report::Summary summary;
+};
+Run run(const std::string& file, const std::vector<std::string>& sets = {}) {
+  Run r{scenario::load_scenario(file, sets), {}};
+  const auto plan = parallel::lower(r.s);
+  const auto tl = exec::play(plan);
+  r.summary = report::summarize(r.s, plan, tl, false);
+  return r;
+}
+const std::string kRoot = TRAINSIM_SOURCE_DIR;
+}  // namespace
+
+TEST_CASE("an activation OOM is diagnosed as such and its remedies fit when applied", "[diagnose]") {
+  const std::string file = kRoot + "/scenarios/single_gpu/02_activation_oom.yaml";
+  const Run r = run(file);
+  REQUIRE_FALSE(r.summary.fits);
+  const auto d = diagnose::diagnose(file, {}, r.s, r.summary);
+  CHECK(d.kind == "activations");
+  CHECK(d.model_state_bytes < d.capacity);
+  REQUIRE_FALSE(d.remedies.empty());
+  bool has_micro_batch = false;
+  for (const auto& remedy : d.remedies) {
+    std::vector<std::string> sets;
+    for (const auto& [k, v] : remedy.set) {
+      sets.push_back(k + "=" + v);
+      has_micro_batch = has_micro_batch || k == "training.micro_batch";
+    }
+    const Run again = run(file, sets);
+    CHECK(again.summary.fits);
+    CHECK(again.summary.step_time_s == Approx(remedy.step_time_s).epsilon(1e-12));
+    CHECK(again.summary.peak == remedy.peak);
+    CHECK(again.summary.training.global_batch == r.summary.training.global_batch);
+  }
+  CHECK(has_micro_batch);
+}
+
+TEST_CASE("a model-state OOM is diagnosed as such and never offered a smaller batch", "[diagnose]") {
+  const std::string file = kRoot + "/scenarios/single_gpu/03_model_state_oom.yaml";
+  const Run r = run(file);
+  const auto d = diagnose::diagnose(file, {}, r.s, r.summary);
+  CHECK(d.kind == "model_states");
+  CHECK(d.model_state_bytes > d.capacity);
+  CHECK(d.summary.find("no batch size can fit") != std::string::npos);
+  for (const auto& remedy : d.remedies) {
+    for (const auto& [k, v] : remedy.set) CHECK(k != "training.micro_batch");
+    CHECK(remedy.fits);
+  }
+  REQUIRE_FALSE(d.remedies.empty());
+}
+
+TEST_CASE("ZeRO on the same GPUs ranks before remedies that need more GPUs", "[diagnose]") {
+  const std::string file = kRoot + "/scenarios/parallel/05_zero0.yaml";
+  const Run r = run(file);
+  const auto d = diagnose::diagnose(file, {}, r.s, r.summary);
+  REQUIRE_FALSE(d.remedies.empty());
+  CHECK(d.remedies.front().set.front().first == "parallel.zero");
+  CHECK(d.remedies.front().devices_total == 8);
+}
