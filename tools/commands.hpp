@@ -11,10 +11,16 @@ inline constexpr int kExitInternal = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitOom = 3;
+inline constexpr int kExitInterrupted = 130;  // a sweep stopped by SIGINT/SIGTERM
 
 int cmd_run(const std::vector<std::string>& args, bool validate_only, bool diagnose_only = false);
 int cmd_models(const std::vector<std::string>& args);
 int cmd_devices(const std::vector<std::string>& args);
+int cmd_sweep(const std::vector<std::string>& args);
+int cmd_fit(const std::vector<std::string>& args);
+int cmd_plan(const std::vector<std::string>& args);
+int cmd_merge(const std::vector<std::string>& args);
 int cmd_compare(const std::vector<std::string>& args);
+int cmd_calibrate(const std::vector<std::string>& args);
 
 }  // namespace trainsim::tools

@@ -26,7 +26,12 @@ constexpr const char* kUsage =
     "  diagnose SCENARIO  why a step does not fit, and re-simulated remedies that do\n"
     "  models             list the built-in model presets\n"
     "  devices            list the device and link presets\n"
+    "  sweep SWEEP.yaml   simulate every point of a grid of overrides (CSV / JSON Lines)\n"
+    "  fit SCENARIO       the largest value of one key that fits (--find training.micro_batch)\n"
+    "  plan SCENARIO      rank parallel layouts for N GPUs (--gpus N)\n"
+    "  merge OUT SHARD... join sweep shard outputs in point order\n"
     "  compare CSV        simulate a table of measured runs and report the error\n"
+    "  calibrate CSV      fit a device's cost-model parameters to measured kernel timings\n"
     "\n"
     "Run 'trainsim <command> --help' for a command's options.\n"
     "exit codes: 0 fits, 3 out of memory, 2 bad input or usage, 1 internal error\n";
@@ -54,7 +59,12 @@ int main(int argc, char** argv) {
     if (command == "diagnose") return tools::cmd_run(args, false, /*diagnose_only=*/true);
     if (command == "models") return tools::cmd_models(args);
     if (command == "devices") return tools::cmd_devices(args);
+    if (command == "sweep") return tools::cmd_sweep(args);
+    if (command == "fit") return tools::cmd_fit(args);
+    if (command == "plan") return tools::cmd_plan(args);
+    if (command == "merge") return tools::cmd_merge(args);
     if (command == "compare") return tools::cmd_compare(args);
+    if (command == "calibrate") return tools::cmd_calibrate(args);
     std::cerr << "trainsim: unknown command '" << command << "'\n\n" << kUsage;
     return tools::kExitUsage;
   } catch (const core::ConfigError& e) {

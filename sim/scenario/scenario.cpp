@@ -66,6 +66,15 @@ hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node) {
     return *d;
   };
   if (node.IsScalar()) return preset_named(node, path);
+  if (node.IsMap() && node.size() == 1 && node["file"].IsDefined()) {
+    // A device file (e.g. written by `trainsim calibrate`), relative to the scenario.
+    const std::string rel = read_string(ctx, node["file"], path + ".file");
+    std::filesystem::path p(rel);
+    if (p.is_relative()) p = std::filesystem::path(ctx.file()).parent_path() / p;
+    if (!std::filesystem::exists(p)) ctx.fail(node["file"], path + ".file", "device file '" + p.string() + "' not found");
+    const YamlContext file_ctx(p.string());
+    return read_device(file_ctx, load_yaml_file(p.string()));
+  }
   MapReader m(ctx, node, path);
   hw::DeviceSpec d;
   const bool has_preset = m.has("preset");

@@ -24,6 +24,7 @@ hw::DeviceSpec toy_device() {
   d.matmul_efficiency = 0.5;
   d.memory_efficiency = 0.5;
   d.kernel_launch = Duration{5000};
+  d.matmul_ramp_s = 0;  // the plain roofline; the ramp has its own test below
   return d;
 }
 
@@ -122,13 +123,27 @@ TEST_CASE("an unusable device or impossible work is rejected and never divided b
   CHECK_THROWS_AS(cost::kernel_time({}, ok, MathMode::half, -1), std::invalid_argument);
 }
 
-TEST_CASE("a large bf16 GEMM on an A100 80GB runs at 75% of 312 TFLOPS", "[cost][roofline]") {
+TEST_CASE("a large bf16 GEMM on an A100 80GB runs near 80% of 312 TFLOPS", "[cost][roofline]") {
   const auto a100 = hw::find_device("a100-80gb");
   REQUIRE(a100.has_value());
-  // 8192^3 GEMM: 2 x 8192^3 = 1.0995e12 FLOP, three 128 MiB bf16 operands.
+  // 8192^3 GEMM: 2 x 8192^3 = 1.0995e12 FLOP, three 128 MiB bf16 operands. The ramp costs
+  // efficiency x F / (F + peak x ramp): negligible at this size.
   const double flops = 2.0 * 8192.0 * 8192.0 * 8192.0;
   const KernelWork w{flops, Bytes{3LL * 8192 * 8192 * 2}, true};
-  const double expected_s = flops / (312e12 * 0.75) + 4e-6;
+  const double eff = 0.80 * flops / (flops + 312e12 * a100->matmul_ramp_s);
+  const double expected_s = flops / (312e12 * eff) + 4e-6;
   CHECK(core::to_seconds(cost::kernel_time(w, *a100, MathMode::half)) ==
         Approx(expected_s).epsilon(1e-6));
+}
+
+TEST_CASE("small GEMMs run at a lower efficiency than large ones", "[cost][roofline]") {
+  auto d = toy_device();
+  d.matmul_ramp_s = 1e-6;  // half efficiency at 100 MFLOP on the 100 TFLOP/s tensor peak
+  d.kernel_launch = Duration{0};
+  // 1e8 FLOPs: efficiency 0.5 x 1e8 / (1e8 + 1e8) = 0.25 -> 1e8 / (1e14 x 0.25) = 4 us.
+  CHECK(cost::kernel_time({1e8, Bytes{0}, true}, d, MathMode::half).ns == 4'000);
+  // Two kernels share the FLOPs: each 5e7, efficiency 0.5 x 1/3 -> 1e8 / (1e14 / 6) = 6 us.
+  CHECK(cost::kernel_time({1e8, Bytes{0}, true}, d, MathMode::half, 2).ns == 6'000);
+  // Vector work has no ramp.
+  CHECK(cost::kernel_time({1e8, Bytes{0}, false}, d, MathMode::half).ns == 20'000);
 }
