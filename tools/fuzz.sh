@@ -32,7 +32,7 @@ fi
 
 echo "fuzz.sh: building the fuzz preset in build-fuzz/" >&2
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz --parallel "${JOBS:-2}" >/dev/null
+cmake --build --preset fuzz --parallel "${JOBS:-2}" --target "${targets[@]/#/fuzz_}" >/dev/null
 
 per=$(( total / ${#targets[@]} ))
 (( per >= 1 )) || per=1

@@ -1,0 +1,252 @@
+// Why the harness looks the way it does:
+// - Scenario and model files may name other files ({file: PATH}); inputs that mention device
+//   or kernel pseudo-files are skipped so a fuzzer cannot block on /dev/stdin or read /dev/zero
+//   forever -- reading such a file is the user's explicit request, not a trainsim bug.
+// - Simulation runs only for small loaded scenarios (see kMax* below) so each input stays well
+//   inside libFuzzer's -timeout; the loader itself is exercised on everything.
+#include "tests/fuzz/fuzz_entry.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "models/model_yaml.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+#include "sim/exec/player.hpp"
+#include "sim/parallel/lower.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace trainsim::fuzz {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Limits for the simulation part (the loader sees every input). Brief-level guards are 1e5
+// layers and 1e4 micro-batches; the op budget keeps one input well under a second with ASan.
+constexpr std::size_t kMaxLayers = 100'000;
+constexpr std::int64_t kMaxMicrobatches = 10'000;
+constexpr std::int64_t kMaxOps = 20'000;
+
+// One scratch folder per process, removed at exit.
+class WorkDir {
+ public:
+  WorkDir() {
+    dir_ = fs::temp_directory_path() / ("trainsim-fuzz-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  ~WorkDir() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string write(const std::string& name, std::string_view text) const {
+    const fs::path p = dir_ / name;
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
+    if (!out) throw std::runtime_error("fuzz harness: cannot write " + p.string());
+    return p.string();
+  }
+  std::string dir() const { return dir_.string(); }
+
+ private:
+  fs::path dir_;
+};
+
+const WorkDir& work() {
+  static const WorkDir w;
+  return w;
+}
+
+bool names_special_files(std::string_view data) {
+  for (std::string_view bad : {"/dev", "/proc", "/sys", "/run", "~"})
+    if (data.find(bad) != std::string_view::npos) return true;
+  return false;
+}
+
+void require(bool cond, const std::string& what) {
+  if (!cond) throw Finding("fuzz invariant: " + what);
+}
+
+// Lowers and plays a loaded scenario when it is small; checks what the player does not.
+void simulate_small(const scenario::Scenario& s) {
+  const std::int64_t layers = static_cast<std::int64_t>(s.model.order.size());
+  const std::int64_t ga = s.training.gradient_accumulation;
+  if (s.model.order.size() > kMaxLayers || ga > kMaxMicrobatches) return;
+  const std::int64_t v = s.parallel.schedule == scenario::Schedule::interleaved
+                             ? s.parallel.virtual_stages
+                             : 1;
+  // Ops grow with micro-batches x layers (x2 with tensor collectives, + pipeline transfers).
+  if (ga * (2 * layers + 8) * (s.parallel.tensor > 1 ? 3 : 1) > kMaxOps) return;
+  if (s.parallel.pipeline * v * ga > kMaxOps) return;
+  parallel::Plan plan;
+  try {
+    plan = parallel::lower(s);
+  } catch (const core::OverflowError&) {
+    return;  // a clear error for impossible sizes
+  }
+  exec::Timeline a, b;
+  try {
+    a = exec::play(plan);
+  } catch (const core::OverflowError&) {
+    return;
+  }
+  b = exec::play(plan);
+  require(a.step_time.ns >= 0, "negative step time");
+  require(a.devices.size() == plan.programs.size(), "one timeline per program");
+  require(a.step_time == b.step_time, "two plays of one plan differ in step time");
+  for (std::size_t p = 0; p < a.devices.size(); ++p) {
+    const auto& da = a.devices[p];
+    const auto& db = b.devices[p];
+    require(da.start == db.start && da.finish == db.finish, "two plays differ in op times");
+    require(da.peak >= plan.programs[p].persistent.total(), "peak below the persistent bytes");
+    for (std::size_t i = 0; i < da.start.size(); ++i)
+      require(da.start[i] <= da.finish[i] && da.finish[i].ns <= a.step_time.ns,
+              "an op ends before it starts or after the step");
+  }
+}
+
+}  // namespace
+
+void scenario_input(std::string_view data) {
+  if (names_special_files(data)) return;
+  const std::string path = work().write("scenario.yaml", data);
+  scenario::Scenario s;
+  try {
+    s = scenario::load_scenario(path);
+  } catch (const core::ConfigError&) {
+    return;
+  } catch (const core::OverflowError&) {
+    return;
+  }
+  simulate_small(s);
+}
+
+namespace {
+
+// Builds the model a `model:` value describes and, when small, plays one step of it on one GPU.
+void build_and_step(const YAML::Node& node, std::size_t variant) {
+  models::BuildOptions opts;
+  opts.seq_len = 64;
+  opts.flash_attention = variant % 2 == 1;
+  opts.activation_dtype = variant % 3 == 0 ? models::DType::fp32 : models::DType::bf16;
+  models::Model m;
+  try {
+    m = models::build_model(node, "fuzz-model.yaml", "model", opts, work().dir());
+  } catch (const core::ConfigError&) {
+    return;
+  } catch (const core::OverflowError&) {
+    return;
+  }
+  require(m.order.size() == boost::num_vertices(m.graph), "order covers every layer once");
+  require(m.parameters() >= 0, "negative parameter count");
+  if (m.order.size() > 2'000) return;
+  scenario::Scenario s;
+  s.name = "fuzz";
+  s.model = std::move(m);
+  s.device = *hw::find_device("a100-80gb");
+  s.training.seq_len = s.model.sequence_model ? opts.seq_len : 0;
+  s.cluster.intra_node = *hw::find_link("nvlink3");
+  s.cluster.inter_node = *hw::find_link("ib-hdr");
+  simulate_small(s);
+}
+
+}  // namespace
+
+void model_input(std::string_view data) {
+  if (names_special_files(data)) return;
+  YAML::Node node;
+  try {
+    node = YAML::Load(std::string(data));
+  } catch (const YAML::Exception&) {
+    return;  // not YAML: the loaders report that as a located ConfigError themselves
+  }
+  build_and_step(node, data.size());
+}
+
+void hf_config_input(std::string_view data) {
+  // Through the scenario form {hf_config: PATH}, so file reading and locating are covered too.
+  work().write("config.json", data);
+  YAML::Node node(YAML::NodeType::Map);
+  node["hf_config"] = "config.json";
+  build_and_step(node, data.size());
+}
+
+void overrides_input(std::string_view data) {
+  // A small valid scenario the overrides edit; every path in it is reachable by --set.
+  static const std::string base = work().write("base.yaml",
+                                               "name: base\n"
+                                               "model: {preset: gpt2, layers: 4}\n"
+                                               "device: a100-80gb\n"
+                                               "training: {micro_batch: 2, gradient_accumulation: 2, "
+                                               "seq_len: 128, precision: bf16, optimizer: adamw}\n"
+                                               "parallel: {data: 2, tensor: 1, pipeline: 2}\n");
+  if (names_special_files(data)) return;
+  std::vector<std::string> sets;
+  std::size_t pos = 0;
+  while (pos <= data.size() && sets.size() < 8) {
+    const std::size_t nl = data.find('\n', pos);
+    const std::size_t end = nl == std::string_view::npos ? data.size() : nl;
+    sets.emplace_back(data.substr(pos, end - pos));
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  scenario::Scenario s;
+  try {
+    s = scenario::load_scenario(base, sets);
+  } catch (const core::ConfigError&) {
+    return;
+  } catch (const core::OverflowError&) {
+    return;
+  }
+  simulate_small(s);
+}
+
+void units_input(std::string_view data) {
+  // Each parser either returns a sane value or throws its documented std::invalid_argument
+  // (OverflowError for a duration beyond 292 years).
+  try {
+    const core::Bytes b = core::parse_bytes(data);
+    require(b.value >= 0, "parse_bytes returned a negative size");
+    (void)core::format_bytes(b);
+  } catch (const std::invalid_argument&) {
+  }
+  try {
+    const core::Bandwidth bw = core::parse_bandwidth(data);
+    require(bw.bytes_per_s > 0 && std::isfinite(bw.bytes_per_s),
+            "parse_bandwidth returned a non-positive or infinite rate");
+    (void)(core::Bytes{1} / bw);
+  } catch (const std::invalid_argument&) {
+  } catch (const core::OverflowError&) {
+  }
+  try {
+    const core::FlopRate r = core::parse_flop_rate(data);
+    require(r.per_s > 0 && std::isfinite(r.per_s),
+            "parse_flop_rate returned a non-positive or infinite rate");
+    (void)core::flops_time(1.0, r);
+  } catch (const std::invalid_argument&) {
+  } catch (const core::OverflowError&) {
+  }
+  try {
+    const core::Duration d = core::parse_duration(data);
+    require(d.ns >= 0, "parse_duration returned a negative duration");
+    (void)core::format_duration(d);
+  } catch (const std::invalid_argument&) {
+  } catch (const core::OverflowError&) {
+  }
+}
+
+Entry entry_named(std::string_view target) {
+  if (target == "scenario") return &scenario_input;
+  if (target == "model") return &model_input;
+  if (target == "overrides") return &overrides_input;
+  if (target == "units") return &units_input;
+  if (target == "hf_config") return &hf_config_input;
+  return nullptr;
+}
+
+}  // namespace trainsim::fuzz

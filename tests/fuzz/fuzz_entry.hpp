@@ -1,0 +1,34 @@
+#pragma once
+// Entry points shared by the libFuzzer targets (tests/fuzz/fuzz_*.cpp, clang builds) and the
+// regression replay test (every build): each takes one input and returns normally when the
+// input was accepted or cleanly rejected (core::ConfigError, core::OverflowError, or a parser's
+// std::invalid_argument where that is its documented contract). Anything else escaping -- an
+// InternalError, another exception, a crash, a sanitizer report -- is a finding.
+#include <stdexcept>
+#include <string_view>
+
+namespace trainsim::fuzz {
+
+// A broken invariant that the harness itself checks (e.g. a parser returning a negative size).
+class Finding : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+// A scenario file: written to a temporary file and loaded; small valid ones are also lowered
+// and played (the player checks its own invariants) and played twice to compare timelines.
+void scenario_input(std::string_view data);
+// A model value (YAML or JSON): models::build_model, then a one-GPU step when small.
+void model_input(std::string_view data);
+// A Hugging Face config.json, written to a file and built through {hf_config: PATH}.
+void hf_config_input(std::string_view data);
+// `--set` arguments, one per line, applied to a fixed valid scenario and loaded.
+void overrides_input(std::string_view data);
+// One quantity text fed to parse_bytes, parse_bandwidth, parse_flop_rate and parse_duration.
+void units_input(std::string_view data);
+
+// The targets by name ("scenario", "model", "hf_config", "overrides", "units"); nullptr when unknown.
+using Entry = void (*)(std::string_view);
+Entry entry_named(std::string_view target);
+
+}  // namespace trainsim::fuzz
