@@ -2,28 +2,92 @@
 
 #include <stdexcept>
 
+#include "models/builders_util.hpp"
+
 namespace trainsim::models {
+
+using detail::add_after;
+using detail::in_block;
+using detail::require_positive;
 
 namespace {
 
-void require_positive(std::int64_t v, const char* what) {
-  if (v <= 0)
-    throw std::invalid_argument(std::string(what) + " must be a positive integer, got " +
-                                std::to_string(v));
+// The attention and MLP of one block over `tokens` tokens.
+kinds::AttentionSpec attention_spec(const TransformerConfig& c, std::int64_t tokens, bool flash) {
+  kinds::AttentionSpec a{tokens,
+                         c.hidden,
+                         c.heads,
+                         c.kv_heads,
+                         c.qkv_bias.value_or(c.bias),
+                         c.dropout,
+                         flash,
+                         c.head_dim,
+                         c.out_bias.value_or(c.bias)};
+  return a;
 }
-
-Vertex add_after(Model& m, Layer layer, std::initializer_list<Vertex> inputs) {
-  const Vertex v = add_layer(m, std::move(layer));
-  for (Vertex in : inputs) add_edge(m, in, v);
-  return v;
-}
-
-Layer in_block(Layer l, int block) {
-  l.block = block;
-  return l;
+kinds::MlpSpec mlp_spec(const TransformerConfig& c, std::int64_t tokens, bool save_input) {
+  const std::int64_t ffn = c.ffn == 0 ? 4 * c.hidden : c.ffn;
+  return {tokens,    c.hidden,  ffn,     c.mlp,     c.mlp_bias.value_or(c.bias),
+          c.dropout, c.experts, c.top_k, save_input};
 }
 
 }  // namespace
+
+namespace detail {
+
+// Appends c.layers blocks after `x` (see BlockLayout); returns the last block's output.
+Vertex add_blocks(Model& m, Vertex x, const TransformerConfig& c, std::int64_t tokens,
+                  const BuildOptions& opts) {
+  const DType dt = opts.activation_dtype;
+  const std::int64_t sh = tokens * c.hidden;
+  auto norm = [&](std::string name, int block, bool save_input = true) {
+    const kinds::NormSpec spec{tokens, c.hidden, save_input};
+    return in_block(c.norm == NormKind::layernorm ? kinds::layernorm(std::move(name), spec, dt)
+                                                  : kinds::rmsnorm(std::move(name), spec, dt),
+                    block);
+  };
+  const kinds::AttentionSpec att = attention_spec(c, tokens, opts.flash_attention);
+  for (int i = 0; i < c.layers; ++i) {
+    const std::string p = "block." + std::to_string(i) + ".";
+    auto attn = [&](Vertex in) {
+      return add_after(m, in_block(kinds::attention(p + "attn", att, dt), i), {in});
+    };
+    auto mlp = [&](Vertex in, bool save_input) {
+      return add_after(m, in_block(kinds::mlp(p + "mlp", mlp_spec(c, tokens, save_input), dt), i),
+                       {in});
+    };
+    auto add = [&](const char* name, Vertex a, Vertex b) {
+      return add_after(m, in_block(kinds::add(p + name, sh, dt), i), {a, b});
+    };
+    switch (c.layout) {
+      case BlockLayout::sequential: {
+        const Vertex add1 = add("add1", attn(add_after(m, norm(p + "ln1", i), {x})), x);
+        x = add("add2", mlp(add_after(m, norm(p + "ln2", i), {add1}), true), add1);
+        break;
+      }
+      case BlockLayout::parallel:
+      case BlockLayout::parallel_shared_norm: {
+        // The second norm reads the same x as ln1, which ln1 already keeps; with one shared
+        // norm the MLP reads the tensor the attention already keeps.
+        const bool shared = c.layout == BlockLayout::parallel_shared_norm;
+        const Vertex ln1 = add_after(m, norm(p + "ln1", i), {x});
+        const Vertex a = attn(ln1);
+        const Vertex f =
+            shared ? mlp(ln1, false) : mlp(add_after(m, norm(p + "ln2", i, false), {x}), true);
+        x = add("add2", add("add1", a, f), x);
+        break;
+      }
+      case BlockLayout::post_norm: {
+        const Vertex ln1 = add_after(m, norm(p + "ln1", i), {add("add1", attn(x), x)});
+        x = add_after(m, norm(p + "ln2", i), {add("add2", mlp(ln1, true), ln1)});
+        break;
+      }
+    }
+  }
+  return x;
+}
+
+}  // namespace detail
 
 Model build_transformer(const TransformerConfig& c, const BuildOptions& opts) {
   require_positive(c.layers, "layers");
@@ -31,7 +95,8 @@ Model build_transformer(const TransformerConfig& c, const BuildOptions& opts) {
   require_positive(c.heads, "heads");
   require_positive(c.vocab, "vocab");
   require_positive(opts.seq_len, "seq_len");
-  if (c.kv_heads < 0 || c.ffn < 0) throw std::invalid_argument("kv_heads and ffn must be >= 0");
+  if (c.kv_heads < 0 || c.ffn < 0 || c.head_dim < 0 || c.token_types < 0 || c.experts < 0)
+    throw std::invalid_argument("kv_heads, ffn, head_dim, token_types and experts must be >= 0");
   if (c.learned_positions) {
     require_positive(c.max_positions, "max_positions");
     if (opts.seq_len > c.max_positions)
@@ -41,7 +106,6 @@ Model build_transformer(const TransformerConfig& c, const BuildOptions& opts) {
   }
   const DType dt = opts.activation_dtype;
   const std::int64_t s = opts.seq_len, h = c.hidden;
-  const std::int64_t ffn = c.ffn == 0 ? 4 * h : c.ffn;
 
   Model m;
   m.name = c.name;
@@ -51,30 +115,27 @@ Model build_transformer(const TransformerConfig& c, const BuildOptions& opts) {
   m.hidden = h;
 
   auto norm = [&](std::string name) {
-    const kinds::NormSpec spec{s, h};
+    const kinds::NormSpec spec{s, h, true};
     return c.norm == NormKind::layernorm ? kinds::layernorm(std::move(name), spec, dt)
                                          : kinds::rmsnorm(std::move(name), spec, dt);
   };
-
-  Vertex x = add_layer(
-      m, kinds::embedding(
-             "embed", {s, c.vocab, h, c.learned_positions ? c.max_positions : 0, c.dropout}, dt));
-  for (int i = 0; i < c.layers; ++i) {
-    const std::string p = "block." + std::to_string(i) + ".";
-    const Vertex ln1 = add_after(m, in_block(norm(p + "ln1"), i), {x});
-    const kinds::AttentionSpec att{
-        s, h, c.heads, c.kv_heads, c.bias, c.dropout, opts.flash_attention};
-    const Vertex attn = add_after(m, in_block(kinds::attention(p + "attn", att, dt), i), {ln1});
-    const Vertex add1 = add_after(m, in_block(kinds::add(p + "add1", s * h, dt), i), {attn, x});
-    const Vertex ln2 = add_after(m, in_block(norm(p + "ln2"), i), {add1});
-    const kinds::MlpSpec mlp{s, h, ffn, c.mlp, c.bias, c.dropout};
-    const Vertex ff = add_after(m, in_block(kinds::mlp(p + "mlp", mlp, dt), i), {ln2});
-    x = add_after(m, in_block(kinds::add(p + "add2", s * h, dt), i), {ff, add1});
-  }
-  const Vertex ln_f = add_after(m, norm("ln_f"), {x});
+  const kinds::EmbeddingSpec emb{
+      s, c.vocab, h, c.learned_positions ? c.max_positions : 0, c.dropout, c.token_types};
+  Vertex x = add_layer(m, kinds::embedding("embed", emb, dt));
+  const bool post = c.layout == BlockLayout::post_norm;
+  if (post) x = add_after(m, norm("embed_ln"), {x});
+  x = detail::add_blocks(m, x, c, s, opts);
+  if (!post) x = add_after(m, norm("ln_f"), {x});
   const kinds::LossSpec loss{s, h, c.vocab,
-                             c.tied_embeddings ? kinds::LossHead::tied : kinds::LossHead::untied};
-  add_after(m, kinds::loss("loss", loss, dt), {ln_f});
+                             c.tied_embeddings ? kinds::LossHead::tied : kinds::LossHead::untied,
+                             c.head_bias};
+  if (c.pooler) {
+    // The pooler reads the first token; its output feeds the (next-sentence) loss.
+    const Vertex pool = add_after(m, kinds::linear("pooler", {1, h, h, true}, dt), {x});
+    add_after(m, kinds::loss("loss", loss, dt), {x, pool});
+  } else {
+    add_after(m, kinds::loss("loss", loss, dt), {x});
+  }
   finalize(m);
   return m;
 }
@@ -92,90 +153,48 @@ TransformerConfig gpt3_config(std::string name, int layers, std::int64_t hidden,
   return c;  // the remaining defaults (LayerNorm, GeLU, bias, tied, learned, dropout) are GPT's
 }
 
-Model build_resnet(const ResNetConfig& c, const BuildOptions& opts) {
-  if (c.blocks.empty()) throw std::invalid_argument("blocks must list at least one stage");
-  for (int b : c.blocks) require_positive(b, "blocks per stage");
-  require_positive(c.classes, "classes");
-  require_positive(c.image_size, "image_size");
-  require_positive(c.base_width, "base_width");
+Model build_vit(const VitConfig& v, const BuildOptions& opts) {
+  require_positive(v.layers, "layers");
+  require_positive(v.hidden, "hidden");
+  require_positive(v.patch, "patch");
+  require_positive(v.image_size, "image_size");
+  require_positive(v.classes, "classes");
+  if (v.image_size % v.patch != 0)
+    throw std::invalid_argument("patch (" + std::to_string(v.patch) + ") must divide image_size (" +
+                                std::to_string(v.image_size) + ")");
   const DType dt = opts.activation_dtype;
-  using kinds::ImageShape;
-  using kinds::Save;
+  const std::int64_t e = dtype_bytes(dt), h = v.hidden, grid = v.image_size / v.patch;
+  const std::int64_t tokens = grid * grid + 1;  // patches and the class token
 
   Model m;
-  m.name = c.name;
+  m.name = v.name;
   m.sequence_model = false;
+  m.num_blocks = v.layers;
+  m.hidden = h;
+  const kinds::Conv2dSpec patch{3, h,    v.patch,      v.patch,      0,
+                                1, true, v.image_size, v.image_size, true};
+  Vertex x = add_layer(m, kinds::conv2d("patch_embed", patch, dt));
+  // Class token (h) and learned positions (T*h), replicated: one add over T*h elements.
+  Layer cls;
+  cls.name = "cls_pos";
+  cls.kind = LayerKind::embedding;
+  cls.params = (tokens + 1) * h;
+  cls.output = core::Bytes{e * tokens * h};
+  cls.flops = double(tokens * h);
+  cls.backward_factor = 1.0;
+  cls.io_bytes = core::Bytes{3 * e * tokens * h};
+  x = add_after(m, std::move(cls), {x});
 
-  // Stem: 7x7/2 conv, BN, ReLU (kept by the max pool as its input), 3x3/2 max pool.
-  kinds::Conv2dSpec stem{3, c.base_width, 7, 2, 3, 1, false, c.image_size, c.image_size, true};
-  auto [hw, w2] = kinds::conv2d_output_hw(stem);
-  (void)w2;  // square images
-  std::int64_t ch = c.base_width;
-  Vertex x = add_layer(m, kinds::conv2d("conv1", stem, dt));
-  x = add_after(m, kinds::batchnorm("bn1", {ch, hw, hw}, dt), {x});
-  x = add_after(
-      m, kinds::activation("relu", ch * hw * hw, kinds::ActivationFn::relu, Save::none, dt), {x});
-  const kinds::PoolSpec pool{kinds::PoolMode::max, {ch, hw, hw}, 3, 2, 1, 1};
-  hw = kinds::pool_output_hw(pool).first;
-  x = add_after(m, kinds::pooling("maxpool", pool, dt), {x});
-
-  int block = 0;
-  const int total_blocks = [&] {
-    int n = 0;
-    for (int b : c.blocks) n += b;
-    return n;
-  }();
-  for (std::size_t stage = 0; stage < c.blocks.size(); ++stage) {
-    const std::int64_t width = c.base_width << stage, out_ch = 4 * width;
-    for (int i = 0; i < c.blocks[stage]; ++i, ++block) {
-      const std::string p = "layer" + std::to_string(stage + 1) + "." + std::to_string(i) + ".";
-      const std::int64_t stride = (i == 0 && stage > 0) ? 2 : 1;
-      const Vertex in = x;
-      const std::int64_t in_hw = hw;
-      auto conv = [&](const std::string& n, std::int64_t cin, std::int64_t cout, std::int64_t k,
-                      std::int64_t st, std::int64_t pad, std::int64_t size, bool save) {
-        const kinds::Conv2dSpec cs{cin, cout, k, st, pad, 1, false, size, size, save};
-        return std::pair{in_block(kinds::conv2d(p + n, cs, dt), block),
-                         kinds::conv2d_output_hw(cs).first};
-      };
-      auto bn = [&](const std::string& n, std::int64_t chans, std::int64_t size) {
-        return in_block(kinds::batchnorm(p + n, ImageShape{chans, size, size}, dt), block);
-      };
-      auto relu = [&](const std::string& n, std::int64_t elems, Save save) {
-        return in_block(kinds::activation(p + n, elems, kinds::ActivationFn::relu, save, dt),
-                        block);
-      };
-      auto [c1, s1] = conv("conv1", ch, width, 1, 1, 0, in_hw, true);
-      Vertex y = add_after(m, std::move(c1), {in});
-      y = add_after(m, bn("bn1", width, s1), {y});
-      y = add_after(m, relu("relu1", width * s1 * s1, Save::none), {y});
-      auto [c2, s2] = conv("conv2", width, width, 3, stride, 1, s1, true);
-      y = add_after(m, std::move(c2), {y});
-      y = add_after(m, bn("bn2", width, s2), {y});
-      y = add_after(m, relu("relu2", width * s2 * s2, Save::none), {y});
-      auto [c3, s3] = conv("conv3", width, out_ch, 1, 1, 0, s2, true);
-      y = add_after(m, std::move(c3), {y});
-      y = add_after(m, bn("bn3", out_ch, s3), {y});
-      Vertex shortcut = in;
-      if (i == 0) {  // projection shortcut: channels (and, past stage 1, size) change
-        auto [ds, sd] = conv("downsample.conv", ch, out_ch, 1, stride, 0, in_hw, false);
-        shortcut = add_after(m, std::move(ds), {in});
-        shortcut = add_after(m, bn("downsample.bn", out_ch, sd), {shortcut});
-      }
-      const std::int64_t n_out = out_ch * s3 * s3;
-      y = add_after(m, in_block(kinds::add(p + "add", n_out, dt), block), {y, shortcut});
-      // The next block's conv1 keeps this ReLU's output; after the last block nothing does.
-      x = add_after(m, relu("relu3", n_out, block + 1 == total_blocks ? Save::output : Save::none),
-                    {y});
-      ch = out_ch;
-      hw = s3;
-    }
-  }
-  const kinds::PoolSpec gap{kinds::PoolMode::adaptive_avg, {ch, hw, hw}, 0, 0, 0, 1};
-  x = add_after(m, kinds::pooling("avgpool", gap, dt), {x});
-  x = add_after(m, kinds::linear("fc", {1, ch, c.classes, true}, dt), {x});
-  add_after(m, kinds::loss("loss", {1, 0, c.classes, kinds::LossHead::none}, dt), {x});
-  m.num_blocks = total_blocks;
+  TransformerConfig blocks;
+  blocks.layers = v.layers;
+  blocks.hidden = h;
+  blocks.heads = v.heads;
+  blocks.ffn = v.ffn;
+  blocks.dropout = false;
+  x = detail::add_blocks(m, x, blocks, tokens, opts);
+  x = add_after(m, kinds::layernorm("ln_f", {tokens, h, true}, dt), {x});
+  x = add_after(m, kinds::linear("head", {1, h, v.classes, true}, dt), {x});
+  add_after(m, kinds::loss("loss", {1, 0, v.classes, kinds::LossHead::none, false}, dt), {x});
   finalize(m);
   return m;
 }
@@ -204,7 +223,7 @@ Model build_mlp(const MlpConfig& c, const BuildOptions& opts) {
     width = c.hidden[i];
   }
   chain(kinds::linear("fc" + std::to_string(c.hidden.size()), {1, width, c.classes, true}, dt));
-  chain(kinds::loss("loss", {1, 0, c.classes, kinds::LossHead::none}, dt));
+  chain(kinds::loss("loss", {1, 0, c.classes, kinds::LossHead::none, false}, dt));
   finalize(m);
   return m;
 }

@@ -11,12 +11,23 @@
 
 namespace trainsim::models {
 
+#include <optional>
+
 enum class NormKind { layernorm, rmsnorm };
 
-// A decoder-only transformer. Per block: ln1 -> attn -> add1 (+ block input) -> ln2 -> mlp ->
-// add2 (+ add1); layers named "block.<i>.<part>" with Layer.block = i. Before the blocks one
-// "embed" layer (token + learned positions); after them "ln_f" and "loss" (the LM head folded
-// into the loss: tied or untied weights).
+// How a transformer block wires its sublayers (x is the block input):
+//   sequential  pre-norm GPT/Llama: add1 = x + attn(ln1(x)); x' = add1 + mlp(ln2(add1))
+//   parallel    GPT-NeoX use_parallel_residual: add1 = attn(ln1(x)) + mlp(ln2(x)); x' = add1 + x
+//   parallel_shared_norm  phi, Falcon-7B: as parallel with one norm: mlp(ln1(x))
+//   post_norm   BERT: ln1 = norm(x + attn(x)); x' = ln2(ln1 + mlp(ln1)); the embedding is
+//               followed by a norm ("embed_ln") and there is no final norm.
+enum class BlockLayout { sequential, parallel, parallel_shared_norm, post_norm };
+
+// A transformer language model (decoder, or BERT-style encoder: the same memory and FLOPs).
+// Layers per block are named "block.<i>.<part>" (ln1, attn, add1, ln2, mlp, add2) with
+// Layer.block = i. Before the blocks one "embed" layer (token + learned positions + token
+// types); after them "ln_f" (not with post_norm), optionally "pooler", and "loss" (the LM
+// head folded into the loss: tied or untied weights).
 struct TransformerConfig {
   std::string name;
   int layers = 0;
@@ -32,6 +43,16 @@ struct TransformerConfig {
   bool tied_embeddings = true;    // LM head shares the token embedding
   bool learned_positions = true;  // false: rotary / no position parameters
   bool dropout = true;            // dropout after embedding, in attention and after sublayers
+  std::int64_t head_dim = 0;      // 0: hidden / heads (Gemma 256, Falcon 64 with multi-query)
+  std::optional<bool> qkv_bias;   // QKV projection bias; unset: = bias (Qwen2: QKV only)
+  std::optional<bool> out_bias;   // attention output projection bias; unset: = bias
+  std::optional<bool> mlp_bias;   // MLP biases; unset: = bias
+  bool head_bias = false;         // untied LM head with a bias (phi-2)
+  BlockLayout layout = BlockLayout::sequential;
+  std::int64_t token_types = 0;  // token-type embedding rows (BERT: 2)
+  bool pooler = false;           // BERT pooler: h*h + h on the first token, feeding the loss
+  std::int64_t experts = 0;      // > 1: mixture-of-experts MLP (all experts counted)
+  std::int64_t top_k = 0;        // experts per token (FLOPs and activations)
 };
 // Throws std::invalid_argument when opts.seq_len exceeds max_positions of learned positions.
 Model build_transformer(const TransformerConfig& cfg, const BuildOptions& opts);
@@ -40,6 +61,35 @@ Model build_transformer(const TransformerConfig& cfg, const BuildOptions& opts);
 // positions of `context` rows, tied embeddings, biases, LayerNorm, GeLU, dropout.
 TransformerConfig gpt3_config(std::string name, int layers, std::int64_t hidden, std::int64_t heads,
                               std::int64_t context, std::int64_t vocab = 50257);
+
+// Vision Transformer (Dosovitskiy et al. 2021, ViT-B/16 as in HF / timm) for classification:
+// "patch_embed" conv (k = stride = patch), "cls_pos" (class token + learned positions over
+// T = (image/patch)^2 + 1 tokens), pre-norm blocks as a sequential TransformerConfig over T
+// tokens (LayerNorm, GeLU, biases, no dropout), "ln_f", "head" (h -> classes on the class
+// token) and "loss". An image model: one sample = one image (seq_len is ignored).
+struct VitConfig {
+  std::string name;
+  int layers = 12;
+  std::int64_t hidden = 768;
+  std::int64_t heads = 12;
+  std::int64_t ffn = 0;  // 0: 4 * hidden
+  std::int64_t patch = 16;
+  std::int64_t image_size = 224;
+  std::int64_t classes = 1000;
+};
+Model build_vit(const VitConfig& cfg, const BuildOptions& opts);
+
+// VGG (Simonyan & Zisserman 2015, torchvision): 3x3 convs (padding 1, bias) + ReLU, 0 in
+// `features` meaning a 2x2 max pool; then an adaptive average pool to 7x7 and the classifier
+// fc6 (-> 4096), ReLU, dropout, fc7 (-> 4096), ReLU, dropout, fc8 (-> classes).
+struct VggConfig {
+  std::string name;
+  std::vector<std::int64_t> features{64, 64,  0,   128, 128, 0,   256, 256, 256,
+                                     0,  512, 512, 512, 0,   512, 512, 512, 0};  // VGG-16 ("D")
+  std::int64_t classes = 1000;
+  std::int64_t image_size = 224;
+};
+Model build_vgg(const VggConfig& cfg, const BuildOptions& opts);
 
 // ResNet v1.5 with bottleneck blocks as in torchvision (stride on the 3x3 conv, BatchNorm with
 // weight and bias, no conv biases). Blocks are named "layer<stage>.<i>.<part>" and numbered

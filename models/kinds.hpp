@@ -14,6 +14,7 @@
 // std::invalid_argument with a message naming the dimension; callers reading user input
 // rethrow it as a located core::ConfigError.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -38,6 +39,7 @@ struct EmbeddingSpec {
   std::int64_t hidden = 0;
   std::int64_t max_positions = 0;  // 0: no learned positions (rotary or none)
   bool dropout = false;
+  std::int64_t token_types = 0;  // rows of token-type (segment) embeddings, replicated (BERT: 2)
 };
 Layer embedding(std::string name, const EmbeddingSpec& spec, DType dtype);
 
@@ -45,6 +47,7 @@ Layer embedding(std::string name, const EmbeddingSpec& spec, DType dtype);
 struct NormSpec {
   std::int64_t tokens = 0;
   std::int64_t hidden = 0;
+  bool save_input = true;  // false when another norm already keeps the same input tensor
 };
 Layer layernorm(std::string name, const NormSpec& spec, DType dtype);
 Layer rmsnorm(std::string name, const NormSpec& spec, DType dtype);
@@ -54,17 +57,22 @@ Layer rmsnorm(std::string name, const NormSpec& spec, DType dtype);
 struct AttentionSpec {
   std::int64_t tokens = 0;    // s
   std::int64_t hidden = 0;    // h
-  std::int64_t heads = 0;     // a; must divide h
+  std::int64_t heads = 0;     // a; must divide h unless head_dim is given
   std::int64_t kv_heads = 0;  // grouped-query attention; 0 means = heads; must divide heads
-  bool bias = true;
+  bool bias = true;           // QKV projection bias
   bool dropout = false;
-  bool flash = false;  // FlashAttention-style kernel: no s x s tensors kept
+  bool flash = false;         // FlashAttention-style kernel: no s x s tensors kept
+  std::int64_t head_dim = 0;  // d; 0 means h / a. Q and the projection input are a*d wide
+  std::optional<bool> out_bias = std::nullopt;  // output projection bias; unset: = bias
 };
 Layer attention(std::string name, const AttentionSpec& spec, DType dtype);
 
-enum class MlpActivation { gelu, swiglu };
-// Feed-forward sublayer. gelu: fc1 (h->f), GeLU, fc2 (f->h). swiglu: gate and up (h->f),
-// silu(gate)*up, down (f->h). Plus the dropout after it when `dropout`.
+enum class MlpActivation { gelu, swiglu, geglu };
+// Feed-forward sublayer. gelu: fc1 (h->f), GeLU, fc2 (f->h). swiglu / geglu: gate and up
+// (h->f), silu(gate)*up or gelu(gate)*up, down (f->h). Plus the dropout after it when `dropout`.
+// Mixture of experts when experts > 1: a router (h->experts, no bias) picks top_k experts per
+// token, each expert an MLP as above. Parameters count every expert; FLOPs and saved
+// activations count top_k experts per token (perfectly balanced routing, no capacity padding).
 struct MlpSpec {
   std::int64_t tokens = 0;
   std::int64_t hidden = 0;
@@ -72,6 +80,9 @@ struct MlpSpec {
   MlpActivation activation = MlpActivation::gelu;
   bool bias = true;
   bool dropout = false;
+  std::int64_t experts = 0;  // 0 or 1: a dense MLP
+  std::int64_t top_k = 0;    // experts per token, 1..experts (required when experts > 1)
+  bool save_input = true;    // false when another layer keeps the same input (a shared norm)
 };
 Layer mlp(std::string name, const MlpSpec& spec, DType dtype);
 
@@ -85,6 +96,7 @@ struct LossSpec {
   std::int64_t hidden = 0;
   std::int64_t vocab = 0;
   LossHead head = LossHead::untied;
+  bool head_bias = false;  // untied head with a V-element bias (phi-2)
 };
 Layer loss(std::string name, const LossSpec& spec, DType dtype);
 

@@ -32,16 +32,18 @@ Layer linear(std::string name, const LinearSpec& spec, DType dtype) {
   return l;
 }
 
-// embedding: params = V*h (split by vocab rows) + P*h learned positions (replicated).
+// embedding: params = V*h (split by vocab rows) + P*h learned positions + T*h token types
+// (both replicated).
 // saved = s*h dropout mask (replicated) with dropout, else nothing (the token ids are input).
-// output = e*s*h. flops = s*h per element-wise pass (position add, dropout).
-// io = 2e*s*h (gather rows, write) + e*s*h per position add + (2e+1)*s*h for dropout.
+// output = e*s*h. flops = s*h per element-wise pass (position add, type add, dropout).
+// io = 2e*s*h (gather rows, write) + e*s*h per position or type add + (2e+1)*s*h for dropout.
 // Tensor parallel: one forward all-reduce of the output (vocab-parallel lookup), none back.
 Layer embedding(std::string name, const EmbeddingSpec& spec, DType dtype) {
   require_positive(spec.tokens, "tokens");
   require_positive(spec.vocab, "vocab");
   require_positive(spec.hidden, "hidden");
   detail::require_non_negative(spec.max_positions, "max_positions");
+  detail::require_non_negative(spec.token_types, "token_types");
   if (spec.max_positions > 0 && spec.tokens > spec.max_positions)
     throw std::invalid_argument("sequence length (" + std::to_string(spec.tokens) +
                                 ") exceeds max_positions (" + std::to_string(spec.max_positions) +
@@ -52,14 +54,15 @@ Layer embedding(std::string name, const EmbeddingSpec& spec, DType dtype) {
   l.name = std::move(name);
   l.kind = LayerKind::embedding;
   l.params_split = prod({spec.vocab, h});
-  l.params = l.params_split + prod({spec.max_positions, h});
+  l.params = l.params_split + prod({spec.max_positions + spec.token_types, h});
   l.saved = spec.dropout ? Bytes{sh} : Bytes{};
   l.output = Bytes{e * sh};
-  const int passes = (spec.max_positions > 0 ? 1 : 0) + (spec.dropout ? 1 : 0);
+  const int adds = (spec.max_positions > 0 ? 1 : 0) + (spec.token_types > 0 ? 1 : 0);
+  const int passes = adds + (spec.dropout ? 1 : 0);
   l.flops = double(passes) * double(sh);
   l.backward_factor = 1.0;
   l.io_bytes = bytes({2 * e, sh});
-  if (spec.max_positions > 0) l.io_bytes += bytes({e, sh});
+  l.io_bytes += bytes({e * adds, sh});
   if (spec.dropout) l.io_bytes += bytes({2 * e + 1, sh});
   l.tp_allreduce_forward = 1;
   l.tp_allreduce_bytes = l.output;
@@ -69,7 +72,8 @@ Layer embedding(std::string name, const EmbeddingSpec& spec, DType dtype) {
 
 namespace {
 // Norms: saved = e*s*h input (replicated; the per-token statistics are ignored, as in
-// Korthikanti et al.); output = e*s*h; io = 2e*s*h; flops = ops_per_element * s*h.
+// Korthikanti et al.; 0 when save_input is off); output = e*s*h; io = 2e*s*h; flops =
+// ops_per_element * s*h.
 Layer norm(std::string name, LayerKind kind, const NormSpec& spec, DType dtype,
            std::int64_t params_per_feature, double ops_per_element) {
   require_positive(spec.tokens, "tokens");
@@ -79,7 +83,7 @@ Layer norm(std::string name, LayerKind kind, const NormSpec& spec, DType dtype,
   l.name = std::move(name);
   l.kind = kind;
   l.params = prod({params_per_feature, spec.hidden});
-  l.saved = bytes({e, sh});
+  l.saved = spec.save_input ? bytes({e, sh}) : Bytes{};
   l.output = bytes({e, sh});
   l.flops = ops_per_element * double(sh);
   l.io_bytes = bytes({2 * e, sh});
@@ -96,7 +100,8 @@ Layer rmsnorm(std::string name, const NormSpec& spec, DType dtype) {
   return norm(std::move(name), LayerKind::rmsnorm, spec, dtype, 1, 4.0);
 }
 
-// attention, with hk = k*d the K/V width:
+// attention, with hq = a*d the Q width (= h unless head_dim is given) and hk = k*d the K/V width
+// (below written for hq = h; with head_dim, h becomes hq in Q, the core and the proj input):
 // params = h*(h + 2hk) QKV weight [+ (h + 2hk) QKV bias] + h*h proj weight [+ h proj bias];
 //   split: QKV weight and bias (column-parallel), proj weight (row-parallel); proj bias replicated.
 // saved, replicated: e*s*h QKV input [+ s*h output-dropout mask];
@@ -112,17 +117,20 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
   require_positive(spec.heads, "heads");
   const std::int64_t kv = spec.kv_heads == 0 ? spec.heads : spec.kv_heads;
   require_positive(kv, "kv_heads");
-  detail::require_divides(spec.heads, "heads", spec.hidden, "hidden");
+  detail::require_non_negative(spec.head_dim, "head_dim");
+  if (spec.head_dim == 0) detail::require_divides(spec.heads, "heads", spec.hidden, "hidden");
   detail::require_divides(kv, "kv_heads", spec.heads, "heads");
   const std::int64_t e = dtype_bytes(dtype), s = spec.tokens, h = spec.hidden, a = spec.heads;
-  const std::int64_t hk = kv * (h / a);
-  const std::int64_t sh = prod({s, h}), shk = prod({s, hk}), ass = prod({a, s, s});
+  const std::int64_t d = spec.head_dim == 0 ? h / a : spec.head_dim;
+  const std::int64_t hq = prod({a, d}), hk = prod({kv, d});
+  const std::int64_t sh = prod({s, h}), shq = prod({s, hq}), shk = prod({s, hk});
+  const std::int64_t ass = prod({a, s, s});
 
   Layer l;
   l.name = std::move(name);
   l.kind = LayerKind::attention;
-  const std::int64_t qkv_w = prod({h, h + 2 * hk}), qkv_b = spec.bias ? h + 2 * hk : 0;
-  const std::int64_t proj_w = prod({h, h}), proj_b = spec.bias ? h : 0;
+  const std::int64_t qkv_w = prod({h, hq + 2 * hk}), qkv_b = spec.bias ? hq + 2 * hk : 0;
+  const std::int64_t proj_w = prod({hq, h}), proj_b = spec.out_bias.value_or(spec.bias) ? h : 0;
   l.params = qkv_w + qkv_b + proj_w + proj_b;
   l.params_split = qkv_w + qkv_b + proj_w;
 
@@ -130,14 +138,14 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
   const Bytes core =
       spec.flash ? Bytes{} : bytes({e, ass}) + (spec.dropout ? bytes({1 + e, ass}) : Bytes{});
   const Bytes lse = spec.flash ? bytes({4, a, s}) : Bytes{};
-  l.saved_split = bytes({e, 2 * sh + 2 * shk}) + lse + core;  // Q, proj input, K, V
+  l.saved_split = bytes({e, 2 * shq + 2 * shk}) + lse + core;  // Q, proj input, K, V
   l.saved_attention_core = core;
   l.saved = replicated + l.saved_split;
 
   l.output = bytes({e, sh});
-  const double S = double(s), H = double(h), HK = double(hk);
-  l.attention_core_flops = 4.0 * S * S * H;
-  l.flops = 2.0 * S * H * (H + 2.0 * HK) + l.attention_core_flops + 2.0 * S * H * H;
+  const double S = double(s), H = double(h), HQ = double(hq), HK = double(hk);
+  l.attention_core_flops = 4.0 * S * S * HQ;
+  l.flops = 2.0 * S * H * (HQ + 2.0 * HK) + l.attention_core_flops + 2.0 * S * HQ * H;
   l.matmul = true;
 
   // io: QKV GEMM reads e*s*h and writes e*s*(h + 2hk); proj GEMM reads and writes e*s*h.
@@ -145,14 +153,14 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
   //   [dropout reads e*a*s^2, writes (e+1)*a*s^2]; attn x V reads e*a*s^2 + V, writes e*s*h.
   // flash core: reads Q, K, V and writes e*s*h + the 4*a*s log-sum-exp.
   // [output dropout reads e*s*h, writes (e+1)*s*h].
-  Bytes io = bytes({e, 2 * sh + 2 * shk}) + bytes({2 * e, sh});
+  Bytes io = bytes({e, sh + shq + 2 * shk}) + bytes({e, sh + shq});
   if (spec.flash) {
-    io += bytes({e, sh + 2 * shk}) + bytes({e, sh}) + lse;
+    io += bytes({e, shq + 2 * shk}) + bytes({e, shq}) + lse;
   } else {
-    io += bytes({e, sh + shk}) + bytes({e, ass});              // scores
-    io += bytes({2 * e, ass});                                 // softmax
-    if (spec.dropout) io += bytes({2 * e + 1, ass});           // attention dropout
-    io += bytes({e, ass}) + bytes({e, shk}) + bytes({e, sh});  // attn x V
+    io += bytes({e, shq + shk}) + bytes({e, ass});              // scores
+    io += bytes({2 * e, ass});                                  // softmax
+    if (spec.dropout) io += bytes({2 * e + 1, ass});            // attention dropout
+    io += bytes({e, ass}) + bytes({e, shk}) + bytes({e, shq});  // attn x V
   }
   if (spec.dropout) io += bytes({2 * e + 1, sh});
   l.io_bytes = io;
@@ -173,33 +181,54 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
 //   saved, split: e*s*f gate output + e*s*f up output + e*s*f product (down's input); silu of
 //   the gate is recomputed from the gate output in backward rather than kept.
 //   flops = 6*s*h*f.
+// mlp, geglu: as swiglu with gelu(gate) (Gemma).
+// Without save_input the e*s*h input is not counted (another layer keeps the same tensor).
+// mixture of experts (E = experts > 1, k = top_k): params = E * (expert params above) + h*E
+//   router weight (replicated; experts split as dense MLPs). saved: e*s*h input and 4*s*E fp32
+//   router probabilities (replicated) + k * (split saved of one dense expert): each token's
+//   activations exist in each of its k experts. flops = 2*s*h*E + k * dense flops.
 // output = e*s*h; one all-reduce forward and one backward under tensor parallelism.
 Layer mlp(std::string name, const MlpSpec& spec, DType dtype) {
   require_positive(spec.tokens, "tokens");
   require_positive(spec.hidden, "hidden");
   require_positive(spec.ffn, "ffn");
+  detail::require_non_negative(spec.experts, "experts");
+  const bool moe = spec.experts > 1;
+  if (moe && (spec.top_k < 1 || spec.top_k > spec.experts))
+    throw std::invalid_argument("top_k must be between 1 and experts (" +
+                                std::to_string(spec.experts) + "), got " +
+                                std::to_string(spec.top_k));
+  const std::int64_t E = moe ? spec.experts : 1, k = moe ? spec.top_k : 1;
   const std::int64_t e = dtype_bytes(dtype), s = spec.tokens, h = spec.hidden, f = spec.ffn;
   const std::int64_t sh = prod({s, h}), sf = prod({s, f}), hf = prod({h, f});
-  const bool glu = spec.activation == MlpActivation::swiglu;
+  const bool glu = spec.activation != MlpActivation::gelu;
   Layer l;
   l.name = std::move(name);
   l.kind = LayerKind::mlp;
   const std::int64_t in_mats = glu ? 2 : 1;  // matrices h -> f
-  l.params_split = prod({in_mats + 1, hf}) + (spec.bias ? in_mats * f : 0);
-  l.params = l.params_split + (spec.bias ? h : 0);
+  const std::int64_t expert_split = prod({in_mats + 1, hf}) + (spec.bias ? in_mats * f : 0);
+  const std::int64_t router = moe ? prod({h, E}) : 0;
+  l.params_split = prod({E, expert_split});
+  l.params = l.params_split + prod({E, spec.bias ? h : 0}) + router;
 
-  const Bytes replicated = bytes({e, sh}) + (spec.dropout ? Bytes{sh} : Bytes{});
-  l.saved_split = bytes({e, (glu ? 3 : 2), sf});
+  const Bytes replicated = (spec.save_input ? bytes({e, sh}) : Bytes{}) +
+                           (spec.dropout ? Bytes{sh} : Bytes{}) +
+                           (moe ? bytes({4, s, E}) : Bytes{});
+  l.saved_split = bytes({k, e, (glu ? 3 : 2), sf});
   l.saved = replicated + l.saved_split;
   l.output = bytes({e, sh});
-  l.flops = 2.0 * double(in_mats + 1) * double(s) * double(h) * double(f);
+  l.flops = double(k) * 2.0 * double(in_mats + 1) * double(s) * double(h) * double(f) +
+            (moe ? 2.0 * double(s) * double(h) * double(E) : 0.0);
   l.matmul = true;
 
-  // io: GEMMs in (read e*s*h each, write e*s*f each); activation (read in_mats*e*s*f, write
-  // e*s*f); down GEMM (read e*s*f, write e*s*h); [dropout reads e*s*h, writes (e+1)*s*h].
+  // io per expert a token visits: GEMMs in (read e*s*h each, write e*s*f each); activation
+  // (read in_mats*e*s*f, write e*s*f); down GEMM (read e*s*f, write e*s*h);
+  // [router reads e*s*h, writes 4*s*E]; [dropout reads e*s*h, writes (e+1)*s*h].
   Bytes io = bytes({in_mats * e, sh + sf});
   io += bytes({e * (in_mats + 1), sf});
   io += bytes({e, sf + sh});
+  io = io * k;
+  if (moe) io += bytes({e, sh}) + bytes({4, s, E});
   if (spec.dropout) io += bytes({2 * e + 1, sh});
   l.io_bytes = io;
 
@@ -210,8 +239,9 @@ Layer mlp(std::string name, const MlpSpec& spec, DType dtype) {
 }
 
 // loss: softmax cross-entropy over V classes per token.
-// head tied/untied: folds in the LM-head projection h -> V (params V*h when untied, split by
-//   vocab rows; 0 when tied: the embedding owns them). saved = e*s*h head input (replicated)
+// head tied/untied: folds in the LM-head projection h -> V (params V*h [+ V head bias] when
+//   untied, split by vocab rows; 0 when tied: the embedding owns them). saved = e*s*h head input
+//   (replicated)
 //   + 4*s*V fp32 logits (split; Megatron's 4sbv). flops = 2*s*h*V + 3*s*V (log-softmax: max,
 //   exp-sum, subtract). io = e*s*h + 2 * 4*s*V (write and re-read fp32 logits). Tensor
 //   parallel: one backward all-reduce of the e*s*h input gradient (the vocab-parallel loss's
@@ -230,7 +260,9 @@ Layer loss(std::string name, const LossSpec& spec, DType dtype) {
   Layer l;
   l.name = std::move(name);
   l.kind = LayerKind::loss;
-  l.params = spec.head == LossHead::untied ? prod({V, h}) : 0;
+  if (spec.head_bias && spec.head != LossHead::untied)
+    throw std::invalid_argument("a head bias needs an untied head");
+  l.params = spec.head == LossHead::untied ? prod({V, h}) + (spec.head_bias ? V : 0) : 0;
   l.params_split = l.params;
   l.output = Bytes{4};
   l.flops = 3.0 * double(s) * double(V);

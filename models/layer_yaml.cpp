@@ -37,30 +37,37 @@ Layer linear(const MapReader& r, std::string name, const LayerContext& c) {
 }
 
 Layer embedding(const MapReader& r, std::string name, const LayerContext& c) {
-  only(r, {"vocab", "hidden", "max_positions", "dropout"});
-  return kinds::embedding(std::move(name),
-                          {c.tokens, r.positive("vocab"), r.positive("hidden"),
-                           r.non_negative_or("max_positions", 0), r.boolean_or("dropout", false)},
-                          c.dtype);
+  only(r, {"vocab", "hidden", "max_positions", "dropout", "token_types"});
+  return kinds::embedding(
+      std::move(name),
+      {c.tokens, r.positive("vocab"), r.positive("hidden"), r.non_negative_or("max_positions", 0),
+       r.boolean_or("dropout", false), r.non_negative_or("token_types", 0)},
+      c.dtype);
 }
 
 Layer attention(const MapReader& r, std::string name, const LayerContext& c) {
-  only(r, {"hidden", "heads", "kv_heads", "bias", "dropout"});
+  only(r, {"hidden", "heads", "kv_heads", "bias", "dropout", "head_dim", "out_bias"});
   const std::int64_t heads = r.positive("heads");
+  const bool bias = r.boolean_or("bias", true);
   return kinds::attention(std::move(name),
                           {c.tokens, r.positive("hidden"), heads, r.positive_or("kv_heads", heads),
-                           r.boolean_or("bias", true), r.boolean_or("dropout", false), c.flash},
+                           bias, r.boolean_or("dropout", false), c.flash,
+                           r.positive_or("head_dim", 0), r.boolean_or("out_bias", bias)},
                           c.dtype);
 }
 
 Layer mlp(const MapReader& r, std::string name, const LayerContext& c) {
-  only(r, {"hidden", "ffn", "activation", "bias", "dropout"});
-  const auto act = r.choice("activation", {"gelu", "swiglu"}, "gelu") == "gelu"
-                       ? kinds::MlpActivation::gelu
-                       : kinds::MlpActivation::swiglu;
+  only(r, {"hidden", "ffn", "activation", "bias", "dropout", "experts", "top_k", "save_input"});
+  const std::string a = r.choice("activation", {"gelu", "swiglu", "geglu"}, "gelu");
+  const auto act = a == "gelu"     ? kinds::MlpActivation::gelu
+                   : a == "swiglu" ? kinds::MlpActivation::swiglu
+                                   : kinds::MlpActivation::geglu;
+  const std::int64_t experts = r.positive_or("experts", 1);
+  if (experts > 1) r.require("top_k", "experts per token (1..experts)");
   return kinds::mlp(std::move(name),
                     {c.tokens, r.positive("hidden"), r.positive("ffn"), act,
-                     r.boolean_or("bias", true), r.boolean_or("dropout", false)},
+                     r.boolean_or("bias", true), r.boolean_or("dropout", false), experts,
+                     r.positive_or("top_k", 1), r.boolean_or("save_input", true)},
                     c.dtype);
 }
 
@@ -68,13 +75,15 @@ Layer loss(const MapReader& r, std::string name, const LayerContext& c) {
   const std::string head = r.choice("head", {"untied", "tied", "none"}, "untied");
   if (head == "none") {
     only(r, {"vocab", "head"});
-    return kinds::loss(std::move(name), {c.tokens, 0, r.positive("vocab"), kinds::LossHead::none},
-                       c.dtype);
+    return kinds::loss(std::move(name),
+                       {c.tokens, 0, r.positive("vocab"), kinds::LossHead::none, false}, c.dtype);
   }
-  only(r, {"vocab", "hidden", "head"});
+  only(r, {"vocab", "hidden", "head", "head_bias"});
   const auto h = head == "tied" ? kinds::LossHead::tied : kinds::LossHead::untied;
-  return kinds::loss(std::move(name), {c.tokens, r.positive("hidden"), r.positive("vocab"), h},
-                     c.dtype);
+  return kinds::loss(
+      std::move(name),
+      {c.tokens, r.positive("hidden"), r.positive("vocab"), h, r.boolean_or("head_bias", false)},
+      c.dtype);
 }
 
 Layer conv2d(const MapReader& r, std::string name, const LayerContext& c) {
@@ -162,8 +171,9 @@ Layer parse_layer(const MapReader& r, LayerKind kind, std::string name, const La
         return embedding(r, std::move(name), c);
       case LayerKind::layernorm:
       case LayerKind::rmsnorm: {
-        only(r, {"hidden"});
-        const kinds::NormSpec spec{c.tokens, r.positive("hidden")};
+        only(r, {"hidden", "save_input"});
+        const kinds::NormSpec spec{c.tokens, r.positive("hidden"),
+                                   r.boolean_or("save_input", true)};
         return kind == LayerKind::layernorm ? kinds::layernorm(std::move(name), spec, c.dtype)
                                             : kinds::rmsnorm(std::move(name), spec, c.dtype);
       }

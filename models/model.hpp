@@ -4,8 +4,8 @@
 // lowering plays layers in that order and frees an output after its last consumer.
 #include <cstdint>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/graph/adjacency_list.hpp>
@@ -19,19 +19,21 @@ using Vertex = Graph::vertex_descriptor;
 
 // What a model needs from the training setup to compute its activation sizes.
 struct BuildOptions {
-  std::int64_t seq_len = 1024;        // tokens per sample (ignored by image models)
+  // Tokens per sample (ignored by image models). The default fits every preset's context
+  // (BERT's 512 learned positions), so a preset builds with default options.
+  std::int64_t seq_len = 512;
   DType activation_dtype = DType::bf16;
-  bool flash_attention = false;       // keep no s x s scores (FlashAttention-style kernel)
+  bool flash_attention = false;  // keep no s x s scores (FlashAttention-style kernel)
 };
 
 struct Model {
   std::string name;
   Graph graph;
-  std::vector<Vertex> order;  // topological order of all layers
-  bool sequence_model = true; // tokens/s is meaningful
-  std::int64_t seq_len = 0;   // tokens per sample for sequence models
-  int num_blocks = 0;         // repeated blocks (transformer layers / residual blocks)
-  std::int64_t hidden = 0;    // hidden size where meaningful (0 otherwise)
+  std::vector<Vertex> order;   // topological order of all layers
+  bool sequence_model = true;  // tokens/s is meaningful
+  std::int64_t seq_len = 0;    // tokens per sample for sequence models
+  int num_blocks = 0;          // repeated blocks (transformer layers / residual blocks)
+  std::int64_t hidden = 0;     // hidden size where meaningful (0 otherwise)
 
   std::int64_t parameters() const;  // sum over layers, exact
   double forward_flops_per_sample() const;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "models/hf_config.hpp"
 #include "models/layer_yaml.hpp"
 #include "models/presets.hpp"
 #include "models/yaml_fields.hpp"
@@ -207,7 +208,7 @@ Model build_preset_map(const MapReader& r, const BuildOptions& opts) {
   auto config = p->config;
   if (auto* t = std::get_if<TransformerConfig>(&config)) {
     r.only({"preset", "name", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
-            "max_positions"});
+            "max_positions", "experts", "top_k"});
     t->name = r.optional_string("name").value_or(t->name);
     const std::int64_t layers = r.positive_or("layers", t->layers);
     if (layers > kMaxRepeat)
@@ -220,6 +221,8 @@ Model build_preset_map(const MapReader& r, const BuildOptions& opts) {
     t->ffn = r.positive_or("ffn", t->ffn);
     t->vocab = r.positive_or("vocab", t->vocab);
     t->max_positions = r.positive_or("max_positions", t->max_positions);
+    t->experts = r.positive_or("experts", t->experts);
+    t->top_k = r.positive_or("top_k", t->top_k);
   } else {
     r.only({"preset", "name"});
     std::visit([&](auto& c) { c.name = r.optional_string("name").value_or(c.name); }, config);
@@ -228,6 +231,40 @@ Model build_preset_map(const MapReader& r, const BuildOptions& opts) {
     return build_config(config, opts);
   } catch (const std::invalid_argument& e) {
     r.fail_here("invalid model '" + name + "' after overrides: " + e.what());
+  }
+}
+
+// {hf_config: PATH, name?}: a Hugging Face config.json, relative to base_dir. Errors in the
+// JSON are located in that file; a missing file and a model that does not build (seq_len past
+// learned positions) at the `hf_config` value.
+Model build_hf_model(const MapReader& r, const BuildOptions& opts, const std::string& base_dir) {
+  r.only({"hf_config", "name"});
+  const YAML::Node at = r.get("hf_config");
+  std::filesystem::path p = r.string("hf_config");
+  if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
+  const std::string path = p.string();
+  const std::string key = r.path_of("hf_config");
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    yamlio::fail(at, r.file(), key, "cannot open Hugging Face config '" + path + "'");
+  } catch (const YAML::ParserException& e) {
+    throw core::ConfigError(core::SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, key,
+                            "not valid JSON: " + e.msg);
+  }
+  TransformerConfig c = hf_transformer_config(root, path, key);
+  // Default name: the folder holding config.json (HF layout), else the file's stem.
+  c.name = p.filename() == "config.json" && p.has_parent_path()
+               ? p.parent_path().filename().string()
+               : p.stem().string();
+  c.name = r.optional_string("name").value_or(c.name);
+  try {
+    return build_transformer(c, opts);
+  } catch (const std::invalid_argument& e) {
+    yamlio::fail(at, r.file(), key, "invalid model from '" + path + "': " + e.what());
+  } catch (const core::OverflowError&) {
+    yamlio::fail(at, r.file(), key, "the model's sizes overflow 64-bit counts");
   }
 }
 
@@ -245,6 +282,20 @@ Model load_file(const std::string& path, const BuildOptions& opts, const YAML::N
                             "not valid YAML: " + e.msg);
   }
   const std::string dir = std::filesystem::path(path).parent_path().string();
+  // {file: ...} chains nest; a file that names itself (or a loop of files) must not recurse
+  // until the stack overflows.
+  constexpr int kMaxFileDepth = 16;
+  static thread_local int depth = 0;
+  if (depth >= kMaxFileDepth) {
+    const std::string detail = "model files nest more than " + std::to_string(kMaxFileDepth) +
+                               " deep; does '" + path + "' include itself?";
+    if (from) yamlio::fail(*from, from_file, from_path, detail);
+    throw core::ConfigError(core::SourceLocation{path, 0, 0}, "", detail);
+  }
+  ++depth;
+  struct Leave {
+    ~Leave() { --depth; }
+  } leave;
   return build_model(root, path, "", opts, dir);
 }
 
@@ -275,6 +326,7 @@ Model build_model(const YAML::Node& node, const std::string& file, const std::st
                      yamlio::describe(node));
   MapReader r(node, file, key_path);
   if (r.has("preset")) return build_preset_map(r, opts);
+  if (r.has("hf_config")) return build_hf_model(r, opts, base_dir);
   if (r.has("file")) {
     r.only({"file"});
     std::filesystem::path p = r.string("file");
@@ -284,8 +336,9 @@ Model build_model(const YAML::Node& node, const std::string& file, const std::st
   }
   if (r.has("layers")) return build_layer_graph(node, file, key_path, opts);
   r.fail_here(
-      "expected one of the keys 'preset', 'file' or 'layers' (a model is a preset name, "
-      "{preset: NAME, ...}, {file: PATH} or {name: ..., layers: [...]})");
+      "expected one of the keys 'preset', 'file', 'hf_config' or 'layers' (a model is a preset "
+      "name, {preset: NAME, ...}, {file: PATH}, {hf_config: config.json} or {name: ..., "
+      "layers: [...]})");
 }
 
 }  // namespace trainsim::models

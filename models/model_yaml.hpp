@@ -19,7 +19,10 @@ Model load_model_file(const std::string& path, const BuildOptions& opts);
 //   {preset: gpt2, layers: 36, ...}       a transformer preset with overrides of
 //                                         name, layers, hidden, heads, kv_heads, ffn, vocab,
 //                                         max_positions (other presets take only name)
+//                                         (and experts, top_k)
 //   {file: my_model.yaml}                 a model file, relative to base_dir
+//   {hf_config: config.json, name?}       a Hugging Face config.json, relative to base_dir
+//                                         (hf_config.hpp; errors located in the JSON file)
 //   {name: ..., layers: [...]}            an inline layer graph
 // `file` and `key_path` locate errors (key_path is the path of model_node, e.g. "model").
 Model build_model(const YAML::Node& model_node, const std::string& file,

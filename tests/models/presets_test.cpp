@@ -79,9 +79,13 @@ TEST_CASE("preset shapes", "[presets]") {
 }
 
 TEST_CASE("each preset's YAML file builds the same graph as the builtin", "[presets][yaml]") {
+  // ViT has no file: the layer-graph format has no token count for image models.
+  const std::set<std::string> no_file{"vit-b16", "vit-l16"};
   for (const auto& p : presets()) {
+    if (no_file.count(p.name)) continue;
+    // 512: within every preset's context (BERT's learned positions).
     for (const BuildOptions opts :
-         {BuildOptions{1024, DType::bf16, false}, BuildOptions{1024, DType::fp32, true}}) {
+         {BuildOptions{512, DType::bf16, false}, BuildOptions{512, DType::fp32, true}}) {
       INFO(p.name << (opts.flash_attention ? " (fp32, flash)" : " (bf16)"));
       const std::string file = kRoot + "/models/presets/" + p.name + ".yaml";
       REQUIRE(std::filesystem::exists(file));
@@ -104,10 +108,10 @@ TEST_CASE("every model YAML file under models/ loads", "[presets][yaml]") {
   for (const auto& entry : std::filesystem::recursive_directory_iterator(kRoot + "/models")) {
     if (entry.path().extension() != ".yaml") continue;
     INFO(entry.path().string());
-    const Model m = load_model_file(entry.path().string(), {1024, DType::bf16, false});
+    const Model m = load_model_file(entry.path().string(), {512, DType::bf16, false});
     CHECK(m.parameters() > 0);
     CHECK(m.order.size() == boost::num_vertices(m.graph));
     ++loaded;
   }
-  CHECK(loaded >= 8);
+  CHECK(loaded >= 37);
 }

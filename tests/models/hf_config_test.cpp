@@ -1,0 +1,205 @@
+// Hugging Face config.json import: exact published counts for every shipped config, the
+// family-specific structure, and located errors (file:line:column in the JSON file).
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "models/model_yaml.hpp"
+#include "sim/core/error.hpp"
+
+using namespace trainsim;
+using namespace trainsim::models;
+
+namespace {
+
+const std::string kRoot = TRAINSIM_SOURCE_DIR;
+
+Model build(const std::string& doc, BuildOptions opts = {128, DType::bf16, false}) {
+  return build_model(YAML::Load(doc)["model"], "scenario.yaml", "model", opts, kRoot);
+}
+
+Model hf(const std::string& dir, BuildOptions opts = {128, DType::bf16, false}) {
+  return build("model: {hf_config: models/hf/" + dir + "/config.json}", opts);
+}
+
+// A config.json written to a fresh temporary folder; returns its path.
+std::string write_json(const std::string& text) {
+  static int n = 0;
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("trainsim_hf_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "config.json";
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+core::ConfigError error_of(const std::string& json) {
+  const std::string path = write_json(json);
+  try {
+    build("model: {hf_config: " + path + "}");
+  } catch (const core::ConfigError& e) {
+    CHECK(e.where().file == path);
+    CHECK(e.key_path() == "model.hf_config");
+    return e;
+  }
+  FAIL("no error for " << json);
+  throw;
+}
+
+const Layer& layer(const Model& m, const std::string& name) {
+  const auto v = find_layer(m, name);
+  REQUIRE(v);
+  return m.graph[*v];
+}
+
+const std::string kLlama = R"({
+  "model_type": "llama",
+  "hidden_size": 256,
+  "intermediate_size": 512,
+  "num_attention_heads": 4,
+  "num_hidden_layers": 2,
+  "vocab_size": 1000
+}
+)";
+
+}  // namespace
+
+TEST_CASE("shipped HF configs give the published parameter counts", "[hf][oracle]") {
+  CHECK(hf("Llama-2-7b-hf").parameters() == 6'738'415'616);
+  CHECK(hf("Meta-Llama-3-8B").parameters() == 8'030'261'248);
+  CHECK(hf("Mistral-7B-v0.1").parameters() == 7'241'732'096);
+  CHECK(hf("Mixtral-8x7B-v0.1").parameters() == 46'702'792'704);
+  CHECK(hf("Qwen2-7B").parameters() == 7'615'616'512);
+  CHECK(hf("gemma-2b").parameters() == 2'506'172'416);
+  CHECK(hf("gpt2").parameters() == 124'439'808);
+  CHECK(hf("pythia-1b").parameters() == 1'011'781'632);
+  CHECK(hf("phi-2").parameters() == 2'779'683'840);
+  CHECK(hf("falcon-7b").parameters() == 6'921'720'704);
+  CHECK(hf("bert-base-uncased").parameters() == 109'482'240);
+  CHECK(hf("bert-large-uncased").parameters() == 335'141'888);
+}
+
+TEST_CASE("an HF model is named after its folder unless given a name", "[hf]") {
+  CHECK(hf("gpt2").name == "gpt2");
+  CHECK(build("model: {hf_config: models/hf/gpt2/config.json, name: mine}").name == "mine");
+}
+
+TEST_CASE("HF families wire their blocks and biases as published", "[hf]") {
+  // Pythia (gpt_neox): parallel residual with two norms; ln2 reads the x that ln1 keeps.
+  const Model neox = hf("pythia-1b");
+  CHECK(layer(neox, "block.0.ln2").saved.value == 0);
+  CHECK(layer(neox, "block.0.ln1").saved.value == 2 * 128 * 2048);
+  // phi-2: one shared norm; the MLP does not keep the tensor the attention keeps.
+  const Model phi = hf("phi-2");
+  CHECK_FALSE(find_layer(phi, "block.0.ln2"));
+  CHECK(layer(phi, "loss").params == 51200 * 2560 + 51200);  // untied head with bias
+  // Falcon-7B: multi-query attention, 71 heads of 64, no biases.
+  const Layer& fa = layer(hf("falcon-7b"), "block.0.attn");
+  CHECK(fa.kv_heads == 1);
+  CHECK(fa.params == 4544 * (4544 + 2 * 64) + 4544 * 4544);
+  // Qwen2: biases on q, k, v only.
+  const Layer& qa = layer(hf("Qwen2-7B"), "block.0.attn");
+  CHECK(qa.params == 3584 * (3584 + 2 * 512) + (3584 + 2 * 512) + 3584 * 3584);
+  // Gemma: head_dim 256, one KV head, tied head, GeGLU.
+  const Model gemma = hf("gemma-2b");
+  CHECK(layer(gemma, "block.0.attn").params == 2048 * (2048 + 2 * 256) + 2048 * 2048);
+  CHECK(layer(gemma, "loss").params == 0);
+  // GPT-2: n_inner null means 4h; learned positions bound seq_len.
+  CHECK(layer(hf("gpt2"), "block.0.mlp").params == 2 * 768 * 3072 + 3072 + 768);
+}
+
+TEST_CASE("HF configs build the same graphs as the matching presets", "[hf]") {
+  const BuildOptions opts{256, DType::bf16, false};
+  for (const char* pair : {"llama2-7b Llama-2-7b-hf", "gpt2 gpt2", "bert-base bert-base-uncased"}) {
+    const std::string s = pair;
+    const auto space = s.find(' ');
+    const Model a = build("model: " + s.substr(0, space), opts);
+    const Model b = hf(s.substr(space + 1), opts);
+    INFO(s);
+    CHECK(a.parameters() == b.parameters());
+    CHECK(saved_per_sample(a) == saved_per_sample(b));
+    CHECK(a.forward_flops_per_sample() == b.forward_flops_per_sample());
+    CHECK(boost::num_edges(a.graph) == boost::num_edges(b.graph));
+  }
+}
+
+TEST_CASE("HF config JSON parses compactly and minimally", "[hf]") {
+  const std::string path = write_json(
+      R"({"model_type":"llama","hidden_size":256,"intermediate_size":512,)"
+      R"("num_attention_heads":4,"num_hidden_layers":2,"vocab_size":1000,"rope_scaling":null})");
+  const Model m = build("model: {hf_config: " + path + "}");
+  CHECK(m.parameters() == 2 * (2 * 256 + 4 * 256 * 256 + 3 * 256 * 512) + 256 + 2 * 1000 * 256);
+}
+
+TEST_CASE("HF config errors are located in the JSON file", "[hf][errors]") {
+  // Unknown model_type, at its value.
+  auto e = error_of(R"({
+  "model_type": "t5",
+  "hidden_size": 512
+})");
+  CHECK(e.where().line == 2);
+  CHECK(e.where().column == 17);
+  CHECK_THAT(e.what(), Catch::Contains("unknown model_type 't5'; supported: llama"));
+  // A missing required field, at the object, naming the field.
+  const std::string no_heads = [] {
+    std::string s = kLlama;
+    s.erase(s.find("  \"num_attention_heads\": 4,\n"), 28);
+    return s;
+  }();
+  e = error_of(no_heads);
+  CHECK(e.where().line == 1);
+  CHECK(e.where().column == 1);
+  CHECK_THAT(e.what(),
+             Catch::Contains("model.hf_config: missing 'num_attention_heads' (required for "
+                             "model_type 'llama')"));
+  // Missing model_type.
+  CHECK_THAT(error_of("{\"hidden_size\": 4}").what(), Catch::Contains("missing 'model_type'"));
+  // Malformed JSON (a missing comma), at the parser's line:column.
+  e = error_of("{\n  \"model_type\": \"llama\"\n  \"hidden_size\": 256\n}\n");
+  CHECK(e.where().line == 3);
+  CHECK(e.where().column > 0);
+  CHECK_THAT(e.what(), Catch::Contains("not valid JSON"));
+  // Wrong types, at the value.
+  std::string s = kLlama;
+  s.replace(s.find("256"), 3, "\"256\"");
+  e = error_of(s);
+  CHECK(e.where().line == 3);
+  CHECK(e.where().column == 18);
+  CHECK_THAT(e.what(), Catch::Contains("'hidden_size': expected a positive integer, got the "
+                                       "string \"256\""));
+  s = kLlama;
+  s.replace(s.find("\"vocab_size\": 1000"), 18, "\"vocab_size\": 1000, \"tie_word_embeddings\": 1");
+  CHECK_THAT(error_of(s).what(), Catch::Contains("'tie_word_embeddings': expected true or false"));
+  s = kLlama;
+  s.replace(s.find("4,"), 2, "0,");
+  CHECK_THAT(error_of(s).what(), Catch::Contains("'num_attention_heads': expected a positive"));
+  CHECK_THAT(error_of("[1, 2]").what(), Catch::Contains("expected a JSON object"));
+}
+
+TEST_CASE("HF import errors in the scenario are located there", "[hf][errors]") {
+  auto scenario_error = [](const std::string& doc, BuildOptions opts) {
+    try {
+      build(doc, opts);
+    } catch (const core::ConfigError& e) {
+      CHECK(e.where().file == "scenario.yaml");
+      return std::optional<core::ConfigError>(e);
+    }
+    return std::optional<core::ConfigError>();
+  };
+  const BuildOptions opts{128, DType::bf16, false};
+  auto e = scenario_error("model:\n  hf_config: no/such/config.json\n", opts);
+  REQUIRE(e);
+  CHECK(e->where().line == 2);
+  CHECK(e->where().column == 14);
+  CHECK_THAT(e->what(), Catch::Contains("cannot open Hugging Face config"));
+  e = scenario_error("model: {hf_config: models/hf/gpt2/config.json}\n",
+                     {2048, DType::bf16, false});
+  REQUIRE(e);
+  CHECK_THAT(e->what(), Catch::Contains("exceeds max_positions (1024)"));
+  e = scenario_error("model: {hf_config: models/hf/gpt2/config.json, layers: 3}\n", opts);
+  REQUIRE(e);
+  CHECK(e->key_path() == "model.layers");
+}
