@@ -24,7 +24,8 @@ class SeriesBuilder {
     out_.peak = state_.total();
   }
 
-  void apply(core::TimePoint t, const Program& P, std::uint32_t begin, std::uint32_t end, bool alloc) {
+  void apply(core::TimePoint t, const Program& P, std::uint32_t begin, std::uint32_t end,
+             bool alloc) {
     if (begin == end) return;
     if (t != time_) flush(t);
     for (auto e = begin; e < end; ++e) {
@@ -66,7 +67,8 @@ struct Finish {
 
 std::vector<MemorySeries> memory_series(const Plan& plan, const exec::Timeline& tl) {
   const auto& progs = plan.programs;
-  TRAINSIM_CHECK(tl.devices.size() == progs.size(), "memory series: timeline and plan differ in devices");
+  TRAINSIM_CHECK(tl.devices.size() == progs.size(),
+                 "memory series: timeline and plan differ in devices");
   std::vector<std::uint32_t> offset{0};
   std::vector<std::int32_t> program_of;
   for (std::size_t p = 0; p < progs.size(); ++p) {
@@ -95,7 +97,8 @@ std::vector<MemorySeries> memory_series(const Plan& plan, const exec::Timeline& 
         for (auto d = op.dep_begin; d < op.dep_end; ++d) {
           const parallel::OpRef r = P.deps[d];
           TRAINSIM_CHECK(r.program >= 0 && static_cast<std::size_t>(r.program) < progs.size() &&
-                             r.index >= 0 && static_cast<std::size_t>(r.index) < progs[r.program].ops.size(),
+                             r.index >= 0 &&
+                             static_cast<std::size_t>(r.index) < progs[r.program].ops.size(),
                          "memory series: dependency on a missing op");
           visit(offset[r.program] + static_cast<std::uint32_t>(r.index), id);
         }

@@ -19,16 +19,22 @@ std::string fmt(const char* f, double v) {
 
 // Bottom to top: what stays all step first, what comes and goes on top.
 constexpr std::array<MemCategory, hw::kMemCategories> kStack = {
-    MemCategory::reserved, MemCategory::weights,  MemCategory::optimizer_states,
+    MemCategory::reserved,  MemCategory::weights, MemCategory::optimizer_states,
     MemCategory::gradients, MemCategory::buffers, MemCategory::activations};
 const char* colour(MemCategory c) {
   switch (c) {
-    case MemCategory::weights: return "#4e79a7";
-    case MemCategory::gradients: return "#59a14f";
-    case MemCategory::optimizer_states: return "#b07aa1";
-    case MemCategory::activations: return "#f28e2b";
-    case MemCategory::buffers: return "#76b7b2";
-    case MemCategory::reserved: return "#bab0ac";
+    case MemCategory::weights:
+      return "#4e79a7";
+    case MemCategory::gradients:
+      return "#59a14f";
+    case MemCategory::optimizer_states:
+      return "#b07aa1";
+    case MemCategory::activations:
+      return "#f28e2b";
+    case MemCategory::buffers:
+      return "#76b7b2";
+    case MemCategory::reserved:
+      return "#bab0ac";
   }
   return "#999999";
 }
@@ -66,7 +72,8 @@ void axes(std::ostream& out, const Frame& f, const TimeAxis& ta) {
   for (double v = 0; v <= f.y_max_gib * (1 + 1e-9); v += ys) {
     const double y = f.py(v);
     out << "<line x1=\"" << fmt("%.1f", f.x) << "\" x2=\"" << fmt("%.1f", f.x + f.w) << "\" y1=\""
-        << fmt("%.1f", y) << "\" y2=\"" << fmt("%.1f", y) << "\" stroke=\"#ddd\" stroke-width=\"0.5\"/>"
+        << fmt("%.1f", y) << "\" y2=\"" << fmt("%.1f", y)
+        << "\" stroke=\"#ddd\" stroke-width=\"0.5\"/>"
         << "<text x=\"" << fmt("%.1f", f.x - 4) << "\" y=\"" << fmt("%.1f", y + 3.5)
         << "\" text-anchor=\"end\">" << tick_label(v, ys) << "</text>\n";
   }
@@ -78,8 +85,9 @@ void axes(std::ostream& out, const Frame& f, const TimeAxis& ta) {
     const double x = f.px(v / ta.scale);
     out << "<line x1=\"" << fmt("%.1f", x) << "\" x2=\"" << fmt("%.1f", x) << "\" y1=\""
         << fmt("%.1f", f.y + f.h) << "\" y2=\"" << fmt("%.1f", f.y + f.h + 3)
-        << "\" stroke=\"#888\"/><text x=\"" << fmt("%.1f", x) << "\" y=\"" << fmt("%.1f", f.y + f.h + 14)
-        << "\" text-anchor=\"middle\">" << tick_label(v, xs) << "</text>\n";
+        << "\" stroke=\"#888\"/><text x=\"" << fmt("%.1f", x) << "\" y=\""
+        << fmt("%.1f", f.y + f.h + 14) << "\" text-anchor=\"middle\">" << tick_label(v, xs)
+        << "</text>\n";
   }
   out << "<text x=\"" << fmt("%.1f", f.x + f.w) << "\" y=\"" << fmt("%.1f", f.y + f.h + 26)
       << "\" text-anchor=\"end\" fill=\"#555\">time (" << ta.unit << ")</text>\n";
@@ -104,8 +112,8 @@ void areas(std::ostream& out, const Frame& f, const std::vector<hw::MemBreakdown
   }
   const std::string base = fmt("%.1f", f.py(0));
   for (std::size_t k = drawn.size(); k-- > 0;) {
-    out << "<path class=\"area " << hw::to_string(drawn[k]) << "\" fill=\"" << colour(drawn[k]) << "\" d=\"M"
-        << fmt("%.1f", f.x) << ',' << base;
+    out << "<path class=\"area " << hw::to_string(drawn[k]) << "\" fill=\"" << colour(drawn[k])
+        << "\" d=\"M" << fmt("%.1f", f.x) << ',' << base;
     std::string y_prev = base;
     for (int b = 0; b < n; ++b) {
       const std::string y = fmt("%.1f", f.py(top[k][b]));
@@ -123,12 +131,23 @@ std::string xml_escape(std::string_view s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -143,7 +162,8 @@ double nice_step(double span, int max_ticks) {
       if (m * mag >= raw * (1 - 1e-12)) return m * mag;
 }
 
-std::vector<std::size_t> plotted_panels(const std::vector<MemorySeries>& series, std::size_t max_panels) {
+std::vector<std::size_t> plotted_panels(const std::vector<MemorySeries>& series,
+                                        std::size_t max_panels) {
   std::vector<std::size_t> all(series.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   if (series.size() <= max_panels) return all;
@@ -159,7 +179,8 @@ std::vector<std::size_t> plotted_panels(const std::vector<MemorySeries>& series,
   return pick;
 }
 
-std::vector<hw::MemBreakdown> downsample_max(const MemorySeries& s, core::TimePoint end, int buckets) {
+std::vector<hw::MemBreakdown> downsample_max(const MemorySeries& s, core::TimePoint end,
+                                             int buckets) {
   std::vector<hw::MemBreakdown> out(static_cast<std::size_t>(std::max(buckets, 1)));
   const std::int64_t span = std::max<std::int64_t>(end.ns, 1);
   const auto n = static_cast<std::int64_t>(out.size());
@@ -167,9 +188,10 @@ std::vector<hw::MemBreakdown> downsample_max(const MemorySeries& s, core::TimePo
   hw::MemBreakdown cur{};
   for (std::int64_t b = 0; b < n; ++b) {
     // Slice b is [span * b / n, span * (b + 1) / n); the last one takes everything after.
-    const std::int64_t t1 = b + 1 == n ? INT64_MAX
-                                       : static_cast<std::int64_t>(static_cast<double>(span) *
-                                                                   static_cast<double>(b + 1) / static_cast<double>(n));
+    const std::int64_t t1 =
+        b + 1 == n ? INT64_MAX
+                   : static_cast<std::int64_t>(static_cast<double>(span) *
+                                               static_cast<double>(b + 1) / static_cast<double>(n));
     hw::MemBreakdown best = cur;
     while (k < s.samples.size() && s.samples[k].time.ns < t1) {
       cur = s.samples[k++].in_use;
@@ -193,7 +215,8 @@ void write_memory_svg(std::ostream& out, const Summary& r, const std::vector<Mem
   const double end_s = r.step_time_s > 0 ? r.step_time_s : 1e-9;
   const auto end = core::TimePoint{std::max<std::int64_t>(std::llround(r.step_time_s * 1e9), 1)};
   double y_max = 0;
-  for (std::size_t p : panels) y_max = std::max({y_max, core::to_gib(series[p].peak), core::to_gib(series[p].capacity)});
+  for (std::size_t p : panels)
+    y_max = std::max({y_max, core::to_gib(series[p].peak), core::to_gib(series[p].capacity)});
   y_max = y_max > 0 ? y_max * 1.08 : 1;
   const TimeAxis ta = time_axis(end_s);
 
@@ -202,17 +225,20 @@ void write_memory_svg(std::ostream& out, const Summary& r, const std::vector<Mem
       << fmt("%.0f", height) << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
       << "<title>Memory over the step: " << xml_escape(r.name) << "</title>\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"
-      << "<text x=\"8\" y=\"20\" font-size=\"14\" font-weight=\"bold\">Memory per device over the step: "
+      << "<text x=\"8\" y=\"20\" font-size=\"14\" font-weight=\"bold\">Memory per device over the "
+         "step: "
       << xml_escape(r.name) << "</text>\n";
   double lx = 8;
   for (auto it = kStack.rbegin(); it != kStack.rend(); ++it) {
     const std::string name(hw::to_string(*it));
-    out << "<rect class=\"legend\" x=\"" << fmt("%.0f", lx) << "\" y=\"32\" width=\"12\" height=\"12\" fill=\""
-        << colour(*it) << "\"/><text x=\"" << fmt("%.0f", lx + 16) << "\" y=\"42\">" << name << "</text>\n";
-    lx += 26 + 6 * static_cast<double>(name.size());
+    out << "<rect class=\"legend\" x=\"" << fmt("%.0f", lx)
+        << "\" y=\"32\" width=\"12\" height=\"12\" fill=\"" << colour(*it) << "\"/><text x=\""
+        << fmt("%.0f", lx + 16) << "\" y=\"42\">" << name << "</text>\n";
+    lx += 30 + 6.2 * static_cast<double>(name.size());
   }
   out << "<line x1=\"" << fmt("%.0f", lx) << "\" x2=\"" << fmt("%.0f", lx + 24)
-      << "\" y1=\"38\" y2=\"38\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/><text x=\""
+      << "\" y1=\"38\" y2=\"38\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"6 "
+         "4\"/><text x=\""
       << fmt("%.0f", lx + 28) << "\" y=\"42\">capacity</text>\n<text x=\"" << fmt("%.0f", lx + 92)
       << "\" y=\"42\" fill=\"#d62728\" font-weight=\"bold\">| OOM point</text>\n";
   if (truncated)
@@ -230,16 +256,16 @@ void write_memory_svg(std::ostream& out, const Summary& r, const std::vector<Mem
     const std::int64_t count = d ? d->count : 1;
     const std::int32_t stage = d ? d->stage : s.program;
     const bool fits = s.peak <= s.capacity;
-    out << "<g class=\"panel\" data-stage=\"" << stage << "\">\n<text x=\"" << fmt("%.1f", f.x) << "\" y=\""
-        << fmt("%.1f", py0 + 16) << "\" font-weight=\"bold\">stage " << stage << " (x " << count
-        << (count == 1 ? " device" : " devices") << "): peak " << fmt("%.2f", core::to_gib(s.peak)) << " of "
-        << fmt("%.2f", core::to_gib(s.capacity)) << " GiB"
-        << (fits ? "" : " <tspan fill=\"#d62728\">OUT OF MEMORY</tspan>") << "</text>\n";
+    out << "<g class=\"panel\" data-stage=\"" << stage << "\">\n<text x=\"" << fmt("%.1f", f.x)
+        << "\" y=\"" << fmt("%.1f", py0 + 16) << "\" font-weight=\"bold\">stage " << stage << " (x "
+        << count << (count == 1 ? " device" : " devices") << "): peak "
+        << fmt("%.2f", core::to_gib(s.peak)) << " of " << fmt("%.2f", core::to_gib(s.capacity))
+        << " GiB" << (fits ? "" : " <tspan fill=\"#d62728\">OUT OF MEMORY</tspan>") << "</text>\n";
     axes(out, f, ta);  // grid under the areas
     areas(out, f, downsample_max(s, end, std::max(1, static_cast<int>(f.w / 2))));  // 2 px buckets
     const double cy = f.py(core::to_gib(s.capacity));
-    out << "<line class=\"capacity\" x1=\"" << fmt("%.1f", f.x) << "\" x2=\"" << fmt("%.1f", f.x + f.w)
-        << "\" y1=\"" << fmt("%.1f", cy) << "\" y2=\"" << fmt("%.1f", cy)
+    out << "<line class=\"capacity\" x1=\"" << fmt("%.1f", f.x) << "\" x2=\""
+        << fmt("%.1f", f.x + f.w) << "\" y1=\"" << fmt("%.1f", cy) << "\" y2=\"" << fmt("%.1f", cy)
         << "\" stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n";
     // OOM points: one mark per pixel column, at most 40 per panel.
     std::vector<long> marked;
@@ -248,10 +274,11 @@ void write_memory_svg(std::ostream& out, const Summary& r, const std::vector<Mem
       const double x = f.px(std::min(o.time_s, end_s));
       if (std::find(marked.begin(), marked.end(), std::lround(x)) != marked.end()) continue;
       marked.push_back(std::lround(x));
-      out << "<g class=\"oom\"><line x1=\"" << fmt("%.1f", x) << "\" x2=\"" << fmt("%.1f", x) << "\" y1=\""
-          << fmt("%.1f", f.y) << "\" y2=\"" << fmt("%.1f", f.y + f.h)
-          << "\" stroke=\"#d62728\" stroke-width=\"1.5\"/><text x=\"" << fmt("%.1f", x + 3) << "\" y=\""
-          << fmt("%.1f", f.y + 11) << "\" fill=\"#d62728\" font-weight=\"bold\">OOM</text><title>"
+      out << "<g class=\"oom\"><line x1=\"" << fmt("%.1f", x) << "\" x2=\"" << fmt("%.1f", x)
+          << "\" y1=\"" << fmt("%.1f", f.y) << "\" y2=\"" << fmt("%.1f", f.y + f.h)
+          << "\" stroke=\"#d62728\" stroke-width=\"1.5\"/><text x=\"" << fmt("%.1f", x + 3)
+          << "\" y=\"" << fmt("%.1f", f.y + 11)
+          << "\" fill=\"#d62728\" font-weight=\"bold\">OOM</text><title>"
           << xml_escape(o.op + (o.layer.empty() ? "" : " of " + o.layer)) << " asked "
           << fmt("%.2f GiB", core::to_gib(o.requested)) << "</title></g>\n";
     }

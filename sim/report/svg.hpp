@@ -31,10 +31,12 @@ double nice_step(double span, int max_ticks);
 
 // Indices of the device roles to draw: all when at most `max_panels`, else the first, the last
 // and the fullest (highest peak) to make max_panels / 2, in index order.
-std::vector<std::size_t> plotted_panels(const std::vector<MemorySeries>& series, std::size_t max_panels);
+std::vector<std::size_t> plotted_panels(const std::vector<MemorySeries>& series,
+                                        std::size_t max_panels);
 
 // The series resampled to `buckets` equal slices of [0, end): each slice holds the largest
 // (by total) state in use at any time inside it, so peaks survive downsampling.
-std::vector<hw::MemBreakdown> downsample_max(const MemorySeries& s, core::TimePoint end, int buckets);
+std::vector<hw::MemBreakdown> downsample_max(const MemorySeries& s, core::TimePoint end,
+                                             int buckets);
 
 }  // namespace trainsim::report

@@ -48,8 +48,9 @@ struct Events {
 
 void metadata(Events& ev, const char* what, int pid, int tid, const std::string& value) {
   ev.next() << "{\"name\":\"" << what << "\",\"ph\":\"M\",\"pid\":" << pid << ",\"tid\":" << tid
-      << ",\"args\":{" << (std::string_view(what).ends_with("sort_index") ? "\"sort_index\":" : "\"name\":")
-      << value << "}}";
+            << ",\"args\":{"
+            << (std::string_view(what).ends_with("sort_index") ? "\"sort_index\":" : "\"name\":")
+            << value << "}}";
 }
 
 // Lane of each p2p op: transfers overlap freely, and a trace viewer wants the slices of one
@@ -80,15 +81,17 @@ void op_event(Events& ev, const scenario::Scenario& s, const Program& P, std::si
   std::int64_t alloc = 0, freed = 0;
   for (auto e = op.alloc_begin; e < op.alloc_end; ++e) alloc += P.effects[e].bytes.value;
   for (auto e = op.free_begin; e < op.free_end; ++e) freed += P.effects[e].bytes.value;
-  ev.next() << "{\"name\":" << quoted(trace_op_name(s, op)) << ",\"cat\":\"" << parallel::to_string(op.kind)
-      << "\",\"ph\":\"X\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":" << trace_us(d.start[i].ns)
-      << ",\"dur\":" << trace_us((d.finish[i] - d.start[i]).ns) << ",\"args\":{\"op\":" << i;
+  ev.next() << "{\"name\":" << quoted(trace_op_name(s, op)) << ",\"cat\":\""
+            << parallel::to_string(op.kind) << "\",\"ph\":\"X\",\"pid\":" << pid
+            << ",\"tid\":" << tid << ",\"ts\":" << trace_us(d.start[i].ns)
+            << ",\"dur\":" << trace_us((d.finish[i] - d.start[i]).ns) << ",\"args\":{\"op\":" << i;
   // Layer, micro-batch and purpose are in the name; zero byte counts are left out (big runs
   // have a few hundred thousand events).
   if (alloc) out << ",\"alloc_bytes\":" << alloc;
   if (freed) out << ",\"free_bytes\":" << freed;
   if (op.stream == StreamKind::compute && op.purpose == parallel::CommPurpose::none)
-    out << ",\"flops\":" << num(op.work.flops) << ",\"memory_traffic_bytes\":" << op.work.bytes.value;
+    out << ",\"flops\":" << num(op.work.flops)
+        << ",\"memory_traffic_bytes\":" << op.work.bytes.value;
   else
     out << ",\"comm_bytes\":" << op.comm.bytes.value << ",\"ranks\":" << op.comm.ranks
         << ",\"inter_node\":" << (op.comm.inter_node ? "true" : "false");
@@ -97,10 +100,11 @@ void op_event(Events& ev, const scenario::Scenario& s, const Program& P, std::si
 
 void counter(Events& ev, int pid, const MemorySample& m) {
   std::ostream& out = ev.os;
-  ev.next() << "{\"name\":\"memory\",\"ph\":\"C\",\"pid\":" << pid << ",\"ts\":" << trace_us(m.time.ns)
-      << ",\"args\":{";
+  ev.next() << "{\"name\":\"memory\",\"ph\":\"C\",\"pid\":" << pid
+            << ",\"ts\":" << trace_us(m.time.ns) << ",\"args\":{";
   for (std::size_t c = 0; c < hw::kMemCategories; ++c)
-    out << (c ? "," : "") << '"' << hw::to_string(static_cast<hw::MemCategory>(c)) << "\":" << m.in_use.bytes[c].value;
+    out << (c ? "," : "") << '"' << hw::to_string(static_cast<hw::MemCategory>(c))
+        << "\":" << m.in_use.bytes[c].value;
   out << "}}";
 }
 
@@ -108,11 +112,14 @@ void oom_event(Events& ev, const scenario::Scenario& s, const exec::OomPoint& o,
   std::string what = o.op < 0 ? "model states" : std::string(parallel::to_string(o.kind));
   if (const std::string l = layer_name(s, o.layer); !l.empty()) what.append(" ").append(l);
   if (o.microbatch >= 0) what.append(" mb").append(std::to_string(o.microbatch));
-  ev.next() << "{\"name\":" << quoted("OOM: " + what) << ",\"cat\":\"oom\",\"ph\":\"i\",\"s\":\"p\",\"pid\":"
-      << pid << ",\"tid\":" << kTraceComputeTid << ",\"ts\":" << trace_us(o.time.ns)
-      << ",\"args\":{\"op\":" << o.op << ",\"category\":\"" << hw::to_string(o.category)
-      << "\",\"requested_bytes\":" << o.requested.value << ",\"in_use_bytes\":" << o.in_use.total().value
-      << ",\"capacity_bytes\":" << o.capacity.value << ",\"cause\":\"" << exec::to_string(o.cause) << "\"}}";
+  ev.next() << "{\"name\":" << quoted("OOM: " + what)
+            << ",\"cat\":\"oom\",\"ph\":\"i\",\"s\":\"p\",\"pid\":" << pid
+            << ",\"tid\":" << kTraceComputeTid << ",\"ts\":" << trace_us(o.time.ns)
+            << ",\"args\":{\"op\":" << o.op << ",\"category\":\"" << hw::to_string(o.category)
+            << "\",\"requested_bytes\":" << o.requested.value
+            << ",\"in_use_bytes\":" << o.in_use.total().value
+            << ",\"capacity_bytes\":" << o.capacity.value << ",\"cause\":\""
+            << exec::to_string(o.cause) << "\"}}";
 }
 
 }  // namespace
@@ -121,7 +128,8 @@ std::string trace_us(std::int64_t ns) {
   const bool neg = ns < 0;
   const std::uint64_t a = neg ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%s%llu.%03llu", neg ? "-" : "", static_cast<unsigned long long>(a / 1000),
+  std::snprintf(buf, sizeof buf, "%s%llu.%03llu", neg ? "-" : "",
+                static_cast<unsigned long long>(a / 1000),
                 static_cast<unsigned long long>(a % 1000));
   return buf;
 }
@@ -158,9 +166,11 @@ void write_trace(std::ostream& out, const scenario::Scenario& s, const parallel:
     if (used[0]) metadata(ev, "thread_name", pid, kTraceComputeTid, "\"compute\"");
     if (used[1]) metadata(ev, "thread_name", pid, kTraceCommTid, "\"communication\"");
     for (int l = 0; l < lanes; ++l)
-      metadata(ev, "thread_name", pid, kTraceP2pTid + l, quoted(l ? "p2p " + std::to_string(l + 1) : "p2p"));
+      metadata(ev, "thread_name", pid, kTraceP2pTid + l,
+               quoted(l ? "p2p " + std::to_string(l + 1) : "p2p"));
     for (int t = kTraceComputeTid; t < kTraceP2pTid + lanes; ++t)
-      if (t >= kTraceP2pTid || used[t - kTraceComputeTid]) metadata(ev, "thread_sort_index", pid, t, std::to_string(t));
+      if (t >= kTraceP2pTid || used[t - kTraceComputeTid])
+        metadata(ev, "thread_sort_index", pid, t, std::to_string(t));
     for (std::size_t i = 0; i < P.ops.size(); ++i) {
       const StreamKind st = P.ops[i].stream;
       const int tid = st == StreamKind::compute ? kTraceComputeTid
