@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs what trainsim needs from Debian 12 packages, if missing. Idempotent and quiet when
 # everything is already there. Needs root (or sudo) only when something must be installed.
+#   bash tools/setup.sh          build and run trainsim
+#   bash tools/setup.sh --test   also what the test suite needs: clang and libFuzzer (fuzzing),
+#                                GNU parallel (sharded sweeps), Chromium (HTML report render)
 set -euo pipefail
 
 packages=(
@@ -8,6 +11,12 @@ packages=(
   libboost-graph-dev libboost-program-options-dev libyaml-cpp-dev libeigen3-dev catch2
   libbenchmark-dev
 )
+if [ "${1:-}" = "--test" ]; then
+  packages+=(clang libclang-rt-14-dev parallel chromium python3)
+elif [ -n "${1:-}" ]; then
+  echo "usage: bash tools/setup.sh [--test]" >&2
+  exit 2
+fi
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

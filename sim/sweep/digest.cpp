@@ -33,8 +33,8 @@ void write_digest(std::ostream& out, const SweepSpec& spec, const std::vector<Po
     by_point[b.point] = &b;
     ++counts[static_cast<int>(b.status)];
     if (b.status == Status::fits &&
-        (!best || b.step_time_s < best->step_time_s ||
-         (b.step_time_s == best->step_time_s && b.point < best->point)))
+        (!best || b.throughput > best->throughput ||
+         (b.throughput == best->throughput && b.point < best->point)))
       best = &b;
   }
   out << briefs.size() << " of " << points.size() << " points: " << counts[0] << " fit, "
@@ -47,8 +47,8 @@ void write_digest(std::ostream& out, const SweepSpec& spec, const std::vector<Po
   for (const auto& p : points)
     if (p.index == best->point) bp = &p;
   if (!bp) return;
-  out << "fastest that fits: point " << best->point << ", step " << best->step_time_s
-      << " s, peak " << core::format_bytes(core::Bytes{best->peak_bytes}) << "\n  ";
+  out << "fastest that fits (highest throughput): point " << best->point << ", " << best->throughput
+      << (best->tokens ? " tokens/s" : " samples/s") << ", step " << best->step_time_s << " s, peak " << core::format_bytes(core::Bytes{best->peak_bytes}) << "\n  ";
   for (const auto& s : point_sets(spec, *bp)) out << " --set " << s;
   out << "\nwhere OOM begins (other axes as in the fastest point):\n";
   for (const auto& dim : spec.dims) {

@@ -21,7 +21,7 @@ namespace {
 struct Token {
   enum Kind { number, string, name, op, lparen, rparen, end } kind = end;
   std::string text;
-  double number = 0;
+  double amount = 0;
   int column = 0;
 };
 }  // namespace
@@ -127,7 +127,7 @@ class Expr::Parser {
       case Token::number:
         ++pos_;
         n.kind = Kind::number;
-        n.number = t.number;
+        n.number = t.amount;
         return add(n);
       case Token::string:
         ++pos_;
@@ -173,7 +173,7 @@ class Expr::Parser {
         const Value v = parse_value(t.text);
         if (!v.is_number) e_.fail(t.column, "malformed number '" + t.text + "'");
         t.kind = Token::number;
-        t.number = v.number;
+        t.amount = v.number;
         i = j;
       } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
         std::size_t j = i;

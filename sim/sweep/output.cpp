@@ -108,32 +108,46 @@ Brief brief_of(std::size_t point, const PointResult& r) {
   if (r.summary) {
     b.step_time_s = r.summary->step_time_s;
     b.peak_bytes = r.summary->peak.value;
+    b.tokens = r.summary->sequence_model;
+    b.throughput = b.tokens ? r.summary->tokens_per_s : r.summary->samples_per_s;
   }
   return b;
 }
 
 std::string csv_header(const SweepSpec& spec) {
   std::string h = "point";
-  for (const auto& a : spec.axes) h += "," + csv_field(a.key);
+  for (const auto& a : spec.axes) {
+    h += ',';
+    h += csv_field(a.key);
+  }
   return h + ",status,fits,oom_cause,peak_bytes,step_time_s,samples_per_s,tokens_per_s,mfu,"
              "bubble_fraction,reason\n";
 }
 
 std::string csv_row(const SweepSpec& spec, const Point& p, const PointResult& r) {
   std::string row = std::to_string(p.index);
-  for (std::size_t a = 0; a < spec.axes.size(); ++a) row += "," + csv_field(spec.axes[a].values[p.choice[a]]);
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+    row += ',';
+    row += csv_field(spec.axes[a].values[p.choice[a]]);
+  }
   row += ",";
   row += to_string(r.status);
   if (const auto& s = r.summary) {
     row += s->fits ? ",true," : ",false,";
     row += s->ooms.empty() ? "" : csv_field(s->ooms.front().cause);
-    row += "," + std::to_string(s->peak.value) + "," + num(s->step_time_s) + "," + num(s->samples_per_s) + ",";
-    row += s->sequence_model ? num(s->tokens_per_s) : "";
-    row += "," + num(s->mfu) + "," + num(s->bubble_fraction) + ",";
+    for (const std::string& f : {std::to_string(s->peak.value), num(s->step_time_s), num(s->samples_per_s),
+                                  s->sequence_model ? num(s->tokens_per_s) : std::string(), num(s->mfu),
+                                  num(s->bubble_fraction)}) {
+      row += ',';
+      row += f;
+    }
+    row += ',';
   } else {
     row += ",false,,,,,,,,";
   }
-  return row + csv_field(r.reason) + "\n";
+  row += csv_field(r.reason);
+  row += '\n';
+  return row;
 }
 
 std::string jsonl_line(const SweepSpec& spec, const Point& p, const PointResult& r) {
@@ -182,6 +196,8 @@ std::vector<Brief> resume_csv(const std::string& path, const std::string& header
     b.status = status_of(f[axes + 1], path);
     b.peak_bytes = std::strtoll(f[axes + 4].c_str(), nullptr, 10);
     b.step_time_s = std::strtod(f[axes + 5].c_str(), nullptr);
+    b.tokens = !f[axes + 7].empty();
+    b.throughput = std::strtod(f[axes + (b.tokens ? 7 : 6)].c_str(), nullptr);
     out.push_back(b);
     keep = lines[k].second;
   }
@@ -205,6 +221,9 @@ std::vector<Brief> resume_jsonl(const std::string& path, const std::vector<std::
     const std::size_t rep = line.find(",\"report\":");
     b.step_time_s = number_after(line, "step_time_s", rep);
     b.peak_bytes = static_cast<std::int64_t>(number_after(line, "peak_bytes", rep));
+    b.throughput = number_after(line, "tokens_per_s", rep);
+    b.tokens = line.find("\"tokens_per_s\":", rep) != std::string::npos;
+    if (!b.tokens) b.throughput = number_after(line, "samples_per_s", rep);
     out.push_back(b);
     keep = end;
   }

@@ -15,6 +15,8 @@ struct Brief {
   std::size_t point = 0;
   Status status = Status::invalid;
   double step_time_s = 0;
+  double throughput = 0;  // tokens/s for sequence models, else samples/s
+  bool tokens = false;    // throughput counts tokens
   std::int64_t peak_bytes = 0;
 };
 Brief brief_of(std::size_t point, const PointResult& r);

@@ -110,11 +110,20 @@ double objective_value(Objective o, const report::Summary& s) {
 }
 
 std::string describe(const Layout& l) {
-  std::string s = "d" + std::to_string(l.data) + " t" + std::to_string(l.tensor) + " p" +
-                  std::to_string(l.pipeline) + " " +
-                  (l.interleaved ? "interleaved/v" + std::to_string(l.virtual_stages) : std::string("1f1b")) +
-                  " mb" + std::to_string(l.micro_batch) + " zero" + std::to_string(l.zero) + " " +
-                  std::string(scenario::to_string(l.recompute));
+  std::string s = "d";
+  s += std::to_string(l.data);
+  s += " t";
+  s += std::to_string(l.tensor);
+  s += " p";
+  s += std::to_string(l.pipeline);
+  s += l.interleaved ? " interleaved/v" : " 1f1b";
+  if (l.interleaved) s += std::to_string(l.virtual_stages);
+  s += " mb";
+  s += std::to_string(l.micro_batch);
+  s += " zero";
+  s += std::to_string(l.zero);
+  s += ' ';
+  s += scenario::to_string(l.recompute);
   return s;
 }
 

@@ -54,6 +54,7 @@ inline hw::DeviceSpec ideal_device(std::int64_t memory_bytes) {
   d.memory_efficiency = 1.0;
   d.reserved = core::Bytes{0};
   d.kernel_launch = core::Duration{0};
+  d.matmul_ramp_s = 0;  // every GEMM at full efficiency, whatever its size
   return d;
 }
 

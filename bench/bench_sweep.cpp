@@ -1,0 +1,43 @@
+// Sweep throughput: points per second over a GPT-3 175B / 1024-GPU grid (micro-batch x
+// tensor x pipeline, with the rest data-parallel), each point a full load, lower, play and
+// summary, on 1 and 2 worker threads. Run: build/bench/trainsim_bench_sweep.
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "sim/sweep/runner.hpp"
+
+namespace {
+
+using namespace trainsim;
+
+const std::string kRoot = TRAINSIM_SOURCE_DIR;
+
+// 2 x 2 x 2 = 8 points: micro-batch {1, 2}, tensor {4, 8}, pipeline {8, 16}.
+std::vector<std::vector<std::string>> grid() {
+  std::vector<std::vector<std::string>> g;
+  for (int mb : {1, 2})
+    for (int t : {4, 8})
+      for (int p : {8, 16})
+        g.push_back({"training.micro_batch=" + std::to_string(mb), "parallel.tensor=" + std::to_string(t),
+                     "parallel.pipeline=" + std::to_string(p), "parallel.data=" + std::to_string(1024 / (t * p))});
+  return g;
+}
+
+void BM_SweepGpt3_175B_1024(benchmark::State& state) {
+  const auto base = sweep::BaseScenario::from_file(kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml");
+  const auto points = grid();
+  std::int64_t done = 0;
+  for (auto _ : state) {
+    sweep::run_in_order<sweep::Status>(
+        points.size(), static_cast<int>(state.range(0)),
+        [&](std::size_t i) { return sweep::run_point(base, points[i]).status; },
+        [&](std::size_t, sweep::Status&&) { ++done; });
+  }
+  state.counters["points/s"] = benchmark::Counter(static_cast<double>(done), benchmark::Counter::kIsRate);
+}
+
+}  // namespace
+
+BENCHMARK(BM_SweepGpt3_175B_1024)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_MAIN();

@@ -1,0 +1,188 @@
+// Sweep files (axes, ranges, zip, where and their located errors), the ordered worker pool,
+// output files (resume, merge) and fit against a closed form.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/sweep/fit.hpp"
+#include "sim/sweep/output.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+const std::string kRoot = TRAINSIM_SOURCE_DIR;
+const std::string kData = kRoot + "/tests/sweep/data/";
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / "trainsim_sweep_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / name) << text;
+  std::filesystem::copy_file(kData + "toy_fit.yaml", dir / "toy_fit.yaml",
+                             std::filesystem::copy_options::overwrite_existing);
+  return (dir / name).string();
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    sweep::load_sweep(write_temp("bad.yaml", text));
+  } catch (const core::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::vector<std::string> sets_of(const sweep::SweepSpec& s, const sweep::Point& p) {
+  return sweep::point_sets(s, p);
+}
+
+}  // namespace
+
+TEST_CASE("a multiplicative range doubles up to hi and an additive one steps") {
+  CHECK(sweep::range_values(1, 16, "x2") == std::vector<long long>{1, 2, 4, 8, 16});
+  CHECK(sweep::range_values(3, 30, "x3") == std::vector<long long>{3, 9, 27});
+  CHECK(sweep::range_values(2, 9, "3") == std::vector<long long>{2, 5, 8});
+  CHECK_THROWS_AS(sweep::range_values(0, 8, "x2"), std::invalid_argument);
+  CHECK_THROWS_AS(sweep::range_values(1, 8, "x1"), std::invalid_argument);
+  CHECK_THROWS_AS(sweep::range_values(8, 1, "1"), std::invalid_argument);
+}
+
+TEST_CASE("the cartesian product runs the first axis slowest") {
+  const auto spec = sweep::load_sweep(write_temp("p.yaml",
+      "base: {file: toy_fit.yaml}\naxes:\n  training.micro_batch: [1, 2]\n  device.memory: [64MiB, 100MiB, 1GiB]\n"));
+  const auto pts = sweep::expand(spec);
+  REQUIRE(pts.size() == 6);
+  CHECK(sets_of(spec, pts[0]) == std::vector<std::string>{"training.micro_batch=1", "device.memory=64MiB"});
+  CHECK(sets_of(spec, pts[1]) == std::vector<std::string>{"training.micro_batch=1", "device.memory=100MiB"});
+  CHECK(sets_of(spec, pts[5]) == std::vector<std::string>{"training.micro_batch=2", "device.memory=1GiB"});
+  CHECK(pts[5].index == 5);
+}
+
+TEST_CASE("zipped axes move together in the place of their first member") {
+  const auto spec = sweep::load_sweep(write_temp("z.yaml",
+      "base: {file: toy_fit.yaml}\naxes:\n  training.micro_batch: [1, 2, 4]\n  device.memory: [64MiB, 1GiB]\n"
+      "  training.gradient_accumulation: [3, 5, 7]\nzip: [[training.micro_batch, training.gradient_accumulation]]\n"));
+  const auto pts = sweep::expand(spec);
+  REQUIRE(pts.size() == 6);
+  CHECK(sets_of(spec, pts[1]) == std::vector<std::string>{"training.micro_batch=1", "device.memory=1GiB",
+                                                          "training.gradient_accumulation=3"});
+  CHECK(sets_of(spec, pts[2])[2] == "training.gradient_accumulation=5");
+}
+
+TEST_CASE("where rules filter points and may name base keys") {
+  const auto spec = sweep::load_sweep(write_temp("w.yaml",
+      "base: {file: toy_fit.yaml}\naxes:\n  training.micro_batch: {range: [1, 64], step: x2}\n"
+      "  device.memory: [64MiB, 1GiB]\n"
+      "where:\n  - \"training.micro_batch * training.gradient_accumulation <= 8 and (training.micro_batch % 2 == 0 or device.memory == '1GiB')\"\n"));
+  const auto pts = sweep::expand(spec);
+  // mb 1: only 1GiB; mb 2, 4, 8: both.
+  REQUIRE(pts.size() == 7);
+  CHECK(sets_of(spec, pts[0]) == std::vector<std::string>{"training.micro_batch=1", "device.memory=1GiB"});
+  CHECK(pts.back().index == 6);
+}
+
+TEST_CASE("malformed sweep files are located errors") {
+  const std::string head = "base: {file: toy_fit.yaml}\naxes:\n  training.micro_batch: [1, 2]\n";
+  CHECK_THAT(error_of(head + "where: [\"training.micro_batch <= parallel.tensr\"]\n"),
+             Catch::Contains("bad.yaml:4:34: where[0]: unknown name 'parallel.tensr'"));
+  CHECK_THAT(error_of(head + "where: [\"training.micro_batch <= (2\"]\n"), Catch::Contains("bad.yaml:4:36: where[0]: expected ')'"));
+  CHECK_THAT(error_of(head + "where: [\"training.micro_batch $ 2\"]\n"), Catch::Contains("unexpected character '$'"));
+  CHECK_THAT(error_of(head + "  device.memory: [1GiB]\nzip: [[training.micro_batch, device.memory]]\n"),
+             Catch::Contains("bad.yaml:5:30: zip[0]: zipped axes need equal lengths"));
+  CHECK_THAT(error_of(head + "zip: [[training.micro_batch, nope]]\n"), Catch::Contains("'nope' is not an axis"));
+  CHECK_THAT(error_of("base: {file: toy_fit.yaml}\naxes:\n  training.micro_batch: {range: [1, 8], step: x1}\n"),
+             Catch::Contains("bad.yaml:3:47: axes.training.micro_batch: step must be xF"));
+  CHECK_THAT(error_of(head + "extra: 1\n"), Catch::Contains("bad.yaml:4:1: extra: unknown key 'extra'"));
+  CHECK_THAT(error_of("axes: {a: [1]}\n"), Catch::Contains("missing required key 'base'"));
+  CHECK_THAT(error_of("base: {file: nowhere.yaml}\naxes: {a: [1]}\n"), Catch::Contains("bad.yaml:1:14: base.file: cannot open file"));
+}
+
+TEST_CASE("a where rule that compares a word with a number is an error at the rule") {
+  const auto spec = sweep::load_sweep(write_temp("t.yaml",
+      "base: {file: toy_fit.yaml}\naxes:\n  device.memory: [64MiB]\nwhere: [\"device.memory < 3\"]\n"));
+  CHECK_THROWS_WITH(sweep::expand(spec), Catch::Contains("t.yaml:4:10: where[0]: '64MiB' is not a number"));
+}
+
+TEST_CASE("the ordered pool hands results on in index order whatever the thread count") {
+  for (int jobs : {1, 2, 4}) {
+    std::vector<std::size_t> seen;
+    const auto n = sweep::run_in_order<std::size_t>(
+        50, jobs, [](std::size_t i) { return i * i; },
+        [&](std::size_t i, std::size_t&& v) {
+          CHECK(v == i * i);
+          seen.push_back(i);
+        });
+    CHECK(n == 50);
+    CHECK(seen.size() == 50);
+    for (std::size_t i = 0; i < seen.size(); ++i) CHECK(seen[i] == i);
+  }
+}
+
+TEST_CASE("a stop request lets only an unbroken prefix reach the sink") {
+  std::atomic<bool> stop{false};
+  std::size_t last = 0;
+  const auto n = sweep::run_in_order<int>(
+      100, 3, [](std::size_t) { return 0; },
+      [&](std::size_t i, int&&) {
+        last = i;
+        if (i == 9) stop = true;
+      },
+      &stop);
+  CHECK(n >= 10);
+  CHECK(n < 100);
+  CHECK(last + 1 == n);
+}
+
+TEST_CASE("every point of a grid is simulated and invalid points carry their reason") {
+  const auto spec = sweep::load_sweep(kData + "grid.yaml");
+  const auto pts = sweep::expand(spec);
+  REQUIRE(pts.size() == 33);  // 4 x 3 x 3 less 128 x 3 by the rule
+  std::size_t fits = 0, oom = 0, invalid = 0;
+  for (const auto& p : pts) {
+    const auto r = sweep::run_point(spec.base, sweep::point_sets(spec, p));
+    if (r.status == sweep::Status::fits) ++fits;
+    if (r.status == sweep::Status::oom) ++oom;
+    if (r.status == sweep::Status::invalid) {
+      ++invalid;
+      CHECK_THAT(r.reason, Catch::Contains("device.memory"));
+    }
+  }
+  CHECK(invalid == 11);
+  CHECK(fits > 0);
+  CHECK(oom > 0);
+}
+
+TEST_CASE("shard files merge into point order") {
+  const auto dir = std::filesystem::temp_directory_path() / "trainsim_sweep_test";
+  std::filesystem::create_directories(dir);
+  const std::string a = (dir / "a.csv").string(), b = (dir / "b.csv").string(), out = (dir / "m.csv").string();
+  std::ofstream(a) << "point,x,status\n0,1,fits\n2,3,oom\n";
+  std::ofstream(b) << "point,x,status\n1,2,fits\n";
+  CHECK(sweep::merge_files(out, {a, b}) == 3);
+  std::ifstream in(out);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  CHECK(ss.str() == "point,x,status\n0,1,fits\n1,2,fits\n2,3,oom\n");
+  std::ofstream(b) << "point,x,status\n2,2,fits\n";
+  CHECK_THROWS_WITH(sweep::merge_files(out, {a, b}), Catch::Contains("point 2 appears in more than one input"));
+}
+
+TEST_CASE("fit finds the closed-form largest micro-batch of the toy") {
+  // 16 MiB of model states + mb x 1 MiB saved on a 100 MiB device: 84 fits, 85 does not.
+  const auto base = sweep::BaseScenario::from_file(kData + "toy_fit.yaml");
+  const auto r = sweep::fit(base, {}, "training.micro_batch");
+  CHECK(r.found);
+  CHECK(r.value == 84);
+  CHECK(r.peak_bytes == 100LL << 20);
+  REQUIRE(r.next_value);
+  CHECK(*r.next_value == 85);
+  CHECK(r.next_peak_bytes == 101LL << 20);
+  // With 128 MiB of states even one sample does not fit.
+  const auto none = sweep::fit(base, {"model.layers=[{name: a, kind: generic, params: 8388608, saved: 1MiB, output: 0}]"},
+                               "training.micro_batch");
+  CHECK_FALSE(none.found);
+  CHECK(*none.next_value == 1);
+}

@@ -1,0 +1,76 @@
+// `trainsim fit SCENARIO --find KEY`: the largest value of KEY that fits (exponential then binary
+// search, assuming memory grows with KEY); exit 0 found, 3 even the smallest OOMs, 2 bad input.
+#include <iostream>
+
+#include <boost/program_options.hpp>
+
+#include "sim/core/units.hpp"
+#include "sim/report/json_writer.hpp"
+#include "sim/sweep/fit.hpp"
+#include "tools/commands.hpp"
+
+namespace po = boost::program_options;
+
+namespace trainsim::tools {
+
+int cmd_fit(const std::vector<std::string>& args) {
+  po::options_description opts("trainsim fit SCENARIO --find KEY [options]");
+  std::string key, format = "text";
+  std::vector<std::string> sets;
+  sweep::FitOptions fo;
+  opts.add_options()("help,h", "show this help")(
+      "find", po::value<std::string>(&key), "integer key to maximise, e.g. training.micro_batch, training.seq_len, model.layers")(
+      "from", po::value<std::int64_t>(&fo.from)->default_value(1), "smallest value to try")(
+      "max", po::value<std::int64_t>(&fo.limit)->default_value(1LL << 40), "largest value to try")(
+      "set", po::value<std::vector<std::string>>(&sets)->composing(), "override a scenario key (repeatable)")(
+      "format", po::value<std::string>(&format)->default_value("text"), "text | json");
+  po::options_description hidden;
+  hidden.add_options()("scenario", po::value<std::string>(), "scenario file");
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\nexit codes: 0 found, 3 even the smallest value is out of memory, 2 bad input\n";
+    return kExitFits;
+  }
+  if (!vm.count("scenario")) throw po::error("missing SCENARIO file");
+  if (key.empty()) throw po::error("missing --find KEY");
+  if (format != "text" && format != "json") throw po::error("--format must be text or json, got '" + format + "'");
+  if (fo.from < 1 || fo.limit < fo.from) throw po::error("need 1 <= --from <= --max");
+
+  const auto base = sweep::BaseScenario::from_file(vm["scenario"].as<std::string>());
+  const sweep::FitResult r = sweep::fit(base, sets, key, fo);
+  if (format == "json") {
+    report::JsonWriter j(std::cout);
+    j.begin_object();
+    j.field("key", r.key);
+    if (r.found) j.field("value", r.value).field("peak_bytes", r.peak_bytes);
+    else j.key("value").null().key("peak_bytes").null();
+    if (r.next_value) j.field("next_value", *r.next_value).field("next_peak_bytes", r.next_peak_bytes);
+    else j.key("next_value").null().key("next_peak_bytes").null();
+    j.field("capacity_bytes", r.capacity_bytes);
+    j.field("simulations", static_cast<std::int64_t>(r.simulations));
+    j.end_object();
+  } else {
+    auto gib = [](std::int64_t b) { return core::format_bytes(core::Bytes{b}); };
+    if (r.found)
+      std::cout << key << " = " << r.value << " is the largest that fits: peak " << gib(r.peak_bytes) << " of "
+                << gib(r.capacity_bytes) << "\n";
+    else
+      std::cout << "even " << key << " = " << *r.next_value << " does not fit: peak " << gib(r.next_peak_bytes)
+                << " of " << gib(r.capacity_bytes) << "\n";
+    if (r.found && r.next_value)
+      std::cout << key << " = " << *r.next_value << " does not fit: peak " << gib(r.next_peak_bytes) << "\n";
+    else if (r.found)
+      std::cout << "no larger valid value was found (the scenario rejects the next ones, or --max was reached)\n";
+    std::cout << r.simulations << " simulations (exponential then binary search; assumes peak memory grows with "
+              << key << ")\n";
+  }
+  return r.found ? kExitFits : kExitOom;
+}
+
+}  // namespace trainsim::tools

@@ -1,0 +1,115 @@
+// `trainsim plan SCENARIO --gpus N`: the best parallel layouts for N GPUs, ranked by an
+// objective, with why the best beats the runner-up and the overrides that reproduce each.
+#include <cstdio>
+#include <iostream>
+
+#include <boost/program_options.hpp>
+
+#include "sim/core/units.hpp"
+#include "sim/report/json_writer.hpp"
+#include "sim/sweep/plan.hpp"
+#include "sim/sweep/runner.hpp"
+#include "tools/commands.hpp"
+
+namespace po = boost::program_options;
+
+namespace trainsim::tools {
+
+namespace {
+
+void write_plan_json(const sweep::PlanResult& r, std::size_t top) {
+  report::JsonWriter j(std::cout);
+  j.begin_array();
+  for (std::size_t i = 0; i < r.ranked.size() && i < top; ++i) {
+    const auto& c = r.ranked[i];
+    j.begin_object();
+    j.field("rank", static_cast<std::int64_t>(i + 1));
+    j.field("layout", sweep::describe(c.layout));
+    j.key("set").begin_array();
+    for (const auto& s : c.sets) j.value(s);
+    j.end_array();
+    j.field("fits", c.summary.fits);
+    j.field("step_time_s", c.summary.step_time_s);
+    j.field("peak_bytes", c.summary.peak.value);
+    j.field("mfu", c.summary.mfu);
+    j.field("bubble_fraction", c.summary.bubble_fraction);
+    j.end_object();
+  }
+  j.end_array();
+}
+
+}  // namespace
+
+int cmd_plan(const std::vector<std::string>& args) {
+  po::options_description opts("trainsim plan SCENARIO --gpus N [options]");
+  std::vector<std::string> sets;
+  std::string objective = "throughput", format = "text";
+  sweep::PlanOptions po_;
+  int top = 5, jobs = 0;
+  opts.add_options()("help,h", "show this help")(
+      "gpus", po::value<std::int64_t>(&po_.gpus)->required(), "number of GPUs to plan for")(
+      "top", po::value<int>(&top)->default_value(5), "how many layouts to list")(
+      "objective", po::value<std::string>(&objective)->default_value("throughput"),
+      "throughput (shortest step) | memory (lowest peak) | cost (GPU-seconds per sample)")(
+      "max-micro-batch", po::value<std::int64_t>(&po_.max_micro_batch)->default_value(8), "largest micro-batch tried")(
+      "jobs,j", po::value<int>(&jobs)->default_value(0), "worker threads (0 = one per hardware thread)")(
+      "set", po::value<std::vector<std::string>>(&sets)->composing(), "override a scenario key (repeatable)")(
+      "format", po::value<std::string>(&format)->default_value("text"), "text | json");
+  po::options_description hidden;
+  hidden.add_options()("scenario", po::value<std::string>(), "scenario file");
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\nexit codes: 0 a layout fits, 3 none fits, 2 bad input\n";
+    return kExitFits;
+  }
+  po::notify(vm);
+  if (!vm.count("scenario")) throw po::error("missing SCENARIO file");
+  if (format != "text" && format != "json") throw po::error("--format must be text or json, got '" + format + "'");
+  if (objective == "throughput") po_.objective = sweep::Objective::throughput;
+  else if (objective == "memory") po_.objective = sweep::Objective::memory;
+  else if (objective == "cost") po_.objective = sweep::Objective::cost;
+  else throw po::error("--objective must be throughput, memory or cost, got '" + objective + "'");
+  if (top < 1 || po_.gpus < 1 || po_.max_micro_batch < 1) throw po::error("--top, --gpus and --max-micro-batch must be >= 1");
+  po_.top = top;
+  po_.jobs = jobs == 0 ? sweep::default_jobs() : jobs;
+
+  const std::string file = vm["scenario"].as<std::string>();
+  const auto base = sweep::BaseScenario::from_file(file);
+  const sweep::PlanResult r = sweep::plan(base, sets, po_);
+  if (format == "json") {
+    write_plan_json(r, static_cast<std::size_t>(top));
+    return r.ranked.empty() ? kExitOom : kExitFits;
+  }
+  std::cout << "plan for " << po_.gpus << " x " << r.device << ", global batch " << r.global_batch
+            << ", objective " << objective << "\n"
+            << "  " << r.layouts << " layouts considered, " << r.pruned << " pruned before simulating (model states "
+            << "exceed memory, pipeline never fills, invalid), " << r.screened << " screened, " << r.confirmed
+            << " confirmed in full; " << r.simulations << " simulations\n\n";
+  if (r.ranked.empty()) {
+    std::cout << "no layout fits\n";
+    return kExitOom;
+  }
+  std::printf("%-4s %-42s %10s %22s %7s %7s\n", "rank", "layout", "step (s)", "peak", "MFU", "bubble");
+  for (std::size_t i = 0; i < r.ranked.size() && i < static_cast<std::size_t>(top); ++i) {
+    const auto& s = r.ranked[i].summary;
+    std::printf("%-4zu %-42s %10.3f %22s %6.1f%% %6.1f%%\n", i + 1, sweep::describe(r.ranked[i].layout).c_str(),
+                s.step_time_s, core::format_bytes(s.peak).c_str(), 100 * s.mfu, 100 * s.bubble_fraction);
+  }
+  std::cout << "\n";
+  if (r.ranked.size() > 1)
+    std::cout << "why 1 beats 2: " << sweep::explain(r.ranked[0].summary, r.ranked[1].summary, po_.objective) << "\n";
+  if (r.has_reference)
+    std::printf("the scenario's own layout: step %.3f s%s\n", r.reference.step_time_s,
+                r.reference.fits ? "" : " (out of memory)");
+  std::cout << "reproduce the best: trainsim run " << file;
+  for (const auto& s : r.ranked[0].sets) std::cout << " --set " << s;
+  std::cout << "\n";
+  return kExitFits;
+}
+
+}  // namespace trainsim::tools

@@ -1,0 +1,191 @@
+// `trainsim sweep`: every point of a sweep file simulated on worker threads, results streamed in
+// point order to CSV / JSON Lines, a summary on stdout. SIGINT/SIGTERM stop it gracefully.
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+
+#include "sim/sweep/digest.hpp"
+#include "sim/sweep/output.hpp"
+#include "tools/commands.hpp"
+
+namespace po = boost::program_options;
+
+namespace trainsim::tools {
+
+namespace {
+
+// Set by the signal handler (a lock-free atomic is async-signal-safe); read by the workers.
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+extern "C" void on_stop_signal(int) { g_stop.store(true); }
+
+struct Shard {
+  std::size_t k = 1, n = 1;
+};
+Shard parse_shard(const std::string& s) {
+  Shard sh;
+  unsigned long long k = 0, n = 0;
+  char extra = 0;
+  if (std::sscanf(s.c_str(), "%llu/%llu%c", &k, &n, &extra) != 2 || n < 1 || k < 1 || k > n)
+    throw po::error("--shard must be K/N with 1 <= K <= N, got '" + s + "'");
+  sh.k = k;
+  sh.n = n;
+  return sh;
+}
+
+class Progress {
+ public:
+  Progress(std::size_t total, std::size_t done)
+      : on_(isatty(STDERR_FILENO) != 0), total_(total), done_(done), start_(std::chrono::steady_clock::now()) {}
+  void tick() {
+    ++done_;
+    ++ran_;
+    const auto now = std::chrono::steady_clock::now();
+    if (!on_ || (now - last_ < std::chrono::milliseconds(100) && done_ < total_)) return;
+    last_ = now;
+    const double secs = std::chrono::duration<double>(now - start_).count();
+    const double rate = secs > 0 ? static_cast<double>(ran_) / secs : 0;
+    const int width = 30;
+    const int filled = total_ ? static_cast<int>(width * done_ / total_) : width;
+    std::fprintf(stderr, "\r[%-*s] %zu/%zu  %.1f points/s  ETA %.0f s ", width, std::string(filled, '#').c_str(),
+                 done_, total_, rate, rate > 0 ? static_cast<double>(total_ - done_) / rate : 0.0);
+  }
+  void end() {
+    if (on_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  bool on_;
+  std::size_t total_, done_, ran_ = 0;
+  std::chrono::steady_clock::time_point start_, last_{};
+};
+
+// A misspelt axis key makes every point invalid the same way: report it at the axis instead.
+void check_axis_keys(const sweep::SweepSpec& spec, const sweep::Point& first) {
+  try {
+    spec.base.load(sweep::point_sets(spec, first));
+  } catch (const core::ConfigError& e) {
+    if (e.where().file.rfind("--set ", 0) != 0 || e.detail().find("unknown key") == std::string::npos) return;
+    for (const auto& a : spec.axes)
+      if (e.key_path().rfind(a.key, 0) == 0 || a.key.rfind(e.key_path(), 0) == 0)
+        throw core::ConfigError(a.where, "axes." + a.key, e.detail());
+  }
+}
+
+}  // namespace
+
+int cmd_sweep(const std::vector<std::string>& args) {
+  po::options_description opts("trainsim sweep SWEEP.yaml [options]");
+  std::string csv_path, jsonl_path, shard_text = "1/1";
+  int jobs = 0;
+  opts.add_options()("help,h", "show this help")(
+      "csv", po::value<std::string>(&csv_path), "write one CSV row per point to this file")(
+      "jsonl", po::value<std::string>(&jsonl_path), "write one JSON line per point (with the full report)")(
+      "jobs,j", po::value<int>(&jobs)->default_value(0), "worker threads (0 = one per hardware thread)")(
+      "resume", "keep the finished points already in --csv/--jsonl and run the rest")(
+      "shard", po::value<std::string>(&shard_text), "run part K of N (points with index % N == K-1), e.g. 2/4");
+  po::options_description hidden;
+  std::size_t stop_after = 0;
+  hidden.add_options()("sweep", po::value<std::string>(), "sweep file")(
+      "stop-after", po::value<std::size_t>(&stop_after), "testing: stop as if interrupted after N points");
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("sweep", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\nexit codes: 0 done, 130 interrupted (rerun with --resume), 2 bad input\n";
+    return kExitFits;
+  }
+  if (!vm.count("sweep")) throw po::error("missing SWEEP file");
+  if (jobs < 0) throw po::error("--jobs must be >= 0");
+  const Shard shard = parse_shard(shard_text);
+  const bool resume = vm.count("resume") > 0;
+  if (resume && csv_path.empty() && jsonl_path.empty()) throw po::error("--resume needs --csv or --jsonl");
+
+  const sweep::SweepSpec spec = sweep::load_sweep(vm["sweep"].as<std::string>());
+  const std::vector<sweep::Point> points = sweep::expand(spec);
+  std::vector<std::size_t> mine;  // indices into points, in order
+  for (const auto& p : points)
+    if (p.index % shard.n == shard.k - 1) mine.push_back(p.index);
+  if (!points.empty()) check_axis_keys(spec, points.front());
+
+  const std::string header = sweep::csv_header(spec);
+  std::vector<sweep::Brief> briefs;
+  std::size_t done = 0;
+  if (resume) {
+    auto c = csv_path.empty() ? std::vector<sweep::Brief>{} : sweep::resume_csv(csv_path, header, mine);
+    auto j = jsonl_path.empty() ? std::vector<sweep::Brief>{} : sweep::resume_jsonl(jsonl_path, mine);
+    done = csv_path.empty() ? j.size() : jsonl_path.empty() ? c.size() : std::min(c.size(), j.size());
+    if (!csv_path.empty() && c.size() > done) sweep::truncate_records(csv_path, true, done);
+    if (!jsonl_path.empty() && j.size() > done) sweep::truncate_records(jsonl_path, false, done);
+    briefs = csv_path.empty() ? j : c;
+    briefs.resize(done);
+  }
+  const bool need_header = !csv_path.empty() &&
+                           (!resume || !std::filesystem::exists(csv_path) || std::filesystem::file_size(csv_path) == 0);
+  const auto mode = resume ? std::ios::binary | std::ios::app : std::ios::binary | std::ios::trunc;
+  std::ofstream csv, jsonl;
+  auto open = [&](std::ofstream& f, const std::string& path, const char* flag) {
+    if (path.empty()) return;
+    f.open(path, mode);
+    if (!f) throw core::ConfigError({path, 0, 0}, flag, "cannot write this file");
+  };
+  open(csv, csv_path, "--csv");
+  open(jsonl, jsonl_path, "--jsonl");
+  if (need_header) csv << header << std::flush;
+
+  g_stop.store(false);
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  struct Row {
+    std::string csv, jsonl;
+    sweep::Brief brief;
+  };
+  Progress progress(mine.size(), done);
+  std::size_t written = 0;
+  const std::size_t todo = mine.size() - done;
+  std::size_t ran = sweep::run_in_order<Row>(
+      todo, jobs == 0 ? sweep::default_jobs() : jobs,
+      [&](std::size_t i) {
+        const sweep::Point& p = points[mine[done + i]];
+        const sweep::PointResult r = sweep::run_point(spec.base, sweep::point_sets(spec, p));
+        Row row{csv_path.empty() ? "" : sweep::csv_row(spec, p, r),
+                jsonl_path.empty() ? "" : sweep::jsonl_line(spec, p, r), sweep::brief_of(p.index, r)};
+        return row;
+      },
+      [&](std::size_t, Row&& row) {
+        if (csv.is_open()) csv << row.csv << std::flush;
+        if (jsonl.is_open()) jsonl << row.jsonl << std::flush;
+        briefs.push_back(row.brief);
+        progress.tick();
+        if (stop_after > 0 && ++written >= stop_after) g_stop.store(true);
+      },
+      &g_stop);
+  progress.end();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if ((csv.is_open() && !csv) || (jsonl.is_open() && !jsonl))
+    throw core::ConfigError({csv_path.empty() ? jsonl_path : csv_path, 0, 0}, "", "writing the results failed");
+
+  std::vector<sweep::Point> shown;
+  for (std::size_t i : mine) shown.push_back(points[i]);
+  sweep::write_digest(std::cout, spec, shown, briefs);
+  if (ran < todo) {
+    std::cerr << "trainsim sweep: stopped after " << done + ran << " of " << mine.size()
+              << " points; the files hold every finished point. Continue with --resume.\n";
+    return kExitInterrupted;
+  }
+  return kExitFits;
+}
+
+}  // namespace trainsim::tools
