@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "sim/core/memory_tuning.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -58,4 +59,11 @@ BENCHMARK(BM_Gpt3_175B_1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gpt3_175B_16384)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Llama70B_64)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Quickstart)->Unit(benchmark::kMicrosecond);
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  trainsim::core::keep_freed_memory_for_reuse();  // as the trainsim command does
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -9,6 +9,7 @@
 #include <boost/program_options.hpp>
 
 #include "sim/core/error.hpp"
+#include "sim/core/memory_tuning.hpp"
 #include "sim/core/units.hpp"
 #include "tools/commands.hpp"
 
@@ -39,6 +40,7 @@ constexpr const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  core::keep_freed_memory_for_reuse();
   if (argc < 2) {
     std::cerr << kUsage;
     return tools::kExitUsage;
