@@ -164,6 +164,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
         return row;
       },
       [&](std::size_t, Row&& row) {
+        if (stop_after > 0 && written >= stop_after) return;  // in flight when the test "signal" came
         if (csv.is_open()) csv << row.csv << std::flush;
         if (jsonl.is_open()) jsonl << row.jsonl << std::flush;
         briefs.push_back(row.brief);
@@ -180,6 +181,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
   std::vector<sweep::Point> shown;
   for (std::size_t i : mine) shown.push_back(points[i]);
   sweep::write_digest(std::cout, spec, shown, briefs);
+  if (stop_after > 0 && written >= stop_after) ran = written;
   if (ran < todo) {
     std::cerr << "trainsim sweep: stopped after " << done + ran << " of " << mine.size()
               << " points; the files hold every finished point. Continue with --resume.\n";
