@@ -6,6 +6,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/event_queue.hpp"
+#include "sim/exec/dependency_graph.hpp"
 
 namespace trainsim::exec {
 
@@ -150,52 +151,13 @@ struct Player {
   }
 
   void build_graph() {
-    const auto& progs = plan.programs;
-    std::uint32_t total = 0;
-    for (const auto& P : progs) {
-      offset.push_back(total);
-      total += static_cast<std::uint32_t>(P.ops.size());
-    }
-    offset.push_back(total);
-    program_of.resize(total);
-    waiting.assign(total, 0);
-    done.assign(total, 0);
-    // Edges: explicit deps plus stream order (compute and comm are in-order; p2p is not).
-    // Two passes over the programs (count, then fill) build the successor lists in place.
-    succ_begin.assign(total + 1, 0);
-    auto for_each_edge = [&](auto&& visit) {
-      for (std::size_t p = 0; p < progs.size(); ++p) {
-        const Program& P = progs[p];
-        std::int64_t last_in_stream[parallel::kStreams] = {-1, -1, -1};
-        for (std::size_t i = 0; i < P.ops.size(); ++i) {
-          const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
-          const Op& op = P.ops[i];
-          const int s = static_cast<int>(op.stream);
-          if (op.stream != StreamKind::p2p && last_in_stream[s] >= 0)
-            visit(offset[p] + static_cast<std::uint32_t>(last_in_stream[s]), id);
-          last_in_stream[s] = static_cast<std::int64_t>(i);
-          for (auto d = op.dep_begin; d < op.dep_end; ++d) {
-            const parallel::OpRef r = P.deps[d];
-            TRAINSIM_CHECK(r.program >= 0 && r.program < static_cast<std::int32_t>(progs.size()) &&
-                               r.index >= 0 &&
-                               r.index < static_cast<std::int32_t>(progs[r.program].ops.size()),
-                           "dependency on a missing op");
-            visit(offset[r.program] + static_cast<std::uint32_t>(r.index), id);
-          }
-        }
-      }
-    };
-    for (std::size_t p = 0; p < progs.size(); ++p)
-      for (std::size_t i = 0; i < progs[p].ops.size(); ++i)
-        program_of[offset[p] + i] = static_cast<std::int32_t>(p);
-    for_each_edge([&](std::uint32_t from, std::uint32_t to) {
-      ++succ_begin[from + 1];
-      ++waiting[to];
-    });
-    for (std::uint32_t i = 0; i < total; ++i) succ_begin[i + 1] += succ_begin[i];
-    succ.resize(succ_begin[total]);
-    std::vector<std::uint32_t> fill(succ_begin.begin(), succ_begin.end() - 1);
-    for_each_edge([&](std::uint32_t from, std::uint32_t to) { succ[fill[from]++] = to; });
+    DependencyGraph g = build_dependency_graph(plan);
+    offset = std::move(g.offset);
+    program_of = std::move(g.program_of);
+    waiting = std::move(g.waiting);
+    succ_begin = std::move(g.succ_begin);
+    succ = std::move(g.succ);
+    done.assign(waiting.size(), 0);
   }
 
   // Ops repeat per micro-batch with identical work, so each distinct piece of work is costed

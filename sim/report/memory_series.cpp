@@ -1,5 +1,7 @@
 #include "sim/report/memory_series.hpp"
 
+#include "sim/exec/dependency_graph.hpp"
+
 #include <queue>
 #include <string>
 
@@ -69,52 +71,18 @@ std::vector<MemorySeries> memory_series(const Plan& plan, const exec::Timeline& 
   const auto& progs = plan.programs;
   TRAINSIM_CHECK(tl.devices.size() == progs.size(),
                  "memory series: timeline and plan differ in devices");
-  std::vector<std::uint32_t> offset{0};
-  std::vector<std::int32_t> program_of;
-  for (std::size_t p = 0; p < progs.size(); ++p) {
+  for (std::size_t p = 0; p < progs.size(); ++p)
     TRAINSIM_CHECK(tl.devices[p].start.size() == progs[p].ops.size() &&
                        tl.devices[p].finish.size() == progs[p].ops.size(),
                    "memory series: timeline and plan differ in ops");
-    offset.push_back(offset.back() + static_cast<std::uint32_t>(progs[p].ops.size()));
-    program_of.insert(program_of.end(), progs[p].ops.size(), static_cast<std::int32_t>(p));
-  }
-  const std::uint32_t total = offset.back();
-
-  // The player's dependency graph: stream order (compute and comm in order, p2p free) plus
-  // explicit deps, as CSR successor lists in the same order, so ready ops start in its order.
-  std::vector<std::uint32_t> waiting(total, 0), succ_begin(total + 1, 0), succ;
-  auto for_each_edge = [&](auto&& visit) {
-    for (std::size_t p = 0; p < progs.size(); ++p) {
-      const Program& P = progs[p];
-      std::int64_t last[parallel::kStreams] = {-1, -1, -1};
-      for (std::size_t i = 0; i < P.ops.size(); ++i) {
-        const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
-        const Op& op = P.ops[i];
-        const int s = static_cast<int>(op.stream);
-        if (op.stream != StreamKind::p2p && last[s] >= 0)
-          visit(offset[p] + static_cast<std::uint32_t>(last[s]), id);
-        last[s] = static_cast<std::int64_t>(i);
-        for (auto d = op.dep_begin; d < op.dep_end; ++d) {
-          const parallel::OpRef r = P.deps[d];
-          TRAINSIM_CHECK(r.program >= 0 && static_cast<std::size_t>(r.program) < progs.size() &&
-                             r.index >= 0 &&
-                             static_cast<std::size_t>(r.index) < progs[r.program].ops.size(),
-                         "memory series: dependency on a missing op");
-          visit(offset[r.program] + static_cast<std::uint32_t>(r.index), id);
-        }
-      }
-    }
-  };
-  for_each_edge([&](std::uint32_t from, std::uint32_t to) {
-    ++succ_begin[from + 1];
-    ++waiting[to];
-  });
-  for (std::uint32_t i = 0; i < total; ++i) succ_begin[i + 1] += succ_begin[i];
-  succ.resize(succ_begin[total]);
-  {
-    std::vector<std::uint32_t> fill(succ_begin.begin(), succ_begin.end() - 1);
-    for_each_edge([&](std::uint32_t from, std::uint32_t to) { succ[fill[from]++] = to; });
-  }
+  // The player's dependency graph, so ready ops start in the player's order.
+  exec::DependencyGraph graph = exec::build_dependency_graph(plan);
+  const std::vector<std::uint32_t>& offset = graph.offset;
+  const std::vector<std::int32_t>& program_of = graph.program_of;
+  std::vector<std::uint32_t>& waiting = graph.waiting;
+  const std::vector<std::uint32_t>& succ_begin = graph.succ_begin;
+  const std::vector<std::uint32_t>& succ = graph.succ;
+  const std::uint32_t total = graph.total();
 
   std::vector<MemorySeries> out(progs.size());
   std::vector<SeriesBuilder> builders;
