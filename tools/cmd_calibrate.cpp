@@ -37,14 +37,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "device", po::value<std::string>(&device_name), "device preset the timings were taken on")(
       "fp32", "the matmul timings are FP32 (default: FP16/BF16 tensor cores)")(
       "output,o", po::value<std::string>(&output), "write the device file here (default: stdout)");
-  po::options_description hidden;
-  hidden.add_options()("measurements", po::value<std::string>(), "CSV");
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("measurements", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::variables_map vm = parse_command(args, opts, "measurements");
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << opts

@@ -53,14 +53,7 @@ int cmd_compare(const std::vector<std::string>& args) {
       "format", po::value<std::string>(&format)->default_value("text"), "text | json")(
       "ratchet", po::value<std::string>(),
       "fail (exit 4) when a subset's MAPE is worse than recorded in this file");
-  po::options_description hidden;
-  hidden.add_options()("measured", po::value<std::string>(), "measurements CSV");
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("measured", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::variables_map vm = parse_command(args, opts, "measured");
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << opts << "\nSimulates every row of a table of measured runs and reports the error "

@@ -24,14 +24,7 @@ int cmd_fit(const std::vector<std::string>& args) {
       "max", po::value<std::int64_t>(&fo.limit)->default_value(1LL << 40), "largest value to try")(
       "set", po::value<std::vector<std::string>>(&sets)->composing(), "override a scenario key (repeatable)")(
       "format", po::value<std::string>(&format)->default_value("text"), "text | json");
-  po::options_description hidden;
-  hidden.add_options()("scenario", po::value<std::string>(), "scenario file");
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::variables_map vm = parse_command(args, opts, "scenario");
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << opts << "\nexit codes: 0 found, 3 even the smallest value is out of memory, 2 bad input\n";

@@ -55,14 +55,7 @@ int cmd_plan(const std::vector<std::string>& args) {
       "jobs,j", po::value<int>(&jobs)->default_value(0), "worker threads (0 = one per hardware thread)")(
       "set", po::value<std::vector<std::string>>(&sets)->composing(), "override a scenario key (repeatable)")(
       "format", po::value<std::string>(&format)->default_value("text"), "text | json");
-  po::options_description hidden;
-  hidden.add_options()("scenario", po::value<std::string>(), "scenario file");
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::variables_map vm = parse_command(args, opts, "scenario");
   if (vm.count("help")) {
     std::cout << opts << "\nexit codes: 0 a layout fits, 3 none fits, 2 bad input\n";
     return kExitFits;

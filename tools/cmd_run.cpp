@@ -41,14 +41,7 @@ int cmd_run(const std::vector<std::string>& args, bool validate_only, bool diagn
         "also write a Chrome trace-event JSON of the step (open in ui.perfetto.dev or chrome://tracing)")(
         "plot", po::value<std::string>(), "also write an SVG plot of memory over the step per stage")(
         "html", po::value<std::string>(), "also write a self-contained HTML report with the memory plot");
-  po::options_description hidden;
-  hidden.add_options()("scenario", po::value<std::string>(), "scenario file");
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::variables_map vm = parse_command(args, opts, "scenario");
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << opts << "\nexit codes: 0 fits, 3 out of memory, 2 bad input or usage, 1 internal error\n";

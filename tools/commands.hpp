@@ -4,7 +4,15 @@
 #include <string>
 #include <vector>
 
+#include <boost/program_options.hpp>
+
 namespace trainsim::tools {
+
+// Parses a subcommand's arguments against `opts` plus one positional argument `positional`
+// (stored under that name). Does not call notify(), so required options can wait for --help.
+boost::program_options::variables_map parse_command(
+    const std::vector<std::string>& args, const boost::program_options::options_description& opts,
+    const char* positional);
 
 inline constexpr int kExitFits = 0;
 inline constexpr int kExitInternal = 1;
