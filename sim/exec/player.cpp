@@ -51,7 +51,13 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
       if (op.kind == OpKind::p2p)
         return cost::p2p_time(op.comm.bytes, link) +
                cost::all_gather_time(op.comm.bytes * op.comm.gather_ranks, op.comm.gather_ranks, plan.intra_node);
-      if (op.kind == OpKind::all_reduce) return cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link);
+      if (op.kind == OpKind::all_reduce) {
+        // Stream all-reduces are data-parallel gradient reductions (tensor-parallel ones are
+        // folded into compute ops above and stay ring).
+        const cost::CollectiveAlgo algo =
+            op.purpose == parallel::CommPurpose::data ? plan.data_allreduce : cost::CollectiveAlgo::ring;
+        return cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link, algo);
+      }
       if (op.kind == OpKind::reduce_scatter) return cost::reduce_scatter_time(op.comm.bytes, op.comm.ranks, link);
       return cost::all_gather_time(op.comm.bytes, op.comm.ranks, link);
     }

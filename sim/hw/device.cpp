@@ -120,6 +120,16 @@ std::vector<LinkSpec> make_links() {
   v.push_back({"eth-400g", gb_per_s(50 * kEthernetFraction), us(kNetStepUs),
                "400 GbE (RoCEv2): 50 GB/s per port per direction, one port per GPU; x 0.90 "
                "achievable; 9.6 us NCCL ring step over the network"});
+  // NVSwitch baseboards (DGX/HGX A100 and H100): the switch gives every GPU its full NVLink
+  // bandwidth to any peer, so the per-GPU figures are those of the NVLink generation.
+  v.push_back({"nvswitch-a100", gb_per_s(235), us(kNvlinkStepUs),
+               "A100 NVSwitch (DGX/HGX A100, 6 NVSwitches): each GPU's 12 NVLink 3 links = "
+               "300 GB/s per direction to any peer; 235 GB/s NCCL sm80 busBw cap as nvlink3; "
+               "3.4 us NCCL ring step"});
+  v.push_back({"nvswitch-h100", gb_per_s(450 * kNvlinkFraction), us(kNvlinkStepUs),
+               "H100 NVSwitch (DGX/HGX H100, 4 third-generation NVSwitches): each GPU's 18 "
+               "NVLink 4 links = 450 GB/s per direction to any peer; x 235/300 NCCL fraction "
+               "as nvlink4 (no NVLS); 3.4 us NCCL ring step"});
   return v;
 }
 

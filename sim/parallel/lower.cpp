@@ -65,16 +65,49 @@ struct Lowering {
   Lowering(const scenario::Scenario& sc) : s(sc), m(sc.model) {}
 };
 
-bool inter_node_tensor(const scenario::Scenario& s) {
-  return s.parallel.tensor > s.cluster.gpus_per_node;
+// Placement (cluster.placement): ranks are numbered with the first listed dimension varying
+// fastest, and node k holds ranks [k x gpus_per_node, (k + 1) x gpus_per_node). The default
+// [tensor, pipeline, data] keeps tensor groups inside a node, then pipeline, then data.
+std::int64_t degree(const scenario::Scenario& s, scenario::ParallelDim d) {
+  switch (d) {
+    case scenario::ParallelDim::tensor: return s.parallel.tensor;
+    case scenario::ParallelDim::pipeline: return s.parallel.pipeline;
+    case scenario::ParallelDim::data: return s.parallel.data;
+  }
+  return 1;
 }
-// Placement: tensor ranks fastest, then pipeline, then data.
-bool inter_node_data(const scenario::Scenario& s) {
-  return s.parallel.data > 1 && s.parallel.devices() > s.cluster.gpus_per_node;
+// Distance in ranks between neighbours along `dim`: 1 for the first dimension of the order,
+// the first's degree for the second, the product of the first two for the third.
+std::int64_t rank_stride(const scenario::Scenario& s, scenario::ParallelDim dim) {
+  std::int64_t stride = 1;
+  for (auto d : s.cluster.placement) {
+    if (d == dim) return stride;
+    stride *= degree(s, d);
+  }
+  return stride;
 }
+// How a group of `n` ranks `stride` apart sits on the nodes: whether it crosses a node boundary
+// and how many of its members share each node (the ranks_per_node of cost::spanning_link).
+// Exact when gpus_per_node is a multiple of the stride or the stride a multiple of it.
+struct GroupSpan {
+  bool inter_node = false;
+  std::int64_t per_node = 1;
+};
+GroupSpan group_span(const scenario::Scenario& s, scenario::ParallelDim dim) {
+  const std::int64_t gpn = s.cluster.gpus_per_node;
+  const std::int64_t stride = rank_stride(s, dim), n = degree(s, dim);
+  GroupSpan g;
+  g.per_node = stride >= gpn ? 1 : std::min(n, gpn / stride);
+  g.inter_node = n > 1 && stride * n > gpn;
+  return g;
+}
+// Pipeline boundary from_stage -> to_stage, judged on the stages' rank 0 (tensor and data
+// index 0): other ranks of the two stages may sit differently when a node boundary falls
+// inside a stage's ranks.
 bool inter_node_boundary(const scenario::Scenario& s, int from_stage, int to_stage) {
-  const std::int64_t a = from_stage * s.parallel.tensor / s.cluster.gpus_per_node;
-  const std::int64_t b = to_stage * s.parallel.tensor / s.cluster.gpus_per_node;
+  const std::int64_t stride = rank_stride(s, scenario::ParallelDim::pipeline);
+  const std::int64_t a = from_stage * stride / s.cluster.gpus_per_node;
+  const std::int64_t b = to_stage * stride / s.cluster.gpus_per_node;
   return a != b;
 }
 
@@ -174,14 +207,14 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   const int G = L.p * L.v;
   const std::int64_t wb = L.sb.weights, gb = L.sb.gradients;
   const int zero = L.d > 1 ? s.parallel.zero : 0;
-  const bool tp_inter = inter_node_tensor(s);
-  const bool dp_inter = inter_node_data(s);
-  // Group members per node (tensor ranks are contiguous; data ranks are t x p apart), which
-  // sets how much of a node's network a spanning collective gets.
-  const std::int64_t gpn = s.cluster.gpus_per_node;
-  const std::int64_t tp_per_node = std::min(L.t, gpn);
-  const std::int64_t tp_stride = L.t * L.p;
-  const std::int64_t dp_per_node = tp_stride >= gpn ? 1 : std::min(L.d, gpn / tp_stride);
+  // Whether each group crosses nodes and its members per node (which sets how much of a
+  // node's network a spanning collective gets), from cluster.placement.
+  const GroupSpan tp_span = group_span(s, scenario::ParallelDim::tensor);
+  const GroupSpan dp_span = group_span(s, scenario::ParallelDim::data);
+  const bool tp_inter = tp_span.inter_node;
+  const bool dp_inter = dp_span.inter_node;
+  const std::int64_t tp_per_node = tp_span.per_node;
+  const std::int64_t dp_per_node = dp_span.per_node;
   const bool sp = s.parallel.sequence_parallel && L.t > 1;
   const auto mb = L.mb;
 
@@ -496,6 +529,7 @@ Plan lower(const scenario::Scenario& s) {
   plan.tokens = m.sequence_model ? core::checked_mul(plan.samples, s.training.seq_len) : 0;
   plan.intra_node = s.cluster.intra_node;
   plan.inter_node = s.cluster.inter_node;
+  plan.data_allreduce = s.parallel.allreduce;
   plan.math = s.training.precision == scenario::Precision::fp32 ? cost::MathMode::fp32 : cost::MathMode::half;
   const int zero = L.d > 1 ? s.parallel.zero : 0;
   plan.programs.resize(L.p);
@@ -503,7 +537,7 @@ Plan lower(const scenario::Scenario& s) {
     Program& P = plan.programs[stage];
     P.stage = stage;
     P.count = L.d * L.t;
-    P.device = s.device;
+    P.device = s.stage_device(stage);
     P.first_layer = L.chunks[stage].first;
     P.last_layer = L.chunks[stage].end - 1;
     std::int64_t params = 0;
@@ -513,7 +547,7 @@ Plan lower(const scenario::Scenario& s) {
     const core::Bytes gr = core::Bytes{params} * L.sb.gradients;
     const core::Bytes o = core::Bytes{params} * L.sb.optimizer_states;
     P.parameters = zero == 3 ? (params + L.d - 1) / L.d : params;
-    P.persistent[MemCategory::reserved] = s.device.reserved;
+    P.persistent[MemCategory::reserved] = P.device.reserved;
     P.persistent[MemCategory::weights] = zero == 3 ? core::ceil_div(w, L.d) : w;
     P.persistent[MemCategory::optimizer_states] = zero >= 1 ? core::ceil_div(o, L.d) : o;
     P.model_states = P.persistent;

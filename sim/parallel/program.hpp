@@ -81,7 +81,7 @@ struct Op {
 struct Program {
   std::int32_t stage = 0;      // pipeline stage
   std::int64_t count = 1;      // identical devices this program stands for (data x tensor)
-  hw::DeviceSpec device;
+  hw::DeviceSpec device;       // the stage's device (parallel.stage_devices, else the scenario's)
   hw::MemBreakdown persistent;  // booked before the step starts (weights, optimizer states, reserved)
   std::vector<Op> ops;
   std::vector<MemEffect> effects;
@@ -101,6 +101,7 @@ struct Plan {
   std::int64_t samples = 0;       // samples per step (global batch)
   std::int64_t tokens = 0;        // tokens per step (0 for non-sequence models)
   hw::LinkSpec intra_node, inter_node;
+  cost::CollectiveAlgo data_allreduce = cost::CollectiveAlgo::ring;  // parallel.allreduce
   cost::MathMode math = cost::MathMode::half;  // tensor-core mode of the training precision
 };
 

@@ -54,7 +54,7 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
     j.field("id", d.id);
     j.field("stage", d.stage);
     j.field("count", d.count);
-    j.field("device", r.device_name);
+    j.field("device", d.device);
     j.field("layers", d.layers);
     j.field("parameters", d.parameters);
     j.field("fits", d.fits);

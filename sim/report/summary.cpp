@@ -43,8 +43,19 @@ Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,
   if (r.step_time_s > 0) {
     r.samples_per_s = static_cast<double>(plan.samples) / r.step_time_s;
     r.tokens_per_s = static_cast<double>(plan.tokens) / r.step_time_s;
-    const double capacity_flops =
-        static_cast<double>(plan.devices_total) * peak_rate(s.device, s.training.precision) * r.step_time_s;
+    // Peak FLOPs of every device over the step: stages may run on different devices
+    // (parallel.stage_devices), so count devices per distinct peak, then sum count x peak.
+    std::vector<std::pair<double, std::int64_t>> by_peak;
+    for (const auto& P : plan.programs) {
+      const double peak = peak_rate(P.device, s.training.precision);
+      auto it = std::find_if(by_peak.begin(), by_peak.end(), [&](const auto& e) { return e.first == peak; });
+      if (it == by_peak.end()) by_peak.emplace_back(peak, P.count);
+      else it->second += P.count;
+    }
+    double peak_sum = 0;
+    for (const auto& [peak, count] : by_peak) peak_sum += static_cast<double>(count) * peak;
+    if (by_peak.empty()) peak_sum = static_cast<double>(plan.devices_total) * peak_rate(s.device, s.training.precision);
+    const double capacity_flops = peak_sum * r.step_time_s;
     r.mfu = plan.model_flops / capacity_flops;
     r.hfu = plan.hardware_flops / capacity_flops;
   }
@@ -58,6 +69,7 @@ Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,
     ds.id = P.stage;
     ds.stage = P.stage;
     ds.count = P.count;
+    ds.device = P.device.name;
     ds.layers = layer_name(s, P.first_layer) + " .. " + layer_name(s, P.last_layer);
     ds.parameters = P.parameters;
     ds.capacity = d.capacity;

@@ -18,6 +18,7 @@ struct DeviceSummary {
   std::int32_t id = 0;  // = pipeline stage
   std::int32_t stage = 0;
   std::int64_t count = 1;  // identical devices this entry stands for
+  std::string device;      // the stage's device name (parallel.stage_devices, else the scenario's)
   std::string layers;      // "embed .. block.5.add2"
   std::int64_t parameters = 0;
   core::Bytes capacity{};

@@ -1,6 +1,8 @@
 #include "sim/scenario/scenario.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "models/model_yaml.hpp"
 #include "sim/scenario/overrides.hpp"
@@ -43,6 +45,22 @@ std::string_view to_string(Schedule s) {
   return "?";
 }
 
+std::string_view to_string(ParallelDim d) {
+  switch (d) {
+    case ParallelDim::tensor: return "tensor";
+    case ParallelDim::pipeline: return "pipeline";
+    case ParallelDim::data: return "data";
+  }
+  return "?";
+}
+
+const hw::DeviceSpec& Scenario::stage_device(std::int64_t stage) const {
+  for (const auto& sd : parallel.stage_devices)
+    for (auto st : sd.stages)
+      if (st == stage) return sd.device;
+  return device;
+}
+
 StateBytes state_bytes_per_param(Precision p, Optimizer o) {
   // Per-parameter optimizer state in fp32: momentum keeps one buffer, Adam two (m and v).
   const int opt = o == Optimizer::sgd ? 0 : (o == Optimizer::momentum ? 4 : 8);
@@ -52,8 +70,9 @@ StateBytes state_bytes_per_param(Precision p, Optimizer o) {
 
 namespace {
 
-hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node) {
-  const std::string path = "device";
+// `path` names the node in errors: "device", or "parallel.stage_devices[i].device".
+hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node,
+                           const std::string& path = "device") {
   if (!node.IsDefined() || node.IsNull()) ctx.fail(node, path, "missing required key 'device'");
   auto preset_named = [&](const YAML::Node& n, const std::string& p) {
     const std::string name = read_string(ctx, n, p);
@@ -73,7 +92,7 @@ hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node) {
     if (p.is_relative()) p = std::filesystem::path(ctx.file()).parent_path() / p;
     if (!std::filesystem::exists(p)) ctx.fail(node["file"], path + ".file", "device file '" + p.string() + "' not found");
     const YamlContext file_ctx(p.string());
-    return read_device(file_ctx, load_yaml_file(p.string()));
+    return read_device(file_ctx, load_yaml_file(p.string()), path);
   }
   MapReader m(ctx, node, path);
   hw::DeviceSpec d;
@@ -172,6 +191,43 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
     for (std::size_t i = 0; i < sp.size(); ++i)
       p.split_points.push_back(read_int(ctx, sp[i], m.path_of("split_points") + "[" + std::to_string(i) + "]", 1));
   }
+  if (m.has("stage_devices")) {
+    // [{stages: [0, 1], device: h100-80gb}, ...]: each stage index < pipeline, at most once.
+    YAML::Node list = m.node("stage_devices");
+    const std::string lpath = m.path_of("stage_devices");
+    if (!list.IsSequence())
+      ctx.fail(list, lpath, "expected a list of {stages: [indices], device: DEVICE} entries");
+    std::set<std::int64_t> seen;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string epath = lpath + "[" + std::to_string(i) + "]";
+      const YAML::Node entry = list[i];
+      if (!entry.IsMap()) ctx.fail(entry, epath, "expected a mapping {stages: [indices], device: DEVICE}");
+      MapReader e(ctx, entry, epath);
+      if (!e.has("stages")) ctx.fail(entry, epath + ".stages", "missing required key 'stages'");
+      if (!e.has("device")) ctx.fail(entry, epath + ".device", "missing required key 'device'");
+      StageDevice sd;
+      YAML::Node stages = e.node("stages");
+      const std::string spath = e.path_of("stages");
+      if (!stages.IsSequence() || stages.size() == 0)
+        ctx.fail(stages, spath, "expected a non-empty list of pipeline stage indices");
+      for (std::size_t k = 0; k < stages.size(); ++k) {
+        const std::string kpath = spath + "[" + std::to_string(k) + "]";
+        const std::int64_t st = read_int(ctx, stages[k], kpath, 0);
+        if (st >= p.pipeline)
+          ctx.fail(stages[k], kpath, "stage " + std::to_string(st) + " does not exist: pipeline is " +
+                                         std::to_string(p.pipeline) + " (stages 0.." +
+                                         std::to_string(p.pipeline - 1) + ")");
+        if (!seen.insert(st).second)
+          ctx.fail(stages[k], kpath, "stage " + std::to_string(st) + " already has a device in stage_devices");
+        sd.stages.push_back(st);
+      }
+      sd.device = read_device(ctx, e.node("device"), e.path_of("device"));
+      e.finish();
+      p.stage_devices.push_back(std::move(sd));
+    }
+  }
+  p.allreduce = m.choice("allreduce", {"ring", "tree"}, "ring") == "tree" ? cost::CollectiveAlgo::tree
+                                                                         : cost::CollectiveAlgo::ring;
   m.finish();
   return p;
 }
@@ -234,6 +290,31 @@ ClusterSpec read_cluster(const YamlContext& ctx, const YAML::Node& node, const h
   c.nodes = m.positive_int_or("nodes", (devices + c.gpus_per_node - 1) / c.gpus_per_node);
   c.intra_node = read_link(ctx, m.node("intra_node"), m.path_of("intra_node"), c.intra_node);
   c.inter_node = read_link(ctx, m.node("inter_node"), m.path_of("inter_node"), c.inter_node);
+  if (m.has("placement")) {
+    // A permutation of tensor, pipeline, data: rank order, fastest-varying first.
+    YAML::Node order = m.node("placement");
+    const std::string ppath = m.path_of("placement");
+    const char* expected = "expected a list ordering tensor, pipeline and data (e.g. [tensor, pipeline, data])";
+    if (!order.IsSequence()) ctx.fail(order, ppath, expected);
+    std::vector<ParallelDim> dims;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const std::string ipath = ppath + "[" + std::to_string(i) + "]";
+      const std::string name = read_string(ctx, order[i], ipath);
+      ParallelDim d;
+      if (name == "tensor") d = ParallelDim::tensor;
+      else if (name == "pipeline") d = ParallelDim::pipeline;
+      else if (name == "data") d = ParallelDim::data;
+      else ctx.fail(order[i], ipath, "unknown parallel dimension '" + name + "'; expected one of: tensor, pipeline, data");
+      if (std::find(dims.begin(), dims.end(), d) != dims.end())
+        ctx.fail(order[i], ipath, "'" + name + "' appears twice; each of tensor, pipeline, data must appear once");
+      dims.push_back(d);
+    }
+    for (ParallelDim d : {ParallelDim::tensor, ParallelDim::pipeline, ParallelDim::data})
+      if (std::find(dims.begin(), dims.end(), d) == dims.end())
+        ctx.fail(order, ppath, "missing '" + std::string(to_string(d)) +
+                                   "'; each of tensor, pipeline, data must appear once");
+    std::copy(dims.begin(), dims.end(), c.placement.begin());
+  }
   m.finish();
   return c;
 }

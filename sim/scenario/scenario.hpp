@@ -1,11 +1,13 @@
 #pragma once
 // A scenario is everything one simulated training step needs, validated and in plain structs.
 // After load_scenario() nothing touches YAML again.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "models/model.hpp"
+#include "sim/cost/cost.hpp"
 #include "sim/hw/device.hpp"
 
 namespace YAML {
@@ -18,11 +20,14 @@ enum class Precision { fp32, fp16, bf16 };
 enum class Optimizer { sgd, momentum, adam, adamw };
 enum class Recompute { none, selective, full };
 enum class Schedule { gpipe, one_f_one_b, interleaved };
+// The three parallel dimensions, as named in `cluster.placement`.
+enum class ParallelDim { tensor, pipeline, data };
 
 std::string_view to_string(Precision p);
 std::string_view to_string(Optimizer o);
 std::string_view to_string(Recompute r);
 std::string_view to_string(Schedule s);
+std::string_view to_string(ParallelDim d);
 
 struct TrainingSpec {
   std::int64_t micro_batch = 1;            // samples per micro-batch per data-parallel rank
@@ -47,6 +52,13 @@ struct StateBytes {
 };
 StateBytes state_bytes_per_param(Precision p, Optimizer o);
 
+// `parallel.stage_devices` entry: these pipeline stages run on `device` instead of the
+// scenario's `device`.
+struct StageDevice {
+  std::vector<std::int64_t> stages;
+  hw::DeviceSpec device;
+};
+
 struct ParallelSpec {
   std::int64_t data = 1;
   std::int64_t tensor = 1;
@@ -57,6 +69,8 @@ struct ParallelSpec {
   bool sequence_parallel = false;
   core::Bytes bucket_size{25LL * 1000 * 1000};  // DDP default bucket (25 MB)
   std::vector<std::int64_t> split_points;       // explicit stage boundaries (layer indices)
+  std::vector<StageDevice> stage_devices;       // per-stage device overrides (each stage at most once)
+  cost::CollectiveAlgo allreduce = cost::CollectiveAlgo::ring;  // data-parallel all-reduce algorithm
   std::int64_t devices() const { return data * tensor * pipeline; }
 };
 
@@ -65,6 +79,9 @@ struct ClusterSpec {
   std::int64_t gpus_per_node = 1;
   hw::LinkSpec intra_node;
   hw::LinkSpec inter_node;
+  // Rank order over the dimensions, fastest-varying first: the default puts the tensor ranks of
+  // a group next to each other (inside a node), then pipeline stages, then data replicas.
+  std::array<ParallelDim, 3> placement{ParallelDim::tensor, ParallelDim::pipeline, ParallelDim::data};
 };
 
 struct Scenario {
@@ -75,6 +92,9 @@ struct Scenario {
   TrainingSpec training;
   ParallelSpec parallel;
   ClusterSpec cluster;
+  // The device pipeline stage `stage` runs on: its `parallel.stage_devices` override, else
+  // `device`.
+  const hw::DeviceSpec& stage_device(std::int64_t stage) const;
 };
 
 // Loads and validates `path`, applying `sets` ("key.path=value", same parsing and errors as the
