@@ -7,12 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
 
 #include "sim/sweep/digest.hpp"
 #include "sim/sweep/output.hpp"
+#include "sim/sweep/plot.hpp"
 #include "tools/commands.hpp"
 
 namespace po = boost::program_options;
@@ -83,14 +85,16 @@ void check_axis_keys(const sweep::SweepSpec& spec, const sweep::Point& first) {
 
 int cmd_sweep(const std::vector<std::string>& args) {
   po::options_description opts("trainsim sweep SWEEP.yaml [options]");
-  std::string csv_path, jsonl_path, shard_text = "1/1";
+  std::string csv_path, jsonl_path, shard_text = "1/1", plot_path, plot_axes;
   int jobs = 0;
   opts.add_options()("help,h", "show this help")(
       "csv", po::value<std::string>(&csv_path), "write one CSV row per point to this file")(
       "jsonl", po::value<std::string>(&jsonl_path), "write one JSON line per point (with the full report)")(
       "jobs,j", po::value<int>(&jobs)->default_value(0), "worker threads (0 = one per hardware thread)")(
       "resume", "keep the finished points already in --csv/--jsonl and run the rest")(
-      "shard", po::value<std::string>(&shard_text), "run part K of N (points with index % N == K-1), e.g. 2/4");
+      "shard", po::value<std::string>(&shard_text), "run part K of N (points with index % N == K-1), e.g. 2/4")(
+      "plot", po::value<std::string>(&plot_path), "write an SVG fit/OOM map of the results to this file")(
+      "plot-axes", po::value<std::string>(&plot_axes), "KEY1,KEY2: the map's x and y axes (default: the first two)");
   po::options_description hidden;
   std::size_t stop_after = 0;
   hidden.add_options()("sweep", po::value<std::string>(), "sweep file")(
@@ -118,6 +122,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
   for (const auto& p : points)
     if (p.index % shard.n == shard.k - 1) mine.push_back(p.index);
   if (!points.empty()) check_axis_keys(spec, points.front());
+  if (!plot_axes.empty() && plot_path.empty()) throw po::error("--plot-axes needs --plot");
+  const sweep::MapAxes map_axes = sweep::map_axes(spec, plot_axes);
 
   const std::string header = sweep::csv_header(spec);
   std::vector<sweep::Brief> briefs;
@@ -131,6 +137,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
     briefs = csv_path.empty() ? j : c;
     briefs.resize(done);
   }
+  // OOM causes for the map: of kept points from the file, of new ones from their results.
+  std::map<std::size_t, std::string> causes;
+  if (!plot_path.empty() && done > 0) causes = sweep::read_oom_causes(csv_path.empty() ? jsonl_path : csv_path);
   const bool need_header = !csv_path.empty() &&
                            (!resume || !std::filesystem::exists(csv_path) || std::filesystem::file_size(csv_path) == 0);
   const auto mode = resume ? std::ios::binary | std::ios::app : std::ios::binary | std::ios::trunc;
@@ -150,6 +159,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
   struct Row {
     std::string csv, jsonl;
     sweep::Brief brief;
+    std::string oom_cause;
   };
   Progress progress(mine.size(), done);
   std::size_t written = 0;
@@ -160,7 +170,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
         const sweep::Point& p = points[mine[done + i]];
         const sweep::PointResult r = sweep::run_point(spec.base, sweep::point_sets(spec, p));
         Row row{csv_path.empty() ? "" : sweep::csv_row(spec, p, r),
-                jsonl_path.empty() ? "" : sweep::jsonl_line(spec, p, r), sweep::brief_of(p.index, r)};
+                jsonl_path.empty() ? "" : sweep::jsonl_line(spec, p, r), sweep::brief_of(p.index, r),
+                r.summary && !r.summary->ooms.empty() ? r.summary->ooms.front().cause : std::string()};
         return row;
       },
       [&](std::size_t, Row&& row) {
@@ -168,6 +179,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
         if (csv.is_open()) csv << row.csv << std::flush;
         if (jsonl.is_open()) jsonl << row.jsonl << std::flush;
         briefs.push_back(row.brief);
+        if (!row.oom_cause.empty()) causes[row.brief.point] = row.oom_cause;
         progress.tick();
         if (stop_after > 0 && ++written >= stop_after) g_stop.store(true);
       },
@@ -181,6 +193,15 @@ int cmd_sweep(const std::vector<std::string>& args) {
   std::vector<sweep::Point> shown;
   for (std::size_t i : mine) shown.push_back(points[i]);
   sweep::write_digest(std::cout, spec, shown, briefs);
+  if (!plot_path.empty()) {  // every finished point, kept or new (also when interrupted)
+    std::vector<sweep::PlotPoint> plotted;
+    for (const auto& b : briefs) plotted.push_back(sweep::plot_point_of(b, causes[b.point]));
+    std::ofstream svg(plot_path, std::ios::binary | std::ios::trunc);
+    if (!svg) throw core::ConfigError({plot_path, 0, 0}, "--plot", "cannot write this file");
+    sweep::write_sweep_map_svg(svg, spec, shown, plotted, map_axes);
+    svg.flush();
+    if (!svg) throw core::ConfigError({plot_path, 0, 0}, "--plot", "writing the plot failed");
+  }
   if (stop_after > 0 && written >= stop_after) ran = written;
   if (ran < todo) {
     std::cerr << "trainsim sweep: stopped after " << done + ran << " of " << mine.size()
