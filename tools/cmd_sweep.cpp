@@ -149,13 +149,14 @@ int cmd_sweep(const std::vector<std::string>& args) {
     f.open(path, mode);
     if (!f) throw core::ConfigError({path, 0, 0}, flag, "cannot write this file");
   };
-  open(csv, csv_path, "--csv");
-  open(jsonl, jsonl_path, "--jsonl");
-  if (need_header) csv << header << std::flush;
-
+  // Catch interruptions before the files exist, so a signal that arrives once the header is
+  // written always finds the handler (the flag stops the workers before any point if early).
   g_stop.store(false);
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
+  open(csv, csv_path, "--csv");
+  open(jsonl, jsonl_path, "--jsonl");
+  if (need_header) csv << header << std::flush;
   struct Row {
     std::string csv, jsonl;
     sweep::Brief brief;

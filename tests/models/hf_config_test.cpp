@@ -97,11 +97,13 @@ TEST_CASE("HF families wire their blocks and biases as published", "[hf]") {
   CHECK_FALSE(find_layer(phi, "block.0.ln2"));
   CHECK(layer(phi, "loss").params == 51200 * 2560 + 51200);  // untied head with bias
   // Falcon-7B: multi-query attention, 71 heads of 64, no biases.
-  const Layer& fa = layer(hf("falcon-7b"), "block.0.attn");
+  const Model falcon = hf("falcon-7b");  // keep the model alive: layer() returns a reference
+  const Layer& fa = layer(falcon, "block.0.attn");
   CHECK(fa.kv_heads == 1);
   CHECK(fa.params == 4544 * (4544 + 2 * 64) + 4544 * 4544);
   // Qwen2: biases on q, k, v only.
-  const Layer& qa = layer(hf("Qwen2-7B"), "block.0.attn");
+  const Model qwen = hf("Qwen2-7B");
+  const Layer& qa = layer(qwen, "block.0.attn");
   CHECK(qa.params == 3584 * (3584 + 2 * 512) + (3584 + 2 * 512) + 3584 * 3584);
   // Gemma: head_dim 256, one KV head, tied head, GeGLU.
   const Model gemma = hf("gemma-2b");

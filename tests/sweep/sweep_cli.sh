@@ -53,7 +53,8 @@ sigterm)
   "$ts" sweep scenarios/sweeps/data_vs_pipeline_batch_limit.yaml --csv $work/full.csv -j 1 > /dev/null
   "$ts" sweep scenarios/sweeps/data_vs_pipeline_batch_limit.yaml --csv $work/s.csv -j 1 > /dev/null 2>&1 &
   pid=$!
-  sleep 0.15
+  # Signal once the run has started writing (slow under sanitizers), or after 20 s at most.
+  for _ in $(seq 200); do [ -s $work/s.csv ] && break; sleep 0.1; done
   kill -TERM $pid 2>/dev/null || true
   set +e
   wait $pid
