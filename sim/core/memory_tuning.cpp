@@ -1,5 +1,7 @@
 #include "sim/core/memory_tuning.hpp"
 
+#include <cstddef>  // defines __GLIBC__ on glibc systems, which the test below needs
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
