@@ -3,6 +3,8 @@
 // summary, on 1 and 2 worker threads. Run: build/bench/trainsim_bench_sweep.
 #include <benchmark/benchmark.h>
 
+#include "sim/core/memory_tuning.hpp"
+
 #include <string>
 
 #include "sim/sweep/runner.hpp"
@@ -40,4 +42,11 @@ void BM_SweepGpt3_175B_1024(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_SweepGpt3_175B_1024)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  trainsim::core::keep_freed_memory_for_reuse();  // as the trainsim command does
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
