@@ -1,10 +1,9 @@
 // Benchmarks: milliseconds to lower and play one training step of large scenarios, and events
 // per second of the engine. Run: build/bench/trainsim_bench (a benchmark, never a timed test).
-#include <benchmark/benchmark.h>
+#include "bench/bench_main.hpp"
 
 #include <string>
 
-#include "sim/core/memory_tuning.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -59,11 +58,4 @@ BENCHMARK(BM_Gpt3_175B_1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gpt3_175B_16384)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Llama70B_64)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Quickstart)->Unit(benchmark::kMicrosecond);
-int main(int argc, char** argv) {
-  trainsim::core::keep_freed_memory_for_reuse();  // as the trainsim command does
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+TRAINSIM_BENCHMARK_MAIN()

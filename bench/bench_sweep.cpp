@@ -1,9 +1,8 @@
 // Sweep throughput: points per second over a GPT-3 175B / 1024-GPU grid (micro-batch x
 // tensor x pipeline, with the rest data-parallel), each point a full load, lower, play and
 // summary, on 1 and 2 worker threads. Run: build/bench/trainsim_bench_sweep.
-#include <benchmark/benchmark.h>
+#include "bench/bench_main.hpp"
 
-#include "sim/core/memory_tuning.hpp"
 
 #include <string>
 
@@ -42,11 +41,4 @@ void BM_SweepGpt3_175B_1024(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_SweepGpt3_175B_1024)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-int main(int argc, char** argv) {
-  trainsim::core::keep_freed_memory_for_reuse();  // as the trainsim command does
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+TRAINSIM_BENCHMARK_MAIN()

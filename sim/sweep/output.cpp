@@ -31,25 +31,6 @@ std::string csv_field(std::string s) {
   return out + "\"";
 }
 
-std::vector<std::string> csv_split(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
-      else if (c == '"') quoted = false;
-      else out.back() += c;
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
 
 Status status_of(const std::string& s, const std::string& file) {
   if (s == "fits") return Status::fits;
@@ -100,6 +81,26 @@ void check_order(std::size_t got, const std::vector<std::size_t>& expected, std:
 }
 
 }  // namespace
+
+std::vector<std::string> csv_split(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
+      else if (c == '"') quoted = false;
+      else out.back() += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
 
 Brief brief_of(std::size_t point, const PointResult& r) {
   Brief b;

@@ -42,4 +42,7 @@ void truncate_records(const std::string& path, bool has_header, std::size_t n);
 // indices must not repeat. Returns the number of records.
 std::size_t merge_files(const std::string& out, const std::vector<std::string>& inputs);
 
+// Splits one CSV record into its cells (quoted cells with doubled quotes, as written here).
+std::vector<std::string> csv_split(const std::string& line);
+
 }  // namespace trainsim::sweep

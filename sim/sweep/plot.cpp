@@ -11,6 +11,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/report/svg.hpp"
+#include "sim/sweep/output.hpp"
 
 namespace trainsim::sweep {
 
@@ -79,25 +80,6 @@ std::string shorten(const std::string& s, std::size_t n) {
   return s.size() <= n ? s : s.substr(0, n - 3) + "...";
 }
 
-std::vector<std::string> csv_split(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
-      else if (c == '"') quoted = false;
-      else out.back() += c;
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
 
 // The dimension (zip group) holding an axis; each axis alone when the spec lists none.
 std::size_t dim_of(const SweepSpec& spec, std::size_t axis) {
