@@ -57,7 +57,9 @@ int cmd_run(const std::vector<std::string>& args, bool validate_only, bool diagn
               << " parameters) on " << s.parallel.devices() << " x " << s.device.name << "\n";
     return kExitFits;
   }
-  const parallel::Plan plan = parallel::lower(s);
+  // Traces and memory plots show every op; otherwise the compressed plan gives the same report.
+  const bool visuals = vm.count("trace") || vm.count("plot") || vm.count("html");
+  const parallel::Plan plan = parallel::lower(s, {.compress = !visuals});
   exec::PlayOptions play_opts;
   play_opts.all_ooms = vm.count("all-ooms") > 0;
   const exec::Timeline tl = exec::play(plan, play_opts);
@@ -83,7 +85,7 @@ int cmd_run(const std::vector<std::string>& args, bool validate_only, bool diagn
   }
 
   // Visual outputs (docs/report-visuals.md), written before the report.
-  if (vm.count("trace") || vm.count("plot") || vm.count("html")) {
+  if (visuals) {
     const std::vector<report::MemorySeries> series = report::memory_series(plan, tl);
     auto write = [&](const char* option, auto&& writer) {
       if (!vm.count(option)) return;

@@ -1,6 +1,7 @@
 #pragma once
 // A time-ordered event queue with deterministic tie-breaking: events at the same instant run in
-// the order they were scheduled (sequence number), so every run of the same input is identical.
+// order of their key, then in the order they were scheduled (sequence number), so every run of
+// the same input is identical.
 // The queue is a value: a sweep runs many simulations side by side, each with its own queue.
 #include <cstdint>
 #include <queue>
@@ -16,14 +17,15 @@ class EventQueue {
  public:
   struct Event {
     TimePoint time;
+    std::uint64_t key;
     std::uint64_t seq;
     Payload payload;
   };
 
   // Schedules `payload` at `time`; `time` must not lie before the current clock.
-  void schedule(TimePoint time, Payload payload) {
+  void schedule(TimePoint time, Payload payload, std::uint64_t key = 0) {
     TRAINSIM_CHECK(!(time < now_), "event scheduled before the current time");
-    heap_.push(Event{time, next_seq_++, std::move(payload)});
+    heap_.push(Event{time, key, next_seq_++, std::move(payload)});
   }
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
@@ -43,6 +45,7 @@ class EventQueue {
   struct Later {
     bool operator()(const Event& a, const Event& b) const {
       if (a.time != b.time) return a.time > b.time;
+      if (a.key != b.key) return a.key > b.key;
       return a.seq > b.seq;
     }
   };

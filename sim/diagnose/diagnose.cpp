@@ -32,7 +32,7 @@ class Trier {
     ++tried_;
     try {
       const auto s = scenario::load_scenario(file_, all);
-      const auto plan = parallel::lower(s);
+      const auto plan = parallel::lower(s, {.compress = true});
       const auto tl = exec::play(plan);
       r.fits = std::all_of(tl.devices.begin(), tl.devices.end(), [](const auto& d) { return d.fits; });
       r.step_time_s = core::to_seconds(tl.step_time);

@@ -67,6 +67,65 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
 
 namespace {
 
+constexpr std::uint32_t kNone = ~std::uint32_t{0};
+
+// A macro template costed and measured once per play: when each of its ops starts, how much of
+// it the kernels (not the tensor-parallel collectives) occupy, and the memory after each op's
+// allocations, so a macro op books its whole run with one peak candidate.
+struct MacroProfile {
+  std::vector<core::Duration> offset;         // start of op k from the macro's start [K]
+  std::vector<core::Duration> kernel;         // kernel time of op k [K]
+  std::vector<core::Duration> kernel_before;  // kernel time of ops < k [K + 1]
+  core::Duration total{}, tp{};
+  // Point 0 is the macro's start, point k (1..K) follows op k-1's allocations; memory relative
+  // to point 0. `net` follows the last op's releases.
+  std::vector<hw::MemBreakdown> level;
+  std::vector<core::Bytes> level_total;
+  hw::MemBreakdown net;
+  std::vector<std::vector<std::uint32_t>> highest;  // sparse table: earliest highest point
+
+  std::uint32_t ops() const { return static_cast<std::uint32_t>(offset.size()); }
+
+  void build_highest() {
+    const auto n = static_cast<std::uint32_t>(level_total.size());
+    highest.assign(1, std::vector<std::uint32_t>(n));
+    for (std::uint32_t j = 0; j < n; ++j) highest[0][j] = j;
+    for (std::uint32_t w = 1; 2 * w <= n; w *= 2) {
+      const auto& prev = highest.back();
+      std::vector<std::uint32_t> row(n - 2 * w + 1);
+      for (std::uint32_t j = 0; j + 2 * w <= n; ++j) row[j] = better(prev[j], prev[j + w]);
+      highest.push_back(std::move(row));
+    }
+  }
+  std::uint32_t better(std::uint32_t a, std::uint32_t b) const {
+    if (level_total[a] != level_total[b]) return level_total[a] > level_total[b] ? a : b;
+    return std::min(a, b);
+  }
+  // The earliest highest point in [a, b].
+  std::uint32_t highest_in(std::uint32_t a, std::uint32_t b) const {
+    std::uint32_t l = 0;
+    while ((2u << l) <= b - a + 1) ++l;
+    return better(highest[l][a], highest[l][b - (1u << l) + 1]);
+  }
+  // Kernel time within [0, x) of the macro's span.
+  core::Duration kernel_within(core::Duration x) const {
+    if (x.ns <= 0) return {};
+    const auto it = std::upper_bound(offset.begin(), offset.end(), x) - 1;
+    const auto k = static_cast<std::size_t>(it - offset.begin());
+    return kernel_before[k] + std::min(x - offset[k], kernel[k]);
+  }
+};
+
+// A macro op in flight on a program: which points of its template the ledger holds so far.
+struct InFlight {
+  std::uint32_t id = kNone;
+  std::int32_t index = -1;  // in the program
+  std::int32_t macro = -1;
+  core::TimePoint t0{};
+  std::uint64_t key0 = 0;  // fine id of its first op
+  std::uint32_t applied = 0;
+};
+
 struct Player {
   const Plan& plan;
   const PlayOptions& opt;
@@ -78,8 +137,14 @@ struct Player {
   std::vector<std::uint32_t> succ_begin, succ;  // CSR successor lists
   std::vector<char> done;
   std::vector<core::Duration> duration;  // per op, computed once (memoised by work)
+  // Events at one instant run in the order of the expanded plan's op numbering (a macro op's
+  // ops numbered as if expanded), so a compressed plan replays the expanded plan's order.
+  std::vector<std::uint64_t> fine_first;  // per op: fine id of its (first) op
+  std::uint64_t extra_events = 0;         // ops inside macro ops beyond the first of each
   core::EventQueue<std::uint32_t> queue;
   std::vector<char> oom_seen;
+  std::vector<std::vector<MacroProfile>> profiles;  // [program][template]
+  std::vector<InFlight> inflight;                   // per program
 
   Player(const Plan& p, const PlayOptions& o) : plan(p), opt(o) {}
 
@@ -88,9 +153,15 @@ struct Player {
     idx = static_cast<std::int32_t>(id - offset[prog]);
     return plan.programs[prog].ops[idx];
   }
+  std::uint64_t finish_key(std::uint32_t id) const {
+    std::int32_t prog, idx;
+    const Op& op = op_at(id, prog, idx);
+    return op.macro < 0 ? fine_first[id] : fine_first[id] + profiles[prog][op.macro].ops() - 1;
+  }
 
+  // `order`: the request's place among those of one instant (see OomPoint::order).
   void book(std::int32_t prog, std::int32_t idx, const Op* op, hw::MemCategory cat, core::Bytes b,
-            core::TimePoint now) {
+            core::TimePoint now, std::uint64_t order) {
     hw::MemoryLedger& led = ledgers[prog];
     const hw::MemBreakdown before = led.current();
     const bool fits = led.allocate(cat, b, /*book_anyway=*/true);
@@ -99,11 +170,8 @@ struct Player {
     const bool first_here = !oom_seen[prog];
     oom_seen[prog] = 1;
     if (!first_here && !opt.all_ooms) return;
-    if (tl.ooms.size() >= opt.max_oom_points) {
-      ++tl.ooms_dropped;
-      return;
-    }
     OomPoint pt;
+    pt.order = order;
     pt.program = prog;
     pt.time = now;
     pt.op = idx;
@@ -121,21 +189,9 @@ struct Player {
     tl.ooms.push_back(pt);
   }
 
-  void start(std::uint32_t id, core::TimePoint now) {
-    std::int32_t prog, idx;
-    const Op& op = op_at(id, prog, idx);
+  void release(std::int32_t prog, std::int32_t idx, const Op& op, std::uint32_t begin, std::uint32_t end) {
     const Program& P = plan.programs[prog];
-    for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
-      book(prog, idx, &op, P.effects[e].category, P.effects[e].bytes, now);
-    tl.devices[prog].start[idx] = now;
-    queue.schedule(now + duration[id], id);
-  }
-
-  void finish(std::uint32_t id, core::TimePoint now) {
-    std::int32_t prog, idx;
-    const Op& op = op_at(id, prog, idx);
-    const Program& P = plan.programs[prog];
-    for (auto e = op.free_begin; e < op.free_end; ++e) {
+    for (auto e = begin; e < end; ++e) {
       const auto cat = P.effects[e].category;
       TRAINSIM_CHECK(ledgers[prog].current()[cat] >= P.effects[e].bytes,
                      "stage " + std::to_string(prog) + " op " + std::to_string(idx) + " (" +
@@ -147,12 +203,123 @@ struct Player {
                          std::to_string(ledgers[prog].current()[cat].value) + " are held");
       ledgers[prog].release(cat, P.effects[e].bytes);
     }
+  }
+
+  // Model states booked before the step come first (order 0), then ops by fine id and effect.
+  static std::uint64_t effect_order(std::uint64_t fine, std::uint32_t effect) {
+    return ((fine + 1) << 8) | std::min<std::uint32_t>(effect, 255);
+  }
+
+  // --- Macro ops ---------------------------------------------------------------------------
+  // Point j >= 2 of the macro in flight happens at the end of its op j-2: at t0 + offset[j-1],
+  // ordered among events of that instant by the fine id of op j-2.
+  bool point_before(const InFlight& f, const MacroProfile& m, std::uint32_t j, core::TimePoint t,
+                    std::uint64_t key) const {
+    const core::TimePoint at = f.t0 + m.offset[j - 1];
+    return at != t ? at < t : f.key0 + j - 2 < key;
+  }
+
+  // Brings the ledger of `prog` to point `upto` of its macro in flight. When the run would not
+  // fit and the OOM point must be recorded, it is replayed op by op to find the exact request.
+  void apply_points(std::int32_t prog, InFlight& f, std::uint32_t upto) {
+    if (upto <= f.applied) return;
+    const MacroProfile& m = profiles[prog][f.macro];
+    hw::MemoryLedger& led = ledgers[prog];
+    const std::uint32_t k = m.highest_in(f.applied + 1, upto);
+    const core::Bytes high = led.in_use() - m.level_total[f.applied] + m.level_total[k];
+    if (high > led.capacity() && (opt.all_ooms || !oom_seen[prog])) {
+      replay_points(prog, f, upto);
+      return;
+    }
+    if (high > led.capacity()) tl.devices[prog].fits = false;
+    hw::MemBreakdown highest = led.current(), delta;
+    for (std::size_t c = 0; c < hw::kMemCategories; ++c) {
+      delta.bytes[c] = m.level[upto].bytes[c] - m.level[f.applied].bytes[c];
+      highest.bytes[c] += m.level[k].bytes[c] - m.level[f.applied].bytes[c];
+    }
+    led.apply_run(highest, delta);
+    f.applied = upto;
+  }
+
+  void replay_points(std::int32_t prog, InFlight& f, std::uint32_t upto) {
+    const Program& P = plan.programs[prog];
+    const MacroProfile& m = profiles[prog][f.macro];
+    const parallel::MacroTemplate& t = P.macros[f.macro];
+    for (std::uint32_t j = f.applied + 1; j <= upto; ++j) {
+      const core::TimePoint at = f.t0 + m.offset[j - 1];
+      if (j >= 2) {
+        const Op& ended = P.macro_ops[t.begin + j - 2];
+        release(prog, f.index, ended, ended.free_begin, ended.free_end);
+      }
+      Op op = P.macro_ops[t.begin + j - 1];
+      op.microbatch = P.ops[f.index].microbatch;
+      for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
+        book(prog, f.index, &op, P.effects[e].category, P.effects[e].bytes, at,
+             effect_order(f.key0 + j - 1, e - op.alloc_begin));
+    }
+    f.applied = upto;
+  }
+
+  // Before anything else touches `prog`'s memory at (t, key): the points of its macro in flight
+  // that come first.
+  void catch_up(std::int32_t prog, core::TimePoint t, std::uint64_t key) {
+    InFlight& f = inflight[prog];
+    if (f.id == kNone) return;
+    const MacroProfile& m = profiles[prog][f.macro];
+    std::uint32_t lo = f.applied, hi = m.ops();  // last point before (t, key) lies in [lo, hi]
+    while (lo < hi) {
+      const std::uint32_t mid = (lo + hi + 1) / 2;
+      if (mid >= 2 && point_before(f, m, mid, t, key)) lo = mid;
+      else if (mid < 2) lo = mid;
+      else hi = mid - 1;
+    }
+    apply_points(prog, f, lo);
+  }
+
+  // --- Playing -------------------------------------------------------------------------------
+  void start(std::uint32_t id, core::TimePoint now, std::uint64_t trigger) {
+    std::int32_t prog, idx;
+    const Op& op = op_at(id, prog, idx);
+    const Program& P = plan.programs[prog];
+    tl.devices[prog].start[idx] = now;
+    queue.schedule(now + duration[id], id, finish_key(id));
+    if (op.macro >= 0) {
+      InFlight& f = inflight[prog];
+      TRAINSIM_CHECK(f.id == kNone, "two macro ops in flight on one compute stream");
+      f = InFlight{id, idx, op.macro, now, fine_first[id], 0};
+      apply_points(prog, f, 1);
+      return;
+    }
+    if (op.alloc_begin == op.alloc_end) return;
+    catch_up(prog, now, trigger);
+    for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
+      book(prog, idx, &op, P.effects[e].category, P.effects[e].bytes, now,
+           effect_order(fine_first[id], e - op.alloc_begin));
+  }
+
+  void finish(std::uint32_t id, core::TimePoint now) {
+    std::int32_t prog, idx;
+    const Op& op = op_at(id, prog, idx);
+    const std::uint64_t key = finish_key(id);
+    if (op.macro >= 0) {
+      InFlight& f = inflight[prog];
+      const MacroProfile& m = profiles[prog][op.macro];
+      apply_points(prog, f, m.ops());
+      hw::MemBreakdown delta;
+      for (std::size_t c = 0; c < hw::kMemCategories; ++c)
+        delta.bytes[c] = m.net.bytes[c] - m.level[m.ops()].bytes[c];
+      ledgers[prog].apply_run(ledgers[prog].current(), delta);
+      f = InFlight{};
+    } else if (op.free_begin != op.free_end) {
+      catch_up(prog, now, key);
+      release(prog, idx, op, op.free_begin, op.free_end);
+    }
     tl.devices[prog].finish[idx] = now;
     done[id] = 1;
     for (auto k = succ_begin[id]; k < succ_begin[id + 1]; ++k) {
       const std::uint32_t s = succ[k];
       TRAINSIM_CHECK(waiting[s] > 0, "op became ready twice");
-      if (--waiting[s] == 0) start(s, now);
+      if (--waiting[s] == 0) start(s, now, key);
     }
   }
 
@@ -177,42 +344,106 @@ struct Player {
       return std::hash<std::uint64_t>()(k.a * 0x9E3779B97F4A7C15ULL ^ (k.b + 0x7F4A7C15ULL) * 31 ^ k.c);
     }
   };
+  static WorkKey work_key(const Op& op) {
+    std::uint64_t flops_bits;
+    std::memcpy(&flops_bits, &op.work.flops, sizeof flops_bits);
+    return WorkKey{static_cast<std::uint64_t>(op.kind) | (static_cast<std::uint64_t>(op.work.matmul) << 8) |
+                       (static_cast<std::uint64_t>(op.comm.inter_node) << 9) |
+                       (static_cast<std::uint64_t>(op.tp_sequence_parallel) << 10) |
+                       (static_cast<std::uint64_t>(op.tp_collectives) << 56) |
+                       (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.kernels)) << 16) |
+                       (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.comm.ranks)) << 40),
+                   flops_bits ^ static_cast<std::uint64_t>(op.comm.bytes.value),
+                   static_cast<std::uint64_t>(op.work.bytes.value) ^
+                       (static_cast<std::uint64_t>(op.comm.ranks_per_node) << 48) ^
+                       (static_cast<std::uint64_t>(op.comm.gather_ranks) << 32) ^
+                       (static_cast<std::uint64_t>(op.work.serial_memory) << 63)};
+  }
+
+  MacroProfile profile(const Program& P, const parallel::MacroTemplate& t,
+                       std::unordered_map<WorkKey, core::Duration, WorkHash>& memo) const {
+    MacroProfile m;
+    const std::uint32_t n = t.end - t.begin;
+    m.offset.reserve(n);
+    m.kernel.reserve(n);
+    m.kernel_before.assign(1, core::Duration{});
+    m.level.assign(1, hw::MemBreakdown{});
+    hw::MemBreakdown now;
+    for (auto k = t.begin; k < t.end; ++k) {
+      const Op& op = P.macro_ops[k];
+      auto [it, inserted] = memo.try_emplace(work_key(op));
+      if (inserted) it->second = op_duration(plan, P, op);
+      const core::Duration tp = tensor_parallel_time(plan, op);
+      m.offset.push_back(m.total);
+      m.kernel.push_back(it->second - tp);
+      m.kernel_before.push_back(m.kernel_before.back() + m.kernel.back());
+      m.total += it->second;
+      m.tp += tp;
+      if (k > t.begin) {
+        const Op& prev = P.macro_ops[k - 1];
+        for (auto e = prev.free_begin; e < prev.free_end; ++e) now[P.effects[e].category] -= P.effects[e].bytes;
+      }
+      for (auto e = op.alloc_begin; e < op.alloc_end; ++e) now[P.effects[e].category] += P.effects[e].bytes;
+      m.level.push_back(now);
+    }
+    const Op& last = P.macro_ops[t.end - 1];
+    for (auto e = last.free_begin; e < last.free_end; ++e) now[P.effects[e].category] -= P.effects[e].bytes;
+    m.net = now;
+    for (const auto& l : m.level) m.level_total.push_back(l.total());
+    m.build_highest();
+    return m;
+  }
+
   void compute_durations() {
     duration.resize(waiting.size());
+    fine_first.resize(waiting.size());
+    profiles.assign(plan.programs.size(), {});
     std::unordered_map<WorkKey, core::Duration, WorkHash> memo;
+    std::uint64_t fine = 0;
     for (std::size_t p = 0; p < plan.programs.size(); ++p) {
       memo.clear();
       const Program& P = plan.programs[p];
+      for (const auto& t : P.macros) profiles[p].push_back(profile(P, t, memo));
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
         const Op& op = P.ops[i];
-        std::uint64_t flops_bits;
-        std::memcpy(&flops_bits, &op.work.flops, sizeof flops_bits);
-        const WorkKey key{static_cast<std::uint64_t>(op.kind) | (static_cast<std::uint64_t>(op.work.matmul) << 8) |
-                              (static_cast<std::uint64_t>(op.comm.inter_node) << 9) |
-                              (static_cast<std::uint64_t>(op.tp_sequence_parallel) << 10) |
-                              (static_cast<std::uint64_t>(op.tp_collectives) << 56) |
-                              (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.kernels)) << 16) |
-                              (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.comm.ranks)) << 40),
-                          flops_bits ^ static_cast<std::uint64_t>(op.comm.bytes.value),
-                          static_cast<std::uint64_t>(op.work.bytes.value) ^
-                              (static_cast<std::uint64_t>(op.comm.ranks_per_node) << 48) ^
-                              (static_cast<std::uint64_t>(op.comm.gather_ranks) << 32) ^
-                              (static_cast<std::uint64_t>(op.work.serial_memory) << 63)};
-        auto [it, inserted] = memo.try_emplace(key);
+        const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
+        fine_first[id] = fine;
+        if (op.macro >= 0) {
+          const MacroProfile& m = profiles[p][op.macro];
+          duration[id] = m.total;
+          fine += m.ops();
+          extra_events += m.ops() - 1;
+          continue;
+        }
+        ++fine;
+        auto [it, inserted] = memo.try_emplace(work_key(op));
         if (inserted) it->second = op_duration(plan, P, op);
-        duration[offset[p] + i] = it->second;
+        duration[id] = it->second;
       }
     }
   }
 
+  // Compute stream busy with kernels: [a, b) of one op, or a macro op's span (macro >= 0) whose
+  // kernel time inside it its profile gives.
+  struct Busy {
+    core::TimePoint a, b;
+    std::int32_t macro;
+  };
   // Part of [a, b) not covered by the sorted, disjoint busy intervals.
-  static core::Duration uncovered(core::TimePoint a, core::TimePoint b,
-                                  const std::vector<std::pair<core::TimePoint, core::TimePoint>>& busy) {
+  static core::Duration uncovered(core::TimePoint a, core::TimePoint b, const std::vector<Busy>& busy,
+                                  const std::vector<MacroProfile>& profiles) {
     std::int64_t covered = 0;
     auto it = std::lower_bound(busy.begin(), busy.end(), a,
-                               [](const auto& iv, core::TimePoint t) { return iv.second <= t; });
-    for (; it != busy.end() && it->first < b; ++it)
-      covered += std::min(b, it->second).ns - std::max(a, it->first).ns;
+                               [](const Busy& iv, core::TimePoint t) { return iv.b <= t; });
+    for (; it != busy.end() && it->a < b; ++it) {
+      const core::TimePoint lo = std::max(a, it->a), hi = std::min(b, it->b);
+      if (it->macro < 0) {
+        covered += hi.ns - lo.ns;
+        continue;
+      }
+      const MacroProfile& m = profiles[it->macro];
+      covered += (m.kernel_within(hi - it->a) - m.kernel_within(lo - it->a)).ns;
+    }
     return core::Duration{(b - a).ns - covered};
   }
 
@@ -221,7 +452,7 @@ struct Player {
     for (std::size_t p = 0; p < plan.programs.size(); ++p) {
       const Program& P = plan.programs[p];
       DeviceTimeline& d = tl.devices[p];
-      std::vector<std::pair<core::TimePoint, core::TimePoint>> busy;
+      std::vector<Busy> busy;
       busy.reserve(P.ops.size());
       // Tensor-parallel part of each compute op, costed once per distinct op.
       std::vector<core::Duration> tp_time(P.ops.size());
@@ -229,6 +460,10 @@ struct Player {
         std::unordered_map<WorkKey, core::Duration, WorkHash> memo;
         for (std::size_t i = 0; i < P.ops.size(); ++i) {
           const Op& op = P.ops[i];
+          if (op.macro >= 0) {
+            tp_time[i] = profiles[p][op.macro].tp;
+            continue;
+          }
           if (op.tp_collectives == 0) continue;
           const WorkKey key{static_cast<std::uint64_t>(op.comm.bytes.value),
                             static_cast<std::uint64_t>(op.comm.ranks) | (static_cast<std::uint64_t>(op.comm.inter_node) << 32) |
@@ -252,7 +487,8 @@ struct Player {
           // Compute hides other traffic only while its kernels run, not during its own
           // tensor-parallel collectives.
           const core::Duration tp = tp_time[i];
-          if (op.purpose == parallel::CommPurpose::none) busy.emplace_back(d.start[i], d.finish[i] - tp);
+          if (op.macro >= 0) busy.push_back({d.start[i], d.finish[i], op.macro});
+          else if (op.purpose == parallel::CommPurpose::none) busy.push_back({d.start[i], d.finish[i] - tp, -1});
           if (tp.ns > 0) {
             CommStats& c = tl.comm[parallel::CommPurpose::tensor];
             c.time += tp;
@@ -262,11 +498,11 @@ struct Player {
       }
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
         const Op& op = P.ops[i];
-        if (op.purpose == parallel::CommPurpose::none) continue;
+        if (op.purpose == parallel::CommPurpose::none || op.macro >= 0) continue;
         CommStats& c = tl.comm[op.purpose];
         const core::Duration span = d.finish[i] - d.start[i];
         c.time += span;
-        c.exposed += op.stream == StreamKind::compute ? span : uncovered(d.start[i], d.finish[i], busy);
+        c.exposed += op.stream == StreamKind::compute ? span : uncovered(d.start[i], d.finish[i], busy, profiles[p]);
       }
       d.capacity = ledgers[p].capacity();
       d.peak = ledgers[p].peak();
@@ -295,6 +531,7 @@ struct Player {
     const auto& progs = plan.programs;
     tl.devices.resize(progs.size());
     oom_seen.assign(progs.size(), 0);
+    inflight.assign(progs.size(), InFlight{});
     for (const auto& P : progs) {
       ledgers.emplace_back(P.device.memory);
       auto& d = tl.devices[ledgers.size() - 1];
@@ -305,22 +542,29 @@ struct Player {
     for (std::size_t p = 0; p < progs.size(); ++p)
       for (std::size_t c = 0; c < hw::kMemCategories; ++c)
         book(static_cast<std::int32_t>(p), -1, nullptr, static_cast<hw::MemCategory>(c),
-             progs[p].persistent.bytes[c], core::TimePoint{});
+             progs[p].persistent.bytes[c], core::TimePoint{}, 0);
     build_graph();
     compute_durations();
     for (std::uint32_t id = 0; id < waiting.size(); ++id)
-      if (waiting[id] == 0) start(id, core::TimePoint{});
+      if (waiting[id] == 0) start(id, core::TimePoint{}, 0);
     while (!queue.empty()) {
       const auto ev = queue.pop();
       finish(ev.payload, ev.time);
     }
     for (std::uint32_t id = 0; id < done.size(); ++id)
       TRAINSIM_CHECK(done[id], "op " + std::to_string(id) + " never ran: the schedule deadlocks");
-    tl.events = queue.events_run();
+    tl.events = queue.events_run() + extra_events;
     check_end_state();
     account();
-    std::stable_sort(tl.ooms.begin(), tl.ooms.end(),
-                     [](const OomPoint& a, const OomPoint& b) { return a.time < b.time; });
+    // A macro op books its points late (when something else touches the device), so points are
+    // put in time order here and the cap keeps the earliest.
+    std::stable_sort(tl.ooms.begin(), tl.ooms.end(), [](const OomPoint& a, const OomPoint& b) {
+      return a.time != b.time ? a.time < b.time : a.order < b.order;
+    });
+    if (tl.ooms.size() > opt.max_oom_points) {
+      tl.ooms_dropped = static_cast<std::int64_t>(tl.ooms.size() - opt.max_oom_points);
+      tl.ooms.resize(opt.max_oom_points);
+    }
     return std::move(tl);
   }
 };

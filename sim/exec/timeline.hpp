@@ -25,6 +25,9 @@ struct OomPoint {
   hw::MemBreakdown in_use;  // before the request
   core::Bytes capacity{};
   OomCause cause = OomCause::activations;
+  // Where the request falls in the expanded plan's order (op, then effect): points at one
+  // instant are listed in this order, whichever way the plan was played.
+  std::uint64_t order = 0;
 };
 
 struct CommStats {
@@ -46,7 +49,7 @@ struct DeviceTimeline {
 struct Timeline {
   std::vector<DeviceTimeline> devices;  // one per Program
   std::vector<OomPoint> ooms;           // first per device, or every one with all_ooms
-  std::int64_t ooms_dropped = 0;        // beyond the cap
+  std::int64_t ooms_dropped = 0;        // beyond the cap (the latest are dropped)
   core::Duration step_time{};
   core::TimePoint pipeline_end{};       // last forward/backward end over all devices
   std::map<parallel::CommPurpose, CommStats> comm;

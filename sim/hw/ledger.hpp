@@ -32,6 +32,10 @@ class MemoryLedger {
   bool allocate(MemCategory cat, core::Bytes bytes, bool book_anyway = false);
   // Releases bytes previously booked in `cat`; freeing more than is held is an internal error.
   void release(MemCategory cat, core::Bytes bytes);
+  // A run of allocations and releases replayed at once (fast play): `highest` is the largest
+  // state the run passes through (a peak candidate, the earliest if several tie) and `delta` what
+  // it leaves changed per category. The run was checked against capacity by the caller.
+  void apply_run(const MemBreakdown& highest, const MemBreakdown& delta);
 
   core::Bytes capacity() const { return capacity_; }
   core::Bytes in_use() const { return in_use_; }

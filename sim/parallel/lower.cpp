@@ -61,6 +61,7 @@ struct Lowering {
   };
   std::vector<Pending> pending;
   std::vector<OpRef> fwd_end, bwd_end;  // [g * mcount + j]
+  bool compress = false;
 
   Lowering(const scenario::Scenario& sc) : s(sc), m(sc.model) {}
 };
@@ -142,6 +143,31 @@ class ProgramBuilder {
     op.dep_end = static_cast<std::uint32_t>(P_.deps.size());
   }
   OpRef ref(std::int32_t i) const { return OpRef{index_, i}; }
+  // Copies ops [first, ops.size()) — a unit's compute ops, back to back, only the first with
+  // dependencies — into a new macro template and returns its index.
+  std::int32_t make_template(std::size_t first) {
+    MacroTemplate t;
+    t.begin = static_cast<std::uint32_t>(P_.macro_ops.size());
+    for (std::size_t i = first; i < P_.ops.size(); ++i) {
+      const Op& op = P_.ops[i];
+      TRAINSIM_CHECK(op.stream == StreamKind::compute && op.macro < 0 &&
+                         (i == first || op.dep_begin == op.dep_end),
+                     "a macro template may only hold compute ops that run back to back");
+      P_.macro_ops.push_back(op);
+    }
+    t.end = static_cast<std::uint32_t>(P_.macro_ops.size());
+    P_.macros.push_back(t);
+    return static_cast<std::int32_t>(P_.macros.size() - 1);
+  }
+  // One macro op replaying template `macro` for micro-batch `mb`, after `dep`.
+  std::int32_t emit_macro(std::int32_t macro, std::int32_t mb, OpRef dep) {
+    Op op = P_.macro_ops[P_.macros[macro].begin];
+    op.kind = op.kind == OpKind::recompute ? OpKind::backward : op.kind;
+    op.microbatch = mb;
+    op.macro = macro;
+    op.tp_collectives = 0;
+    return emit(op, {}, {}, {dep});
+  }
   Program& program() { return P_; }
 
  private:
@@ -318,6 +344,8 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   P.ops.reserve(units.size() * per_unit + 8);
   P.effects.reserve(units.size() * per_unit * 2 + 8);
   P.deps.reserve(units.size() * 4 + P.ops.capacity() / 4 + 8);
+  // Macro template per (virtual stage, direction) once a repeatable unit was emitted (fast play).
+  std::vector<std::int32_t> macro_of(2 * static_cast<std::size_t>(G), -1);
   // Per-micro-batch data-parallel bucket state (flushes on the last backward of each chunk).
   for (const WorkUnit& u : units) {
     const std::int32_t g = u.chunk * L.p + stage;
@@ -336,6 +364,13 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
         B.add_dep_pending(op, true, g - 1, j);
         arrival = op;
       }
+      const bool repeatable = L.compress && zero != 3;
+      std::int32_t& macro = macro_of[2 * g + 1];
+      if (repeatable && macro >= 0) {
+        L.fwd_end[g * L.mcount + j] = B.ref(B.emit_macro(macro, j, arrival >= 0 ? B.ref(arrival) : OpRef{}));
+        continue;
+      }
+      const std::size_t unit_first = P.ops.size();
       std::int32_t last = -1;
       for (std::int32_t i = r.first; i < r.end; ++i) {
         const auto& sh = L.shards[i];
@@ -361,12 +396,14 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
         recent_compute.push_back(last);
         if (sh.allreduce_forward > 0) tp_collectives(last, sh.allreduce_forward, sh.full_output);
       }
+      if (repeatable) macro = B.make_template(unit_first);
       L.fwd_end[g * L.mcount + j] = B.ref(last);
       continue;
     }
 
     // Backward unit.
-    const bool last_microbatch = ++backward_units_seen[u.chunk] == L.mcount;
+    const bool first_microbatch = ++backward_units_seen[u.chunk] == 1;
+    const bool last_microbatch = backward_units_seen[u.chunk] == L.mcount;
     core::Bytes bucket{};
     auto flush_bucket = [&](std::int32_t after_op, std::int32_t layer) {
       if (bucket.value == 0 || L.d == 1) return;
@@ -394,6 +431,15 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       arrival = -1;
       return ref;
     };
+    // The first backward of a chunk allocates its gradients and reducing ones feed the comm
+    // stream: neither repeats.
+    const bool repeatable = L.compress && zero != 3 && !first_microbatch && !(reduce_now && L.d > 1);
+    std::int32_t& macro = macro_of[2 * g];
+    if (repeatable && macro >= 0) {
+      L.bwd_end[g * L.mcount + j] = B.ref(B.emit_macro(macro, j, take_arrival()));
+      continue;
+    }
+    const std::size_t unit_first = P.ops.size();
     std::int32_t last = -1;
     for (std::int32_t i = r.end - 1; i >= r.first; --i) {
       const auto& sh = L.shards[i];
@@ -463,6 +509,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       }
     }
     if (reduce_now) flush_bucket(last, r.first);
+    if (repeatable) macro = B.make_template(unit_first);
     L.bwd_end[g * L.mcount + j] = B.ref(last);
   }
 
@@ -491,8 +538,9 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
 
 }  // namespace
 
-Plan lower(const scenario::Scenario& s) {
+Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
   Lowering L(s);
+  L.compress = options.compress;
   const auto& m = s.model;
   L.p = static_cast<int>(s.parallel.pipeline);
   L.v = s.parallel.schedule == scenario::Schedule::interleaved ? static_cast<int>(s.parallel.virtual_stages) : 1;
@@ -531,6 +579,7 @@ Plan lower(const scenario::Scenario& s) {
   plan.inter_node = s.cluster.inter_node;
   plan.data_allreduce = s.parallel.allreduce;
   plan.math = s.training.precision == scenario::Precision::fp32 ? cost::MathMode::fp32 : cost::MathMode::half;
+  plan.compressed = options.compress;
   const int zero = L.d > 1 ? s.parallel.zero : 0;
   plan.programs.resize(L.p);
   for (int stage = 0; stage < L.p; ++stage) {
@@ -567,8 +616,14 @@ Plan lower(const scenario::Scenario& s) {
     per_sample += l.flops * (1 + l.backward_factor);
   }
   for (const auto& P : plan.programs)
-    for (const auto& op : P.ops)
+    for (const auto& op : P.ops) {
       if (op.kind == OpKind::recompute) recompute_per_sample += op.work.flops * static_cast<double>(P.count);
+      if (op.macro < 0) continue;
+      const MacroTemplate& t = P.macros[op.macro];
+      for (auto k = t.begin; k < t.end; ++k)
+        if (P.macro_ops[k].kind == OpKind::recompute)
+          recompute_per_sample += P.macro_ops[k].work.flops * static_cast<double>(P.count);
+    }
   plan.model_flops = per_sample * static_cast<double>(plan.samples);
   // Recompute ops were counted per micro-batch on one pipeline; scale to every data replica.
   plan.hardware_flops = plan.model_flops + recompute_per_sample;

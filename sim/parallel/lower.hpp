@@ -7,6 +7,15 @@
 
 namespace trainsim::parallel {
 
-Plan lower(const scenario::Scenario& s);
+struct LowerOptions {
+  // Fast play: every pipeline unit that repeats an earlier one exactly (same chunk and direction,
+  // compute work only, no first-time gradient allocation or gradient reduction) becomes one
+  // macro op over a shared template. Playing it gives the same report as the expanded plan
+  // (tests/exec/fast_play_test.cpp) at a fraction of the cost; traces and memory series need
+  // every op and use the expanded plan.
+  bool compress = false;
+};
+
+Plan lower(const scenario::Scenario& s, const LowerOptions& options = {});
 
 }  // namespace trainsim::parallel

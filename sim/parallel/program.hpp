@@ -76,6 +76,17 @@ struct Op {
   std::uint32_t alloc_begin = 0, alloc_end = 0, free_begin = 0, free_end = 0;
   std::uint32_t dep_begin = 0, dep_end = 0;
   bool model_flops = true;  // counted in MFU (false for recomputation)
+  // Fast play: >= 0 when this compute op stands for a run of ops played back to back, the
+  // template Program::macros[macro] (kind, layer, micro-batch and chunk name the run; its own
+  // effect ranges are empty, the template's ops carry the effects).
+  std::int32_t macro = -1;
+};
+
+// A run of compute-stream ops that a pipeline unit repeats for every micro-batch: the ops
+// Program::macro_ops[begin, end), in order, each starting when the one before ends. Their
+// dependencies are the macro op's; their effect ranges index Program::effects.
+struct MacroTemplate {
+  std::uint32_t begin = 0, end = 0;
 };
 
 struct Program {
@@ -86,6 +97,8 @@ struct Program {
   std::vector<Op> ops;
   std::vector<MemEffect> effects;
   std::vector<OpRef> deps;
+  std::vector<MacroTemplate> macros;  // fast play only (see Op::macro)
+  std::vector<Op> macro_ops;
   // Bookkeeping for the report.
   std::int64_t parameters = 0;  // parameters held (after tensor and ZeRO-3 sharding)
   hw::MemBreakdown model_states;  // weights + gradients + optimizer states + reserved per device
@@ -103,6 +116,7 @@ struct Plan {
   hw::LinkSpec intra_node, inter_node;
   cost::CollectiveAlgo data_allreduce = cost::CollectiveAlgo::ring;  // parallel.allreduce
   cost::MathMode math = cost::MathMode::half;  // tensor-core mode of the training precision
+  bool compressed = false;  // lowered with LowerOptions::compress (some ops may be macros)
 };
 
 }  // namespace trainsim::parallel

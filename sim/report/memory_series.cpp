@@ -69,6 +69,7 @@ struct Finish {
 
 std::vector<MemorySeries> memory_series(const Plan& plan, const exec::Timeline& tl) {
   const auto& progs = plan.programs;
+  TRAINSIM_CHECK(!plan.compressed, "memory series need the expanded plan (lower without compress)");
   TRAINSIM_CHECK(tl.devices.size() == progs.size(),
                  "memory series: timeline and plan differ in devices");
   for (std::size_t p = 0; p < progs.size(); ++p)
@@ -93,8 +94,8 @@ std::vector<MemorySeries> memory_series(const Plan& plan, const exec::Timeline& 
     builders.emplace_back(out[p], progs[p].persistent);
   }
 
+  // Ends at one instant in op order, as the player orders them.
   std::priority_queue<Finish, std::vector<Finish>, std::greater<>> queue;
-  std::uint64_t seq = 0;
   auto start = [&](std::uint32_t id, core::TimePoint now) {
     const std::int32_t p = program_of[id];
     const std::uint32_t i = id - offset[p];
@@ -104,7 +105,7 @@ std::vector<MemorySeries> memory_series(const Plan& plan, const exec::Timeline& 
                        " does not start when the timeline says (the player's order changed?)");
     const Op& op = progs[p].ops[i];
     builders[p].apply(now, progs[p], op.alloc_begin, op.alloc_end, true);
-    queue.push({d.finish[i], seq++, id});
+    queue.push({d.finish[i], id, id});
   };
   for (std::uint32_t id = 0; id < total; ++id)
     if (waiting[id] == 0) start(id, core::TimePoint{});

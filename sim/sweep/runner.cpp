@@ -18,7 +18,7 @@ PointResult run_point(const BaseScenario& base, const std::vector<std::string>& 
   PointResult r;
   try {
     const scenario::Scenario s = base.load(sets);
-    const parallel::Plan plan = parallel::lower(s);
+    const parallel::Plan plan = parallel::lower(s, {.compress = true});
     const exec::Timeline tl = exec::play(plan);
     r.summary = report::summarize(s, plan, tl, false);
     r.status = r.summary->fits ? Status::fits : Status::oom;

@@ -187,7 +187,7 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
     };
     try {
       const auto s = scenario::load_scenario(base_scenario, r.sets);
-      const auto plan = parallel::lower(s);
+      const auto plan = parallel::lower(s, {.compress = true});
       const auto tl = exec::play(plan);
       r.predicted_s = core::to_seconds(tl.step_time);
       r.fits = std::all_of(tl.devices.begin(), tl.devices.end(), [](const auto& d) { return d.fits; });

@@ -1,0 +1,105 @@
+// Fast play (LowerOptions::compress) against the expanded plan: for every shipped scenario and
+// variants over schedule, ZeRO stage, recomputation, micro-batch and memory pressure, the
+// compressed plan must give the same JSON report byte for byte (step time, peaks and their
+// breakdown, OOM points, communication, events) — the event simulation is the reference.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/exec/player.hpp"
+#include "sim/parallel/lower.hpp"
+#include "sim/report/summary.hpp"
+#include "sim/report/writers.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace {
+
+using namespace trainsim;
+namespace fs = std::filesystem;
+
+const std::string kRoot = TRAINSIM_SOURCE_DIR;
+
+struct Played {
+  std::string json;
+  std::size_t ops = 0, macros = 0;
+};
+
+Played play(const scenario::Scenario& s, bool compress, bool all_ooms = false) {
+  const parallel::Plan plan = parallel::lower(s, {.compress = compress});
+  exec::PlayOptions opt;
+  opt.all_ooms = all_ooms;
+  const exec::Timeline tl = exec::play(plan, opt);
+  std::ostringstream out;
+  report::write_json(out, report::summarize(s, plan, tl, all_ooms));
+  Played p;
+  p.json = out.str();
+  for (const auto& P : plan.programs) {
+    p.ops += P.ops.size();
+    for (const auto& op : P.ops) p.macros += op.macro >= 0;
+  }
+  return p;
+}
+
+void same_report(const std::string& file, const std::vector<std::string>& sets, bool all_ooms = false) {
+  const auto s = scenario::load_scenario(file, sets);
+  const Played full = play(s, false, all_ooms), fast = play(s, true, all_ooms);
+  std::string what = file;
+  for (const auto& k : sets) what += " --set " + k;
+  INFO(what);
+  CHECK(fast.json == full.json);
+  CHECK(full.macros == 0);
+  CHECK(fast.ops <= full.ops);
+}
+
+std::vector<std::string> shipped_scenarios() {
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(kRoot + "/scenarios")) {
+    if (e.path().extension() != ".yaml") continue;
+    if (e.path().string().find("/sweeps/") != std::string::npos) continue;
+    files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+TEST_CASE("fast play reports every shipped scenario exactly as the expanded plan") {
+  const auto files = shipped_scenarios();
+  REQUIRE(files.size() >= 15);
+  for (const auto& f : files) same_report(f, {});
+}
+
+TEST_CASE("fast play compresses the repeated units of a large pipeline") {
+  const auto s = scenario::load_scenario(kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml");
+  const Played full = play(s, false), fast = play(s, true);
+  CHECK(fast.json == full.json);
+  // 16 stages x 192 micro-batches: every forward but the first (the template), every backward
+  // but the first (allocates gradients), the second (the template) and the last (reduces).
+  CHECK(fast.macros == 16 * (192 - 1) + 16 * (192 - 3));
+  CHECK(fast.ops * 10 < full.ops);
+}
+
+TEST_CASE("fast play matches the expanded plan over schedules, ZeRO, recomputation and pressure") {
+  const std::string pipe = kRoot + "/scenarios/parallel/04_pipeline_fits.yaml";
+  const std::string zero = kRoot + "/scenarios/parallel/05_zero1.yaml";
+  const std::string gpt = kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml";
+  for (const char* sched : {"gpipe", "1f1b"})
+    for (const char* rec : {"none", "selective", "full"})
+      same_report(pipe, {std::string("parallel.schedule=") + sched, std::string("training.recompute=") + rec});
+  same_report(pipe, {"parallel.schedule=interleaved", "parallel.virtual_stages=2"});
+  for (int z = 0; z <= 3; ++z)
+    for (const char* mb : {"1", "2"})
+      same_report(zero, {"parallel.zero=" + std::to_string(z), std::string("training.micro_batch=") + mb});
+  // Out of memory inside macro ops: the first OOM point of each stage, and every one.
+  same_report(gpt, {"training.micro_batch=4", "training.global_batch=1536"});
+  same_report(gpt, {"training.micro_batch=4", "training.global_batch=1536"}, /*all_ooms=*/true);
+  same_report(gpt, {"parallel.schedule=interleaved", "parallel.virtual_stages=2", "training.recompute=full",
+                    "training.micro_batch=2"});
+  same_report(gpt, {"parallel.tensor=4", "parallel.data=16", "parallel.sequence_parallel=true",
+                    "parallel.zero=1", "training.recompute=selective"});
+  same_report(gpt, {"parallel.schedule=gpipe", "training.global_batch=512"});
+}
