@@ -37,6 +37,25 @@ struct Model {
 
   std::int64_t parameters() const;  // sum over layers, exact
   double forward_flops_per_sample() const;
+
+  // Boost 1.74's adjacency_list has no move operations, so moving a Model used to copy its
+  // whole graph (several times per scenario load); swapping the graph moves it for real.
+  Model() = default;
+  Model(const Model&) = default;
+  Model& operator=(const Model&) = default;
+  Model(Model&& o) noexcept { *this = std::move(o); }
+  Model& operator=(Model&& o) noexcept {
+    if (this == &o) return *this;
+    name = std::move(o.name);
+    graph.clear();
+    graph.swap(o.graph);
+    order = std::move(o.order);
+    sequence_model = o.sequence_model;
+    seq_len = o.seq_len;
+    num_blocks = o.num_blocks;
+    hidden = o.hidden;
+    return *this;
+  }
 };
 
 // Adds a layer; returns its vertex. Names must be unique (builders ensure it).
