@@ -34,7 +34,8 @@ class Trier {
       const auto s = scenario::load_scenario(file_, all);
       const auto plan = parallel::lower(s, {.compress = true});
       const auto tl = exec::play(plan);
-      r.fits = std::all_of(tl.devices.begin(), tl.devices.end(), [](const auto& d) { return d.fits; });
+      r.fits = tl.host_fits &&
+               std::all_of(tl.devices.begin(), tl.devices.end(), [](const auto& d) { return d.fits; });
       r.step_time_s = core::to_seconds(tl.step_time);
       r.peak = {};
       for (const auto& d : tl.devices) r.peak = std::max(r.peak, d.peak);
@@ -93,6 +94,50 @@ report::Diagnosis diagnose(const std::string& file, const std::vector<std::strin
       gib(ms[hw::MemCategory::gradients]) + ", optimizer states " +
       gib(ms[hw::MemCategory::optimizer_states]) + ", reserved " + gib(ms[hw::MemCategory::reserved]);
   const std::string where = summary.devices.size() > 1 ? " on stage " + str(d.device) : "";
+  const bool gpus_fit = std::all_of(summary.devices.begin(), summary.devices.end(),
+                                    [](const report::DeviceSummary& dev) { return dev.fits; });
+  if (!summary.host_fits && gpus_fit) {
+    // Every GPU fits; a node's DRAM does not hold the states its GPUs offload.
+    d.kind = "host_memory";
+    d.model_state_bytes = summary.host_per_node;
+    d.capacity = summary.host_capacity;
+    d.summary = "the offloaded states of the fullest node's GPUs need " + gib(summary.host_per_node) +
+                " of host memory, the node has " + gib(summary.host_capacity) + " (cluster.host_memory).";
+    d.data_parallel_note =
+        "Host memory is per node: each GPU keeps its share of the optimizer states and fp32 "
+        "gradients (and offloaded parameters) there; ZeRO shards them over data-parallel ranks, "
+        "fewer GPUs per node divide a node's load.";
+    Trier trier(file, sets);
+    std::vector<Remedy> found;
+    auto consider = [&](Remedy r) {
+      if (trier.run(r) && r.fits) found.push_back(r);
+    };
+    const auto& off = s.training.offload;
+    const auto& p = s.parallel;
+    if (off.parameters_on_cpu())
+      consider({"keep the parameters on the GPU (offload the optimizer only)", {{"training.offload.parameters", "none"}}});
+    if (p.data > 1 && p.zero < 1)
+      consider({"ZeRO stage 1: shard the offloaded states over the " + str(p.data) + " data-parallel replicas",
+                {{"parallel.zero", "1"}}});
+    for (std::int64_t gpn = s.cluster.gpus_per_node / 2; gpn >= 1; gpn /= 2) {
+      if (s.parallel.devices() % gpn != 0) continue;
+      Remedy r;
+      r.description = str(gpn) + " GPUs per node (" + str(s.parallel.devices() / gpn) + " nodes)";
+      r.set = {{"cluster.gpus_per_node", str(gpn)}, {"cluster.nodes", str(s.parallel.devices() / gpn)}};
+      if (trier.run(r) && r.fits) {
+        found.push_back(r);
+        break;
+      }
+    }
+    consider({"no offload (optimizer and parameters on the GPU)",
+              {{"training.offload.optimizer", "none"}, {"training.offload.parameters", "none"}}});
+    std::stable_sort(found.begin(), found.end(),
+                     [](const Remedy& a, const Remedy& b) { return a.step_time_s < b.step_time_s; });
+    if (static_cast<int>(found.size()) > options.max_remedies) found.resize(options.max_remedies);
+    d.remedies = std::move(found);
+    d.tried = trier.tried();
+    return d;
+  }
   if (states_exceed) {
     d.kind = "model_states";
     d.summary = "model states need " + gib(d.model_state_bytes) + where + " (" + states_detail +
@@ -165,7 +210,14 @@ report::Diagnosis diagnose(const std::string& file, const std::vector<std::strin
     }
   }
 
-  // Model-state remedies: shard the states or split the model.
+  // Model-state remedies: offload the states to host memory (same GPUs), shard them or split
+  // the model.
+  if (states_exceed && !s.training.offload.optimizer_on_cpu()) {
+    if (!consider({"offload the optimizer states to host memory (ZeRO-Offload)", {{"training.offload.optimizer", "cpu"}}}) &&
+        s.parallel.zero == 3)
+      consider({"offload the optimizer states and the parameters to host memory (ZeRO-Infinity)",
+                {{"training.offload.optimizer", "cpu"}, {"training.offload.parameters", "cpu"}}});
+  }
   if (p.data > 1)
     for (int z = p.zero + 1; z <= 3; ++z)
       if (consider({"ZeRO stage " + str(z) + " over the " + str(p.data) + " data-parallel replicas",

@@ -1,5 +1,8 @@
 #include "sim/exec/dependency_graph.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 #include "sim/core/error.hpp"
 
 namespace trainsim::exec {
@@ -21,7 +24,8 @@ DependencyGraph build_dependency_graph(const parallel::Plan& plan) {
   auto for_each_edge = [&](auto&& visit) {
     for (std::size_t p = 0; p < progs.size(); ++p) {
       const parallel::Program& P = progs[p];
-      std::int64_t last_in_stream[parallel::kStreams] = {-1, -1, -1};
+      std::int64_t last_in_stream[parallel::kStreams];
+      std::fill(std::begin(last_in_stream), std::end(last_in_stream), -1);
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
         const std::uint32_t id = g.offset[p] + static_cast<std::uint32_t>(i);
         const parallel::Op& op = P.ops[i];

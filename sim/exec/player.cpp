@@ -17,7 +17,12 @@ using parallel::Program;
 using parallel::StreamKind;
 
 std::string_view to_string(OomCause c) {
-  return c == OomCause::model_states ? "model_states" : "activations";
+  switch (c) {
+    case OomCause::model_states: return "model_states";
+    case OomCause::activations: return "activations";
+    case OomCause::host_memory: return "host_memory";
+  }
+  return "?";
 }
 
 core::Duration tensor_parallel_time(const Plan& plan, const Op& op) {
@@ -61,6 +66,11 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
       if (op.kind == OpKind::reduce_scatter) return cost::reduce_scatter_time(op.comm.bytes, op.comm.ranks, link);
       return cost::all_gather_time(op.comm.bytes, op.comm.ranks, link);
     }
+    case OpKind::pcie_h2d:
+    case OpKind::pcie_d2h:
+      return cost::p2p_time(op.comm.bytes, plan.pcie);
+    case OpKind::cpu_optimizer:
+      return op.work.bytes / plan.host_bandwidth_per_gpu;
   }
   return {};
 }
@@ -186,6 +196,26 @@ struct Player {
     pt.capacity = led.capacity();
     pt.cause = plan.programs[prog].model_states.total() > led.capacity() ? OomCause::model_states
                                                                           : OomCause::activations;
+    tl.ooms.push_back(pt);
+  }
+
+  // Offloaded states sit in host memory before the step, like the model states on the GPU
+  // (plan.host_per_node is the fullest node's demand). Recorded apart from the GPU ledgers: a
+  // node can run out of host memory while every GPU fits.
+  void check_host_memory() {
+    if (plan.host_stage < 0 || plan.host_per_node <= plan.host_capacity) return;
+    tl.host_fits = false;
+    const hw::MemBreakdown& host = plan.programs[plan.host_stage].host;
+    OomPoint pt;
+    pt.program = plan.host_stage;
+    pt.op = -1;
+    pt.kind = OpKind::cpu_optimizer;
+    pt.category = hw::MemCategory::optimizer_states;
+    for (std::size_t c = 0; c < hw::kMemCategories; ++c)
+      if (host.bytes[c] > host[pt.category]) pt.category = static_cast<hw::MemCategory>(c);
+    pt.requested = plan.host_per_node;
+    pt.capacity = plan.host_capacity;
+    pt.cause = OomCause::host_memory;
     tl.ooms.push_back(pt);
   }
 
@@ -543,6 +573,7 @@ struct Player {
       for (std::size_t c = 0; c < hw::kMemCategories; ++c)
         book(static_cast<std::int32_t>(p), -1, nullptr, static_cast<hw::MemCategory>(c),
              progs[p].persistent.bytes[c], core::TimePoint{}, 0);
+    check_host_memory();
     build_graph();
     compute_durations();
     for (std::uint32_t id = 0; id < waiting.size(); ++id)

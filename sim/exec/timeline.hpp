@@ -10,7 +10,9 @@
 
 namespace trainsim::exec {
 
-enum class OomCause { model_states, activations };
+// host_memory: the offloaded states of a node's GPUs exceed the node's host memory
+// (cluster.host_memory); the GPUs may fit.
+enum class OomCause { model_states, activations, host_memory };
 std::string_view to_string(OomCause c);
 
 struct OomPoint {
@@ -49,6 +51,7 @@ struct DeviceTimeline {
 struct Timeline {
   std::vector<DeviceTimeline> devices;  // one per Program
   std::vector<OomPoint> ooms;           // first per device, or every one with all_ooms
+  bool host_fits = true;                // every node's host memory holds its GPUs' offloaded states
   std::int64_t ooms_dropped = 0;        // beyond the cap (the latest are dropped)
   core::Duration step_time{};
   core::TimePoint pipeline_end{};       // last forward/backward end over all devices

@@ -93,6 +93,9 @@ std::vector<DeviceSpec> make_devices() {
 
 std::vector<LinkSpec> make_links() {
   std::vector<LinkSpec> v;
+  v.push_back({"pcie3", gb_per_s(15.75 * kPcieFraction), us(kPcieStepUs),
+               "PCIe 3.0 x16: 8 GT/s x 16 lanes x 128/130 = 15.75 GB/s per direction; x 0.80 "
+               "achievable; 5.7 us NCCL ring step over PCI (V100 SXM2 hosts, e.g. DGX-2)"});
   v.push_back({"nvlink2", gb_per_s(150 * kNvlinkFraction), us(kNvlinkStepUs),
                "V100 SXM2 NVLink 2: 6 links x 25 GB/s = 150 GB/s per direction (\"300 GB/s\" "
                "bidirectional); x 235/300 NCCL fraction; 3.4 us NCCL ring step"});
@@ -133,6 +136,36 @@ std::vector<LinkSpec> make_links() {
   return v;
 }
 
+// Fraction of the nominal DRAM bandwidth (channels x transfer rate x 8 bytes) that a streaming
+// kernel reaches on a multi-socket server (STREAM triad); see docs/devices.md, "Host presets".
+constexpr double kDramFraction = 0.75;
+constexpr double kDdr4_2666 = 21.333;  // GB/s per channel: 2666 MT/s x 8 bytes
+constexpr double kDdr4_3200 = 25.6;
+constexpr double kDdr5_4800 = 38.4;
+
+std::vector<HostSpec> make_hosts() {
+  std::vector<HostSpec> v;
+  v.push_back({"dgx-2", gib(1536), gb_per_s(2 * 6 * kDdr4_2666 * kDramFraction), "pcie3",
+               "NVIDIA DGX-2 (16 x V100 32GB): 1.5 TB DDR4; 2 x Xeon Platinum 8168, 6 channels of "
+               "DDR4-2666 each = 256 GB/s nominal; GPUs on PCIe 3.0 x16 switches"});
+  v.push_back({"dgx-a100-320gb", gib(1024), gb_per_s(2 * 8 * kDdr4_3200 * kDramFraction), "pcie4",
+               "NVIDIA DGX A100 320GB (8 x A100 40GB): 1 TB DDR4; 2 x AMD EPYC 7742, 8 channels of "
+               "DDR4-3200 each = 409.6 GB/s nominal; GPUs on PCIe 4.0 x16"});
+  v.push_back({"dgx-a100-640gb", gib(2048), gb_per_s(2 * 8 * kDdr4_3200 * kDramFraction), "pcie4",
+               "NVIDIA DGX A100 640GB (8 x A100 80GB): 2 TB DDR4; 2 x AMD EPYC 7742, 8 channels of "
+               "DDR4-3200 each = 409.6 GB/s nominal; GPUs on PCIe 4.0 x16"});
+  v.push_back({"dgx-h100", gib(2048), gb_per_s(2 * 8 * kDdr5_4800 * kDramFraction), "pcie5",
+               "NVIDIA DGX H100/H200 (8 GPUs): 2 TB DDR5; 2 x Xeon Platinum 8480C, 8 channels of "
+               "DDR5-4800 each = 614.4 GB/s nominal; GPUs on PCIe 5.0 x16"});
+  v.push_back({"mi300x-platform", gib(2048), gb_per_s(2 * 12 * kDdr5_4800 * kDramFraction), "pcie5",
+               "AMD Instinct MI300X platform (8 GPUs): 2 TB DDR5 as commonly shipped; 2 x EPYC 9004, "
+               "12 channels of DDR5-4800 each = 921.6 GB/s nominal; GPUs on PCIe 5.0 x16"});
+  v.push_back({"server", gib(512), gb_per_s(1 * 8 * kDdr4_3200 * kDramFraction), "pcie4",
+               "a generic single-socket PCIe server or workstation: 512 GB DDR4, 8 channels of "
+               "DDR4-3200 = 204.8 GB/s nominal; GPUs on PCIe 4.0 x16"});
+  return v;
+}
+
 bool iequals(std::string_view a, std::string_view b) {
   return std::ranges::equal(
       a, b, [](unsigned char x, unsigned char y) { return std::tolower(x) == std::tolower(y); });
@@ -163,6 +196,29 @@ std::span<const LinkSpec> link_presets() {
 
 std::optional<LinkSpec> find_link(std::string_view name) {
   return find_by_name(link_presets(), name);
+}
+
+std::span<const HostSpec> host_presets() {
+  static const std::vector<HostSpec> presets = make_hosts();
+  return presets;
+}
+
+std::optional<HostSpec> find_host(std::string_view name) {
+  return find_by_name(host_presets(), name);
+}
+
+const HostSpec& default_host(std::string_view device) {
+  auto starts = [&](std::string_view p) { return device.substr(0, p.size()) == p; };
+  const char* name = starts("v100")        ? "dgx-2"
+                     : starts("a100-40gb") ? "dgx-a100-320gb"
+                     : starts("a100")      ? "dgx-a100-640gb"
+                     : starts("h100") || starts("h200") ? "dgx-h100"
+                     : starts("mi300")     ? "mi300x-platform"
+                                           : "server";
+  const auto all = host_presets();
+  for (const auto& h : all)
+    if (h.name == name) return h;
+  return all.back();
 }
 
 }  // namespace trainsim::hw

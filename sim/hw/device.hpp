@@ -47,4 +47,22 @@ std::optional<DeviceSpec> find_device(std::string_view name);
 std::span<const LinkSpec> link_presets();
 std::optional<LinkSpec> find_link(std::string_view name);
 
+// The host side of a node, for offloading (ZeRO-Offload): DRAM capacity per node, the DRAM
+// bandwidth the node's CPUs achieve (shared by the node's GPUs' CPU optimizer steps) and the
+// link between each GPU and host memory. Presets are the typical server of each GPU generation
+// (docs/devices.md, "Host presets"); scenarios override each field under `cluster:`.
+struct HostSpec {
+  std::string name;                   // e.g. "dgx-a100-640gb"
+  core::Bytes memory{};               // DRAM per node
+  core::Bandwidth memory_bandwidth{}; // achievable DRAM bandwidth per node (all sockets)
+  std::string pcie;                   // link preset between one GPU and host memory
+  std::string source;
+};
+
+std::span<const HostSpec> host_presets();
+std::optional<HostSpec> find_host(std::string_view name);
+// The host preset typical for a device preset name (v100 -> dgx-2, a100-80gb -> dgx-a100-640gb,
+// ...); "server" for anything else.
+const HostSpec& default_host(std::string_view device_name);
+
 }  // namespace trainsim::hw

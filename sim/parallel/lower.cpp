@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/core/error.hpp"
+#include "sim/parallel/offload.hpp"
 #include "sim/parallel/partition.hpp"
 #include "sim/parallel/schedule.hpp"
 #include "sim/parallel/shard.hpp"
@@ -19,6 +20,9 @@ std::string_view to_string(OpKind k) {
     case OpKind::all_reduce: return "all_reduce";
     case OpKind::reduce_scatter: return "reduce_scatter";
     case OpKind::all_gather: return "all_gather";
+    case OpKind::pcie_h2d: return "pcie_h2d";
+    case OpKind::pcie_d2h: return "pcie_d2h";
+    case OpKind::cpu_optimizer: return "cpu_optimizer";
   }
   return "?";
 }
@@ -30,6 +34,8 @@ std::string_view to_string(CommPurpose p) {
     case CommPurpose::data: return "data_parallel";
     case CommPurpose::pipeline: return "pipeline_p2p";
     case CommPurpose::zero: return "zero";
+    case CommPurpose::offload_pcie: return "offload_pcie";
+    case CommPurpose::offload_cpu_optimizer: return "offload_cpu_optimizer";
   }
   return "?";
 }
@@ -144,17 +150,17 @@ class ProgramBuilder {
   }
   OpRef ref(std::int32_t i) const { return OpRef{index_, i}; }
   // Copies ops [first, ops.size()) — a unit's compute ops, back to back, only the first with
-  // dependencies — into a new macro template and returns its index.
+  // dependencies — into a new macro template and returns its index; -1 when the unit has other
+  // work (communication, transfers) and cannot be one.
   std::int32_t make_template(std::size_t first) {
-    MacroTemplate t;
-    t.begin = static_cast<std::uint32_t>(P_.macro_ops.size());
     for (std::size_t i = first; i < P_.ops.size(); ++i) {
       const Op& op = P_.ops[i];
-      TRAINSIM_CHECK(op.stream == StreamKind::compute && op.macro < 0 &&
-                         (i == first || op.dep_begin == op.dep_end),
-                     "a macro template may only hold compute ops that run back to back");
-      P_.macro_ops.push_back(op);
+      if (op.stream != StreamKind::compute || op.macro >= 0 || (i > first && op.dep_begin != op.dep_end))
+        return -1;
     }
+    MacroTemplate t;
+    t.begin = static_cast<std::uint32_t>(P_.macro_ops.size());
+    P_.macro_ops.insert(P_.macro_ops.end(), P_.ops.begin() + static_cast<std::ptrdiff_t>(first), P_.ops.end());
     t.end = static_cast<std::uint32_t>(P_.macro_ops.size());
     P_.macros.push_back(t);
     return static_cast<std::int32_t>(P_.macros.size() - 1);
@@ -317,17 +323,54 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   // The gather of the layer about to run: its compute op must wait for it (it frees the bytes).
   std::int32_t gather_op = -1;
   auto gather_ref = [&]() { return gather_op >= 0 ? B.ref(gather_op) : OpRef{}; };
+  const scenario::OffloadSpec& off = s.training.offload;
   auto zero3_gather = [&](std::int32_t i, std::int32_t j, std::int32_t chunk) -> core::Bytes {
     gather_op = -1;
-    if (zero != 3 || L.shards[i].params == 0) return {};
-    const core::Bytes extra = zero3_gather_bytes(i);
+    const bool fetch = off.parameters_on_cpu();
+    if ((zero != 3 && !fetch) || L.shards[i].params == 0) return {};
     OpRef after{};
     if (recent_compute.size() >= 2) after = B.ref(recent_compute[recent_compute.size() - 2]);
+    // Parameter offload (ZeRO-Infinity): this rank's shard comes from host memory over PCIe
+    // first, then the all-gather assembles the layer; the compute op frees both.
+    core::Bytes fetched{};
+    if (fetch) {
+      fetched = core::Bytes{L.shards[i].params} * wb;
+      if (zero == 3) fetched = core::ceil_div(fetched, L.d);
+      gather_op = B.emit(pcie_copy_op(OpKind::pcie_h2d, i, j, chunk, fetched),
+                         {{MemCategory::weights, fetched}}, {}, {after});
+      if (zero != 3) return fetched;
+      after = B.ref(gather_op);
+    }
+    const core::Bytes extra = zero3_gather_bytes(i);
     last_comm = B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, i, j, chunk,
                                core::Bytes{L.shards[i].params} * wb, L.d, dp_inter, dp_per_node),
                        {{MemCategory::weights, extra}}, {}, {after});
     gather_op = last_comm;
-    return extra;
+    return fetched + extra;
+  };
+
+  // Optimizer offload (ZeRO-Offload): each micro-batch's 16-bit gradients are booked at their
+  // layer's backward and freed when the PCIe copy that carries them to the host ends (DeepSpeed
+  // accumulates on the host, so nothing stays on the GPU between micro-batches). Gradients are
+  // reduced every micro-batch; with data parallelism each reduction bucket is copied once
+  // reduced (each rank its 1/data share from ZeRO-1 on); alone, per bucket_size of gradients.
+  core::Bytes offload_pending{};  // gradient bytes produced and not yet copied
+  std::int32_t last_d2h = -1;
+  auto offload_grads = [&](std::int32_t i) -> core::Bytes {
+    if (!off.optimizer_on_cpu()) return {};
+    return core::Bytes{L.shards[i].params} * gb;
+  };
+  auto offload_flush = [&](std::int32_t after_op, std::int32_t layer, std::int32_t j, std::int32_t chunk) {
+    if (!off.optimizer_on_cpu() || offload_pending.value == 0) return;
+    const core::Bytes wire = zero >= 1 ? core::ceil_div(offload_pending, L.d) : offload_pending;
+    last_d2h = B.emit(pcie_copy_op(OpKind::pcie_d2h, layer, j, chunk, wire), {},
+                      {{MemCategory::gradients, offload_pending}}, {B.ref(after_op)});
+    offload_pending = {};
+  };
+  auto offload_after_backward = [&](std::int32_t i, std::int32_t j, std::int32_t chunk, std::int32_t backward) {
+    if (!off.optimizer_on_cpu() || L.shards[i].params == 0) return;
+    offload_pending += offload_grads(i);
+    if (L.d == 1 && offload_pending >= s.parallel.bucket_size) offload_flush(backward, i, j, chunk);
   };
 
   const auto units =
@@ -413,8 +456,9 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
                          {{MemCategory::buffers, bucket}}, {{MemCategory::buffers, bucket}},
                          {B.ref(after_op)});
       bucket = {};
+      offload_flush(last_comm, layer, j, u.chunk);
     };
-    const bool reduce_now = zero >= 2 ? true : last_microbatch;
+    const bool reduce_now = zero >= 2 || off.optimizer_on_cpu() ? true : last_microbatch;
     std::int32_t arrival = -1;
     if (!last_g) {
       const core::Bytes grad_in = L.shards[r.end - 1].output * mb;
@@ -433,7 +477,9 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
     };
     // The first backward of a chunk allocates its gradients and reducing ones feed the comm
     // stream: neither repeats.
-    const bool repeatable = L.compress && zero != 3 && !first_microbatch && !(reduce_now && L.d > 1);
+    // Offloaded gradients leave through a PCIe copy after every backward.
+    const bool repeatable = L.compress && zero != 3 && !first_microbatch && !(reduce_now && L.d > 1) &&
+                            !off.optimizer_on_cpu();
     std::int32_t& macro = macro_of[2 * g];
     if (repeatable && macro >= 0) {
       L.bwd_end[g * L.mcount + j] = B.ref(B.emit_macro(macro, j, take_arrival()));
@@ -488,8 +534,8 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
                                 (L.last_consumer[i] >= 0 && L.last_consumer[i] < r.end);
       if (has_grad_out) free_act += sh.output * mb;
       if (checkpointed(i) && is_block_first(i, r)) free_act += checkpoint_bytes(i, r, g);
-      core::Bytes new_grads{};
-      if (!grads_allocated[i] && sh.params > 0) {
+      core::Bytes new_grads = offload_grads(i);
+      if (!off.optimizer_on_cpu() && !grads_allocated[i] && sh.params > 0) {
         grads_allocated[i] = 1;
         new_grads = core::Bytes{sh.params} * gb;
         if (zero >= 2) new_grads = core::ceil_div(new_grads, L.d);
@@ -503,12 +549,14 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
                     {take_arrival(), gather_ref()});
       recent_compute.push_back(last);
       if (sh.allreduce_backward > 0) tp_collectives(last, sh.allreduce_backward, sh.full_output);
+      offload_after_backward(i, j, u.chunk, last);
       if (reduce_now && sh.params > 0 && L.d > 1) {
         bucket += core::Bytes{sh.params} * gb;
         if (bucket >= s.parallel.bucket_size || zero == 3) flush_bucket(last, i);
       }
     }
     if (reduce_now) flush_bucket(last, r.first);
+    offload_flush(last, r.first, j, u.chunk);
     if (repeatable) macro = B.make_template(unit_first);
     L.bwd_end[g * L.mcount + j] = B.ref(last);
   }
@@ -518,13 +566,27 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   for (std::int32_t g = stage; g < G; g += L.p)
     for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) opt_params += L.shards[i].params;
   if (zero >= 1) opt_params = (opt_params + L.d - 1) / L.d;
-  const std::int64_t weight_rw = L.sb.weights == 4 ? 8 : 2;  // fp32 updates in place; mixed writes a 16-bit copy
-  const core::Bytes traffic =
-      core::Bytes{opt_params} * (L.sb.gradients + 2 * L.sb.optimizer_states + weight_rw);
-  Op opt = compute_op(OpKind::optimizer, -1, -1, 0, 0, traffic, false);
-  opt.model_flops = false;
-  const std::int32_t opt_index = B.emit(opt, {}, {{MemCategory::gradients, grads_held}},
-                                        {last_comm >= 0 ? B.ref(last_comm) : OpRef{}});
+  std::int32_t opt_index = -1;  // after it, this rank's updated weights are on the GPU
+  if (off.optimizer_on_cpu()) {
+    // ZeRO-Offload: the CPU updates this rank's shard once every gradient is on the host, then
+    // the updated 16-bit weights go back over PCIe (parameter offload leaves them on the host).
+    const std::int32_t cpu = B.emit(cpu_optimizer_op(cpu_optimizer_traffic(s, opt_params)), {},
+                                    {{MemCategory::gradients, grads_held}},
+                                    {last_d2h >= 0 ? B.ref(last_d2h) : OpRef{},
+                                     last_comm >= 0 ? B.ref(last_comm) : OpRef{}});
+    opt_index = cpu;
+    if (!off.parameters_on_cpu())
+      opt_index = B.emit(pcie_copy_op(OpKind::pcie_h2d, -1, -1, 0, core::Bytes{opt_params} * wb), {}, {},
+                         {B.ref(cpu)});
+  } else {
+    const std::int64_t weight_rw = L.sb.weights == 4 ? 8 : 2;  // fp32 updates in place; mixed writes a 16-bit copy
+    const core::Bytes traffic =
+        core::Bytes{opt_params} * (L.sb.gradients + 2 * L.sb.optimizer_states + weight_rw);
+    Op opt = compute_op(OpKind::optimizer, -1, -1, 0, 0, traffic, false);
+    opt.model_flops = false;
+    opt_index = B.emit(opt, {}, {{MemCategory::gradients, grads_held}},
+                       {last_comm >= 0 ? B.ref(last_comm) : OpRef{}});
+  }
   if (zero == 1 || zero == 2) {
     core::Bytes params_bytes{};
     for (std::int32_t g = stage; g < G; g += L.p)
@@ -601,8 +663,17 @@ Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
     P.persistent[MemCategory::optimizer_states] = zero >= 1 ? core::ceil_div(o, L.d) : o;
     P.model_states = P.persistent;
     P.model_states[MemCategory::gradients] = zero >= 2 ? core::ceil_div(gr, L.d) : gr;
+    P.host = host_states(s, params, zero, L.d);
+    remove_offloaded_states(s.training.offload, P.persistent, P.model_states);
     build_stage(L, P, stage);
   }
+  plan.pcie = s.cluster.pcie;
+  plan.host_bandwidth_per_gpu = host_bandwidth_per_gpu(s);
+  plan.host_capacity = s.cluster.host_memory;
+  const NodeHostDemand host = host_per_node(plan.programs, rank_stride(s, scenario::ParallelDim::pipeline),
+                                            s.cluster.gpus_per_node, plan.devices_total);
+  plan.host_per_node = host.fullest;
+  plan.host_stage = host.stage;
   for (const auto& pd : L.pending) {
     const OpRef target = (pd.forward ? L.fwd_end : L.bwd_end)[pd.g * L.mcount + pd.j];
     TRAINSIM_CHECK(target.index >= 0, "pipeline dependency on an op that was never emitted");

@@ -22,17 +22,23 @@ enum class OpKind : std::uint8_t {
   all_reduce,      // tensor-parallel or data-parallel all-reduce
   reduce_scatter,  // ZeRO gradient reduce-scatter, sequence-parallel
   all_gather,      // ZeRO parameter all-gather, sequence-parallel
+  pcie_h2d,        // offload: host -> device copy over PCIe (parameters)
+  pcie_d2h,        // offload: device -> host copy over PCIe (gradients)
+  cpu_optimizer,   // offload: optimizer step on the host CPU over the device's shard
 };
 std::string_view to_string(OpKind k);
 
 // What the communication is for: reported separately ("comm" in the JSON report).
-enum class CommPurpose : std::uint8_t { none, tensor, data, pipeline, zero };
+// offload_pcie: PCIe copies between a GPU and host memory; offload_cpu_optimizer: the CPU's
+// optimizer step (not communication, but host work the GPU waits for, reported alongside).
+enum class CommPurpose : std::uint8_t { none, tensor, data, pipeline, zero, offload_pcie, offload_cpu_optimizer };
 std::string_view to_string(CommPurpose p);
 
 // Streams: compute and collective communication each run their ops in program order, one at a
-// time; p2p transfers have their own links and overlap freely.
-enum class StreamKind : std::uint8_t { compute = 0, comm = 1, p2p = 2 };
-inline constexpr int kStreams = 3;
+// time; p2p transfers have their own links and overlap freely. Offload adds the two directions
+// of the GPU's PCIe link (full duplex, each in order) and the host CPU.
+enum class StreamKind : std::uint8_t { compute = 0, comm = 1, p2p = 2, pcie_h2d = 3, pcie_d2h = 4, host = 5 };
+inline constexpr int kStreams = 6;
 
 struct MemEffect {
   hw::MemCategory category;
@@ -102,6 +108,7 @@ struct Program {
   // Bookkeeping for the report.
   std::int64_t parameters = 0;  // parameters held (after tensor and ZeRO-3 sharding)
   hw::MemBreakdown model_states;  // weights + gradients + optimizer states + reserved per device
+  hw::MemBreakdown host;          // host memory held for each of these devices (offload), by category
   std::int32_t first_layer = 0, last_layer = 0;  // [first, last] in Model::order (chunk 0)
 };
 
@@ -117,6 +124,15 @@ struct Plan {
   cost::CollectiveAlgo data_allreduce = cost::CollectiveAlgo::ring;  // parallel.allreduce
   cost::MathMode math = cost::MathMode::half;  // tensor-core mode of the training precision
   bool compressed = false;  // lowered with LowerOptions::compress (some ops may be macros)
+  // Offload (training.offload): each GPU's PCIe link to host memory, and its share of the
+  // node's DRAM bandwidth for the CPU optimizer (node bandwidth / GPUs per node).
+  hw::LinkSpec pcie;
+  core::Bandwidth host_bandwidth_per_gpu{};
+  // Host memory per node: capacity, and the demand of the fullest node (sum of Program::host
+  // over its GPUs); `host_stage` is the stage holding the most of it (-1 when nothing is held).
+  core::Bytes host_capacity{};
+  core::Bytes host_per_node{};
+  std::int32_t host_stage = -1;
 };
 
 }  // namespace trainsim::parallel

@@ -20,8 +20,15 @@ struct Remedy {
   std::int64_t devices_total = 1;
 };
 
+// "model-state OOM", "activation OOM", "host-memory OOM": how a report titles a diagnosis kind.
+inline std::string diagnosis_title(const std::string& kind) {
+  if (kind == "model_states") return "model-state OOM";
+  if (kind == "host_memory") return "host-memory OOM";
+  return "activation OOM";
+}
+
 struct Diagnosis {
-  std::string kind;     // "model_states" | "activations"
+  std::string kind;     // "model_states" | "activations" | "host_memory"
   std::string summary;  // the numbers that show it, in one or two sentences
   std::string data_parallel_note;  // why data parallelism alone does not help
   core::Bytes model_state_bytes{};  // fullest device: weights + gradients + optimizer + reserved

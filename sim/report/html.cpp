@@ -133,7 +133,7 @@ void oom_table(std::ostream& out, const Summary& r) {
 // What went wrong and the remedies that were re-simulated to fit (sim/diagnose).
 void diagnosis_section(std::ostream& out, const Diagnosis& d) {
   out << "<section id=\"diagnosis\"><h2>Diagnosis: "
-      << xml_escape(d.kind == "model_states" ? "model-state OOM" : "activation OOM") << "</h2>\n<p>"
+      << xml_escape(diagnosis_title(d.kind)) << "</h2>\n<p>"
       << xml_escape(d.summary) << "</p>\n";
   if (!d.data_parallel_note.empty()) out << "<p>" << xml_escape(d.data_parallel_note) << "</p>\n";
   if (d.remedies.empty()) {

@@ -25,6 +25,9 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
   j.field("peak_bytes", r.peak.value);
   j.field("devices_total", r.devices_total);
   j.field("bubble_fraction", r.bubble_fraction);
+  j.field("host_bytes_per_node", r.host_per_node.value);
+  j.field("host_capacity_bytes", r.host_capacity.value);
+  j.field("host_fits", r.host_fits);
   j.key("model").begin_object();
   j.field("name", r.model_name);
   j.field("parameters", r.parameters);
@@ -38,6 +41,10 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
   j.field("optimizer", scenario::to_string(r.training.optimizer));
   j.field("recompute", scenario::to_string(r.training.recompute));
   j.field("attention", r.training.flash_attention ? "flash" : "standard");
+  j.key("offload").begin_object();
+  j.field("optimizer", scenario::to_string(r.training.offload.optimizer));
+  j.field("parameters", scenario::to_string(r.training.offload.parameters));
+  j.end_object();
   j.end_object();
   j.key("parallel").begin_object();
   j.field("data", r.parallel.data);
@@ -64,6 +71,9 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
     breakdown(j, d.peak_breakdown);
     j.field("model_state_bytes", d.model_states.total().value);
     j.field("compute_busy_s", d.compute_busy_s);
+    j.field("host_bytes", d.host.total().value);
+    j.key("host_breakdown");
+    breakdown(j, d.host);
     j.end_object();
   }
   j.end_array();

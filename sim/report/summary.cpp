@@ -78,17 +78,24 @@ Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,
     ds.model_states = P.model_states;
     ds.compute_busy_s = core::to_seconds(d.compute_busy);
     ds.fits = d.fits;
+    ds.host = P.host;
     r.fits = r.fits && d.fits;
     r.peak = std::max(r.peak, d.peak);
     if (span > 0) idle += (span - core::to_seconds(d.pipeline_busy)) / span;
     r.devices.push_back(ds);
   }
+  r.host_per_node = plan.host_per_node;
+  r.host_capacity = plan.host_capacity;
+  r.host_fits = tl.host_fits;
+  r.fits = r.fits && tl.host_fits;
   r.bubble_fraction = plan.programs.empty() ? 0 : idle / static_cast<double>(plan.programs.size());
   for (const auto& o : tl.ooms) {
     OomSummary os;
     os.device = o.program;
     os.time_s = core::to_seconds(o.time);
-    os.op = o.op < 0 ? "model_states" : std::string(parallel::to_string(o.kind));
+    os.op = o.op >= 0                                 ? std::string(parallel::to_string(o.kind))
+            : o.cause == exec::OomCause::host_memory ? "host_states"
+                                                     : "model_states";
     os.layer = layer_name(s, o.layer);
     os.microbatch = o.microbatch;
     os.category = std::string(hw::to_string(o.category));

@@ -27,12 +27,13 @@ struct DeviceSummary {
   hw::MemBreakdown model_states;  // weights + gradients + optimizer states + reserved
   double compute_busy_s = 0;
   bool fits = true;
+  hw::MemBreakdown host;  // host memory held for each of these devices (offload)
 };
 
 struct OomSummary {
   std::int32_t device = 0;
   double time_s = 0;
-  std::string op;     // "forward", "backward", ..., "model_states" for the states booked at start
+  std::string op;     // "forward", "backward", ..., "model_states" / "host_states" for the states booked at start
   std::string layer;  // layer name, "" when none
   std::int32_t microbatch = -1;
   std::string category;
@@ -40,13 +41,13 @@ struct OomSummary {
   core::Bytes in_use{};
   hw::MemBreakdown in_use_breakdown;
   core::Bytes capacity{};
-  std::string cause;  // "model_states" | "activations"
+  std::string cause;  // "model_states" | "activations" | "host_memory"
 };
 
 // Communication time per device (mean over pipeline stages), and the part of it that compute
 // did not hide.
 struct CommSummary {
-  std::string kind;  // tensor_parallel | data_parallel | pipeline_p2p | zero
+  std::string kind;  // tensor_parallel | data_parallel | pipeline_p2p | zero | offload_pcie | offload_cpu_optimizer
   double time_s = 0;
   double exposed_s = 0;
 };
@@ -67,6 +68,11 @@ struct Summary {
   double mfu = 0, hfu = 0;
   double bubble_fraction = 0;
   core::Bytes peak{};  // fullest device's peak demand
+  // Host memory (offload): the fullest node's demand (sum over its GPUs), cluster.host_memory,
+  // and whether every node holds its demand.
+  core::Bytes host_per_node{};
+  core::Bytes host_capacity{};
+  bool host_fits = true;
   std::vector<DeviceSummary> devices;
   std::vector<OomSummary> ooms;
   std::int64_t ooms_dropped = 0;

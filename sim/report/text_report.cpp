@@ -59,7 +59,10 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
     const core::Bytes free_bytes = o.capacity - o.in_use;
     out << paint.red("OUT OF MEMORY") << " on stage " << o.device << " at " << seconds(o.time_s)
         << ": ";
-    if (o.op == "model_states")
+    if (o.cause == "host_memory")
+      out << "host memory ran out: the offloaded states of the fullest node's GPUs need "
+          << gib(o.requested) << ", the node has " << gib(o.capacity) << " (cluster.host_memory)\n";
+    else if (o.op == "model_states")
       out << "the model states alone (" << gib(r.devices[o.device].model_states.total())
           << " with reserved memory) exceed the device's " << gib(o.capacity) << "\n";
     else
@@ -68,14 +71,19 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
           << " needed " << gib(o.requested) << " of " << o.category << " with "
           << gib(free_bytes.value > 0 ? free_bytes : core::Bytes{}) << " free\n";
     out << "  cause: " << paint.bold(o.cause) << " — "
-        << (o.cause == "model_states"
+        << (o.cause == "host_memory"
+                ? "each GPU keeps its share of the optimizer states, fp32 gradients (and offloaded "
+                  "parameters) in its node's DRAM: offload less (parameters first), shard them "
+                  "over more data-parallel ranks (ZeRO), or put fewer GPUs on each node."
+            : o.cause == "model_states"
                 ? "weights + gradients + optimizer states do not fit even with no activations: "
                   "no batch size fits; split the model (pipeline / tensor) or shard its states "
                   "(ZeRO). Plain data parallelism does not lower per-device memory."
                 : "the model states fit but a micro-batch's activations do not: lower the "
                   "micro-batch (with gradient accumulation), recompute activations or use flash "
                   "attention.")
-        << "\n  the step would need " << both(r.peak) << " on its fullest device\n";
+        << (o.cause == "host_memory" ? "\n  the GPUs' own peak is " : "\n  the step would need ") << both(r.peak)
+        << " on its fullest device\n";
   }
   out << "\n";
   out << "Scenario   " << r.name << (r.file.empty() ? "" : "  (" + r.file + ")") << "\n";
@@ -104,6 +112,8 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
   if (r.training.recompute != scenario::Recompute::none)
     out << ", recompute " << scenario::to_string(r.training.recompute);
   if (r.training.flash_attention) out << ", flash attention";
+  if (r.training.offload.optimizer_on_cpu())
+    out << ", offload optimizer" << (r.training.offload.parameters_on_cpu() ? " + parameters" : "") << " to host";
   out << "\n";
   out << "Step       " << seconds(r.step_time_s) << "   " << fmt("%.1f", r.samples_per_s)
       << " samples/s";
@@ -145,9 +155,14 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
   row("peak", [](const DeviceSummary& d) { return gib(d.peak); });
   row("capacity", [](const DeviceSummary& d) { return gib(d.capacity); });
   row("model states", [](const DeviceSummary& d) { return gib(d.model_states.total()); });
+  const bool offload = r.training.offload.optimizer_on_cpu() || r.training.offload.parameters_on_cpu();
+  if (offload) row("host (offload)", [](const DeviceSummary& d) { return gib(d.host.total()); });
   row("devices", [](const DeviceSummary& d) { return std::to_string(d.count); });
   row("fits", [](const DeviceSummary& d) { return std::string(d.fits ? "yes" : "NO"); });
   out << "  (GB = 10^9 bytes: peak " << both(r.peak) << ")\n";
+  if (offload)
+    out << "  host memory of the fullest node " << both(r.host_per_node) << " of " << gib(r.host_capacity)
+        << (r.host_fits ? "" : "  OUT OF HOST MEMORY") << "\n";
 
   if (!r.comm.empty()) {
     out << "\nCommunication        time       exposed\n";
@@ -176,7 +191,7 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
 
 void write_diagnosis_text(std::ostream& out, const Diagnosis& d, const TextOptions& opt) {
   const Paint paint{opt.color};
-  out << paint.bold("Diagnosis: ") << (d.kind == "model_states" ? "model-state OOM" : "activation OOM")
+  out << paint.bold("Diagnosis: ") << diagnosis_title(d.kind)
       << "\n  " << d.summary << "\n  " << d.data_parallel_note << "\n";
   if (d.remedies.empty()) {
     out << "  No single remedy tried (" << d.tried

@@ -92,6 +92,8 @@ void op_event(Events& ev, const scenario::Scenario& s, const Program& P, std::si
   if (op.stream == StreamKind::compute && op.purpose == parallel::CommPurpose::none)
     out << ",\"flops\":" << num(op.work.flops)
         << ",\"memory_traffic_bytes\":" << op.work.bytes.value;
+  else if (op.kind == OpKind::cpu_optimizer)
+    out << ",\"host_memory_traffic_bytes\":" << op.work.bytes.value;
   else
     out << ",\"comm_bytes\":" << op.comm.bytes.value << ",\"ranks\":" << op.comm.ranks
         << ",\"inter_node\":" << (op.comm.inter_node ? "true" : "false");
@@ -122,6 +124,21 @@ void oom_event(Events& ev, const scenario::Scenario& s, const exec::OomPoint& o,
             << exec::to_string(o.cause) << "\"}}";
 }
 
+// The offload streams' threads (named and sorted after the p2p lanes), when used.
+int offload_tid(StreamKind st) {
+  return st == StreamKind::pcie_h2d ? kTracePcieH2dTid : st == StreamKind::pcie_d2h ? kTracePcieD2hTid : kTraceHostTid;
+}
+void offload_threads(Events& ev, int pid, const bool* used) {
+  const std::pair<StreamKind, const char*> names[] = {{StreamKind::pcie_h2d, "\"PCIe host->device\""},
+                                                      {StreamKind::pcie_d2h, "\"PCIe device->host\""},
+                                                      {StreamKind::host, "\"host CPU\""}};
+  for (const auto& [st, name] : names) {
+    if (!used[static_cast<int>(st)]) continue;
+    metadata(ev, "thread_name", pid, offload_tid(st), name);
+    metadata(ev, "thread_sort_index", pid, offload_tid(st), std::to_string(offload_tid(st)));
+  }
+}
+
 }  // namespace
 
 std::string trace_us(std::int64_t ns) {
@@ -136,7 +153,9 @@ std::string trace_us(std::int64_t ns) {
 
 std::string trace_op_name(const scenario::Scenario& s, const Op& op) {
   std::string name(parallel::to_string(op.kind));
-  if (op.kind != OpKind::p2p && op.purpose != parallel::CommPurpose::none &&
+  const bool offload = op.purpose == parallel::CommPurpose::offload_pcie ||
+                       op.purpose == parallel::CommPurpose::offload_cpu_optimizer;  // the kind says it
+  if (op.kind != OpKind::p2p && op.purpose != parallel::CommPurpose::none && !offload &&
       op.stream != StreamKind::compute)
     name.append(" ").append(parallel::to_string(op.purpose));
   if (const std::string l = layer_name(s, op.layer); !l.empty()) name.append(" ").append(l);
@@ -160,11 +179,12 @@ void write_trace(std::ostream& out, const scenario::Scenario& s, const parallel:
     metadata(ev, "process_sort_index", pid, 0, std::to_string(p));
     int lanes = 0;
     const std::vector<int> lane = p2p_lanes(P, d, lanes);
-    bool used[2] = {false, false};
+    bool used[parallel::kStreams] = {};
     for (const Op& op : P.ops)
       if (op.stream != StreamKind::p2p) used[static_cast<int>(op.stream)] = true;
     if (used[0]) metadata(ev, "thread_name", pid, kTraceComputeTid, "\"compute\"");
     if (used[1]) metadata(ev, "thread_name", pid, kTraceCommTid, "\"communication\"");
+    offload_threads(ev, pid, used);
     for (int l = 0; l < lanes; ++l)
       metadata(ev, "thread_name", pid, kTraceP2pTid + l,
                quoted(l ? "p2p " + std::to_string(l + 1) : "p2p"));
@@ -175,7 +195,8 @@ void write_trace(std::ostream& out, const scenario::Scenario& s, const parallel:
       const StreamKind st = P.ops[i].stream;
       const int tid = st == StreamKind::compute ? kTraceComputeTid
                       : st == StreamKind::comm  ? kTraceCommTid
-                                                : kTraceP2pTid + lane[i];
+                      : st == StreamKind::p2p   ? kTraceP2pTid + lane[i]
+                                                : offload_tid(st);
       op_event(ev, s, P, i, d, pid, tid);
     }
     if (p < series.size())

@@ -19,6 +19,10 @@ namespace trainsim::report {
 inline constexpr int kTraceComputeTid = 1;
 inline constexpr int kTraceCommTid = 2;
 inline constexpr int kTraceP2pTid = 3;
+// Offload streams (PCIe host->device, device->host, the host CPU's optimizer), after any p2p lane.
+inline constexpr int kTracePcieH2dTid = 1001;
+inline constexpr int kTracePcieD2hTid = 1002;
+inline constexpr int kTraceHostTid = 1003;
 
 // "forward block.3.attn mb2", "all_reduce data", "p2p block.7 mb0": how a trace names an op.
 std::string trace_op_name(const scenario::Scenario& s, const parallel::Op& op);

@@ -54,6 +54,10 @@ std::string_view to_string(ParallelDim d) {
   return "?";
 }
 
+std::string_view to_string(OffloadTarget t) {
+  return t == OffloadTarget::cpu ? "cpu" : "none";
+}
+
 const hw::DeviceSpec& Scenario::stage_device(std::int64_t stage) const {
   for (const auto& sd : parallel.stage_devices)
     for (auto st : sd.stages)
@@ -159,6 +163,18 @@ TrainingSpec read_training(const YamlContext& ctx, const YAML::Node& node, bool&
   t.recompute = rc == "none" ? Recompute::none : (rc == "selective" ? Recompute::selective : Recompute::full);
   t.recompute_layers = m.has("recompute_layers") ? m.non_negative_int_or("recompute_layers", 0) : -1;
   t.flash_attention = m.choice("attention", {"standard", "flash"}, "standard") == "flash";
+  if (m.has("offload")) {
+    // {optimizer: none|cpu, parameters: none|cpu}; the ZeRO stage is checked with the layout.
+    YAML::Node off = m.node("offload");
+    if (!off.IsMap()) ctx.fail(off, m.path_of("offload"), "expected a mapping {optimizer: none|cpu, parameters: none|cpu}");
+    MapReader o(ctx, off, m.path_of("offload"));
+    auto target = [&](const char* key) {
+      return o.choice(key, {"none", "cpu"}, "none") == "cpu" ? OffloadTarget::cpu : OffloadTarget::none;
+    };
+    t.offload.optimizer = target("optimizer");
+    t.offload.parameters = target("parameters");
+    o.finish();
+  }
   m.finish();
   return t;
 }
@@ -278,6 +294,10 @@ ClusterSpec read_cluster(const YamlContext& ctx, const YAML::Node& node, const h
   const auto [intra, inter] = default_links(d.name);
   c.intra_node = link_or_first(intra);
   c.inter_node = link_or_first(inter);
+  const hw::HostSpec& host = hw::default_host(d.name);
+  c.host_memory = host.memory;
+  c.host_memory_bandwidth = host.memory_bandwidth;
+  c.pcie = link_or_first(host.pcie);
   if (!node.IsDefined() || node.IsNull()) {
     // No cluster given: the smallest that holds every device, 8 GPUs to a node.
     c.gpus_per_node = devices < 8 ? devices : 8;
@@ -290,6 +310,14 @@ ClusterSpec read_cluster(const YamlContext& ctx, const YAML::Node& node, const h
   c.nodes = m.positive_int_or("nodes", (devices + c.gpus_per_node - 1) / c.gpus_per_node);
   c.intra_node = read_link(ctx, m.node("intra_node"), m.path_of("intra_node"), c.intra_node);
   c.inter_node = read_link(ctx, m.node("inter_node"), m.path_of("inter_node"), c.inter_node);
+  c.pcie = read_link(ctx, m.node("pcie"), m.path_of("pcie"), c.pcie);
+  c.host_memory = m.bytes_or("host_memory", c.host_memory);
+  if (c.host_memory.value <= 0) ctx.fail(m.node("host_memory"), m.path_of("host_memory"), "expected a positive memory size");
+  if (m.has("host_memory_bandwidth")) {
+    c.host_memory_bandwidth = m.bandwidth("host_memory_bandwidth");
+    if (!(c.host_memory_bandwidth.bytes_per_s > 0))
+      ctx.fail(m.node("host_memory_bandwidth"), m.path_of("host_memory_bandwidth"), "expected a positive bandwidth");
+  }
   if (m.has("placement")) {
     // A permutation of tensor, pipeline, data: rank order, fastest-varying first.
     YAML::Node order = m.node("placement");

@@ -29,6 +29,20 @@ std::string_view to_string(Recompute r);
 std::string_view to_string(Schedule s);
 std::string_view to_string(ParallelDim d);
 
+// Where a model state lives (ZeRO-Offload): on the GPU, or in host memory with PCIe copies.
+enum class OffloadTarget { none, cpu };
+std::string_view to_string(OffloadTarget t);
+
+// `training.offload`. optimizer: optimizer states (and the fp32 gradients they consume) in host
+// memory, the optimizer step on the CPU (ZeRO-Offload). parameters: 16-bit weights in host
+// memory, fetched per layer (ZeRO-Infinity; needs parallel.zero 3 and optimizer offload).
+struct OffloadSpec {
+  OffloadTarget optimizer = OffloadTarget::none;
+  OffloadTarget parameters = OffloadTarget::none;
+  bool optimizer_on_cpu() const { return optimizer == OffloadTarget::cpu; }
+  bool parameters_on_cpu() const { return parameters == OffloadTarget::cpu; }
+};
+
 struct TrainingSpec {
   std::int64_t micro_batch = 1;            // samples per micro-batch per data-parallel rank
   std::int64_t gradient_accumulation = 1;  // micro-batches per step per data-parallel rank
@@ -39,6 +53,7 @@ struct TrainingSpec {
   Recompute recompute = Recompute::none;
   std::int64_t recompute_layers = -1;      // blocks per stage checkpointed; -1 = all
   bool flash_attention = false;            // training.attention: standard | flash
+  OffloadSpec offload;                     // training.offload
 };
 
 // Bytes per parameter of each model-state category for a precision x optimizer pair.
@@ -82,6 +97,11 @@ struct ClusterSpec {
   // Rank order over the dimensions, fastest-varying first: the default puts the tensor ranks of
   // a group next to each other (inside a node), then pipeline stages, then data replicas.
   std::array<ParallelDim, 3> placement{ParallelDim::tensor, ParallelDim::pipeline, ParallelDim::data};
+  // Host side of each node (offload): DRAM per node, achievable DRAM bandwidth per node (shared
+  // by the node's GPUs) and each GPU's link to host memory. Defaults: hw::default_host(device).
+  core::Bytes host_memory{};
+  core::Bandwidth host_memory_bandwidth{};
+  hw::LinkSpec pcie;
 };
 
 struct Scenario {

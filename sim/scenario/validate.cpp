@@ -77,6 +77,20 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
                    str(p.pipeline) + ")");
   }
 
+  // Parameter offload is ZeRO-3's (DeepSpeed's offload_param, ZeRO-Infinity): each rank keeps
+  // its 1/data shard in host memory and fetches it per layer; trainsim models it together with
+  // optimizer offload, which runs the update where the shard lives.
+  if (s.training.offload.parameters_on_cpu()) {
+    const YAML::Node at = child_or(child_or(n.training, "offload"), "parameters");
+    if (p.zero != 3)
+      ctx.fail(at, "training.offload.parameters",
+               "parameter offload needs parallel.zero: 3 (parameters are offloaded as ZeRO-3 "
+               "shards), got zero " + str(p.zero));
+    if (!s.training.offload.optimizer_on_cpu())
+      ctx.fail(at, "training.offload.parameters",
+               "parameter offload needs optimizer offload too (training.offload.optimizer: cpu)");
+  }
+
   if (n.cluster_given) {
     const std::int64_t slots = core::checked_mul(s.cluster.nodes, s.cluster.gpus_per_node);
     if (p.devices() != slots)

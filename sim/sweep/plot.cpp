@@ -192,7 +192,8 @@ void write_sweep_map_svg(std::ostream& out, const SweepSpec& spec, const std::ve
     // Rank: fits (fastest first, then lowest index) > oom activations > oom model_states > invalid.
     CellKind k = r.status == Status::fits      ? CellKind::fits
                  : r.status == Status::invalid ? CellKind::invalid
-                 : r.oom_cause == "model_states" ? CellKind::oom_model_states
+                 // A node out of host memory (offload) is no batch-size problem either.
+                 : r.oom_cause == "model_states" || r.oom_cause == "host_memory" ? CellKind::oom_model_states
                                                  : CellKind::oom_activations;
     auto rank = [](CellKind x) {
       switch (x) {

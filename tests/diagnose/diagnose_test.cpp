@@ -71,3 +71,30 @@ TEST_CASE("ZeRO on the same GPUs ranks before remedies that need more GPUs", "[d
   CHECK(d.remedies.front().set.front().first == "parallel.zero");
   CHECK(d.remedies.front().devices_total == 8);
 }
+
+TEST_CASE("a model-state OOM is offered offloading the optimizer to host memory", "[diagnose][offload]") {
+  const std::string file = kRoot + "/scenarios/single_gpu/03_model_state_oom.yaml";
+  const Run r = run(file);
+  const auto d = diagnose::diagnose(file, {}, r.s, r.summary);
+  bool offload = false;
+  for (const auto& remedy : d.remedies)
+    for (const auto& [k, v] : remedy.set) offload = offload || (k == "training.offload.optimizer" && v == "cpu");
+  CHECK(offload);
+}
+
+TEST_CASE("a host-memory OOM is diagnosed as such, not as activations", "[diagnose][offload]") {
+  const std::string file = kRoot + "/scenarios/single_gpu/04_zero_offload.yaml";
+  const std::vector<std::string> sets = {"cluster.host_memory=100GiB"};
+  const Run r = run(file, sets);
+  REQUIRE_FALSE(r.summary.fits);
+  REQUIRE_FALSE(r.summary.host_fits);
+  const auto d = diagnose::diagnose(file, sets, r.s, r.summary);
+  CHECK(d.kind == "host_memory");
+  CHECK(d.model_state_bytes == r.summary.host_per_node);
+  CHECK(d.capacity.value == 100 * core::kGiB);
+  CHECK(d.summary.find("host memory") != std::string::npos);
+  for (const auto& remedy : d.remedies) {
+    CHECK(remedy.fits);
+    for (const auto& [k, v] : remedy.set) CHECK(k != "training.micro_batch");
+  }
+}

@@ -94,6 +94,9 @@ TEST_CASE("fast play matches the expanded plan over schedules, ZeRO, recomputati
   for (int z = 0; z <= 3; ++z)
     for (const char* mb : {"1", "2"})
       same_report(zero, {"parallel.zero=" + std::to_string(z), std::string("training.micro_batch=") + mb});
+  // Offload: gradient copies after every backward keep those units expanded.
+  same_report(zero, {"training.offload.optimizer=cpu"});
+  same_report(zero, {"training.offload.optimizer=cpu", "parallel.zero=0", "parallel.data=1", "cluster.gpus_per_node=1"});
   // Out of memory inside macro ops: the first OOM point of each stage, and every one.
   same_report(gpt, {"training.micro_batch=4", "training.global_batch=1536"});
   same_report(gpt, {"training.micro_batch=4", "training.global_batch=1536"}, /*all_ooms=*/true);

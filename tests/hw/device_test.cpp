@@ -162,3 +162,25 @@ TEST_CASE("link bandwidths are achievable per-direction figures from their nomin
   CHECK(link("pcie4").latency.ns == 5700);
   CHECK(link("ib-hdr").latency.ns == 9600);
 }
+
+TEST_CASE("host presets are named once, positive, and chosen by device generation", "[hw][host]") {
+  std::set<std::string> names;
+  for (const auto& h : hw::host_presets()) {
+    INFO(h.name);
+    names.insert(h.name);
+    CHECK(h.memory.value > 0);
+    CHECK(h.memory_bandwidth.bytes_per_s > 0);
+    CHECK(hw::find_link(h.pcie).has_value());
+    CHECK_FALSE(h.source.empty());
+    CHECK(hw::find_host(h.name).has_value());
+  }
+  CHECK(names.size() == hw::host_presets().size());
+  // Nominal DRAM bandwidth x 0.75: DGX-2 2 x 6 x DDR4-2666, DGX H100 2 x 8 x DDR5-4800.
+  CHECK(hw::default_host("v100-32gb").name == "dgx-2");
+  CHECK(hw::default_host("v100-32gb").memory_bandwidth.bytes_per_s == Approx(2 * 6 * 21.333e9 * 0.75));
+  CHECK(hw::default_host("a100-40gb").memory.value == 1024 * core::kGiB);
+  CHECK(hw::default_host("a100-80gb").memory.value == 2048 * core::kGiB);
+  CHECK(hw::default_host("h200-141gb").memory_bandwidth.bytes_per_s == Approx(2 * 8 * 38.4e9 * 0.75));
+  CHECK(hw::default_host("custom").name == "server");
+  CHECK(hw::find_link("pcie3")->bandwidth.bytes_per_s == Approx(15.75e9 * 0.8));
+}

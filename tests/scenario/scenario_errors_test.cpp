@@ -488,3 +488,48 @@ TEST_CASE("a valid --set does not hide an error in the file") {
   expect_error(kBase + "  optimizer: lamb\n", {6, 14, "training.optimizer", "expected one of"},
                {"training.micro_batch=4"});
 }
+
+// --- offload ------------------------------------------------------------------------------
+
+TEST_CASE("parameter offload without ZeRO-3 is located at the parameters value") {
+  expect_error(kBase + "  offload: {optimizer: cpu, parameters: cpu}\n",
+               {6, 41, "training.offload.parameters", "parameter offload needs parallel.zero: 3"});
+}
+
+TEST_CASE("parameter offload without optimizer offload is located at the parameters value") {
+  expect_error(kBase + "  offload: {parameters: cpu}\nparallel: {zero: 3}\n",
+               {6, 25, "training.offload.parameters", "needs optimizer offload too"});
+}
+
+TEST_CASE("an unknown offload target lists none and cpu") {
+  expect_error(kBase + "  offload: {optimizer: gpu}\n",
+               {6, 24, "training.offload.optimizer", "expected one of none | cpu, got 'gpu'"});
+}
+
+TEST_CASE("an unknown key inside training.offload is located at the key") {
+  expect_error(kBase + "  offload: {optimiser: cpu}\n",
+               {6, 13, "training.offload.optimiser", "unknown key 'optimiser'"});
+}
+
+TEST_CASE("training.offload must be a mapping") {
+  expect_error(kBase + "  offload: cpu\n", {6, 12, "training.offload", "expected a mapping"});
+}
+
+TEST_CASE("cluster.host_memory needs a unit and a positive size") {
+  expect_error(kBase + "cluster:\n  host_memory: 2048\n", {7, 16, "cluster.host_memory", "missing unit"});
+  expect_error(kBase + "cluster:\n  host_memory: 0GiB\n", {7, 16, "cluster.host_memory", "expected a positive memory size"});
+}
+
+TEST_CASE("cluster.host_memory_bandwidth is a bandwidth, cluster.pcie a link") {
+  expect_error(kBase + "cluster:\n  host_memory_bandwidth: 100GB\n",
+               {7, 26, "cluster.host_memory_bandwidth", "bandwidth"});
+  expect_error(kBase + "cluster:\n  pcie: pcie9\n", {7, 9, "cluster.pcie", "unknown link preset 'pcie9'"});
+  expect_error(kBase + "cluster:\n  pcie: {bandwidth: 25GB/s, latency: 10}\n",
+               {7, 38, "cluster.pcie.latency", "missing unit"});
+}
+
+TEST_CASE("an offload value given with --set is located in the argument") {
+  expect_error(kBase, {1, 29, "training.offload.parameters", "parameter offload needs parallel.zero: 3",
+                       "--set training.offload.parameters=cpu"},
+               {"training.offload.optimizer=cpu", "training.offload.parameters=cpu"});
+}

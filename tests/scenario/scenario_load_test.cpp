@@ -400,3 +400,31 @@ TEST_CASE("enum names match the scenario spelling") {
   CHECK(to_string(Schedule::one_f_one_b) == "1f1b");
   CHECK(to_string(Schedule::interleaved) == "interleaved");
 }
+
+TEST_CASE("offload keys: defaults, values and the host side of the cluster") {
+  TempDir dir;
+  const Scenario plain = load_text(dir, kBase);
+  CHECK(plain.training.offload.optimizer == OffloadTarget::none);
+  CHECK(plain.training.offload.parameters == OffloadTarget::none);
+  // a100-80gb defaults to a DGX A100 640GB node: 2 TiB DDR4, 409.6 GB/s x 0.75, PCIe 4.
+  CHECK(plain.cluster.host_memory.value == 2048 * core::kGiB);
+  CHECK(plain.cluster.host_memory_bandwidth.bytes_per_s == Approx(409.6e9 * 0.75));
+  CHECK(plain.cluster.pcie.name == "pcie4");
+  const Scenario s = load_text(dir, kBase +
+                                        "  offload: {optimizer: cpu, parameters: cpu}\n"
+                                        "parallel: {zero: 3}\n"
+                                        "cluster:\n"
+                                        "  host_memory: 512GiB\n"
+                                        "  host_memory_bandwidth: 100GB/s\n"
+                                        "  pcie: {bandwidth: 20GB/s, latency: 10us}\n");
+  CHECK(s.training.offload.optimizer_on_cpu());
+  CHECK(s.training.offload.parameters_on_cpu());
+  CHECK(s.cluster.host_memory.value == 512 * core::kGiB);
+  CHECK(s.cluster.host_memory_bandwidth.bytes_per_s == Approx(100e9));
+  CHECK(s.cluster.pcie.bandwidth.bytes_per_s == Approx(20e9));
+  CHECK(s.cluster.pcie.latency.ns == 10'000);
+  // V100 presets default to a DGX-2 node on PCIe 3.
+  const Scenario v = load_text(dir, "model: gpt2\ndevice: v100-32gb\ntraining: {micro_batch: 1, seq_len: 1024}\n");
+  CHECK(v.cluster.host_memory.value == 1536 * core::kGiB);
+  CHECK(v.cluster.pcie.name == "pcie3");
+}
