@@ -38,8 +38,10 @@ struct Model {
   std::int64_t parameters() const;  // sum over layers, exact
   double forward_flops_per_sample() const;
 
-  // Boost 1.74's adjacency_list has no move operations, so moving a Model used to copy its
-  // whole graph (several times per scenario load); swapping the graph moves it for real.
+  // Boost 1.74's adjacency_list has no move operations (and its swap copies three times), so
+  // moving a Model copied its whole graph, several times per scenario load. The graph's two
+  // containers are public: moving them moves the graph (a std::list and a std::vector keep
+  // their nodes and buffer, so the edge iterators stored in the vertices stay valid).
   Model() = default;
   Model(const Model&) = default;
   Model& operator=(const Model&) = default;
@@ -47,8 +49,10 @@ struct Model {
   Model& operator=(Model&& o) noexcept {
     if (this == &o) return *this;
     name = std::move(o.name);
-    graph.clear();
-    graph.swap(o.graph);
+    graph.m_edges = std::move(o.graph.m_edges);
+    graph.m_vertices = std::move(o.graph.m_vertices);
+    o.graph.m_edges.clear();
+    o.graph.m_vertices.clear();
     order = std::move(o.order);
     sequence_model = o.sequence_model;
     seq_len = o.seq_len;

@@ -3,6 +3,7 @@
 
 #include "models/builders.hpp"
 #include "models/kinds.hpp"
+#include "models/presets.hpp"
 #include "sim/core/error.hpp"
 
 using namespace trainsim;
@@ -114,4 +115,31 @@ TEST_CASE("transformer builder names layers per block and sets the model's shape
   std::sort(inputs.begin(), inputs.end());
   CHECK(inputs == std::vector<std::string>{"block.0.add2", "block.1.attn"});
   CHECK_THROWS_AS(build_transformer(c, {64, DType::bf16, false}), std::invalid_argument);
+}
+
+TEST_CASE("moving a model moves its graph: edges, order and counts survive, the source is empty") {
+  using namespace trainsim;
+  models::BuildOptions opts;
+  opts.seq_len = 128;
+  models::Model a = models::build_preset(*models::find_preset("gpt2"), opts);
+  const auto params = a.parameters();
+  const auto vertices = boost::num_vertices(a.graph), edges = boost::num_edges(a.graph);
+  models::Model b(std::move(a));
+  CHECK(b.parameters() == params);
+  CHECK(boost::num_vertices(b.graph) == vertices);
+  CHECK(boost::num_edges(b.graph) == edges);
+  CHECK(boost::num_vertices(a.graph) == 0);
+  // In- and out-edge lists still name live edges: every edge's ends agree both ways.
+  std::size_t in_total = 0;
+  for (auto v : b.order)
+    for (auto [e, end] = boost::in_edges(v, b.graph); e != end; ++e) {
+      CHECK(boost::target(*e, b.graph) == v);
+      ++in_total;
+    }
+  CHECK(in_total == edges);
+  models::Model c;
+  c = std::move(b);
+  models::Model d = c;  // a copy stays independent of its source
+  CHECK(d.parameters() == params);
+  CHECK(boost::num_edges(d.graph) == edges);
 }
