@@ -38,21 +38,6 @@ bool MemoryLedger::allocate(MemCategory cat, core::Bytes bytes, bool book_anyway
   return fits;
 }
 
-void MemoryLedger::apply_run(const MemBreakdown& highest, const MemBreakdown& delta) {
-  const core::Bytes high = highest.total();
-  if (high > peak_) {
-    peak_ = high;
-    at_peak_ = highest;
-  }
-  for (std::size_t c = 0; c < kMemCategories; ++c) {
-    current_.bytes[c] += delta.bytes[c];
-    TRAINSIM_CHECK(current_.bytes[c].value >= 0,
-                   std::string("memory ledger would go negative in ") +
-                       std::string(to_string(static_cast<MemCategory>(c))));
-    in_use_ += delta.bytes[c];
-  }
-}
-
 void MemoryLedger::release(MemCategory cat, core::Bytes bytes) {
   TRAINSIM_CHECK(bytes.value >= 0, "negative release");
   TRAINSIM_CHECK(current_[cat] >= bytes,

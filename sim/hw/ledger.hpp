@@ -35,7 +35,21 @@ class MemoryLedger {
   // A run of allocations and releases replayed at once (fast play): `highest` is the largest
   // state the run passes through (a peak candidate, the earliest if several tie) and `delta` what
   // it leaves changed per category. The run was checked against capacity by the caller.
-  void apply_run(const MemBreakdown& highest, const MemBreakdown& delta);
+  // Inline and unchecked per category: the caller's profile was built from booked effects.
+  void apply_run(const MemBreakdown& highest, const MemBreakdown& delta) {
+    std::int64_t high = 0;
+    for (const auto& b : highest.bytes) high += b.value;
+    if (high > peak_.value) {
+      peak_ = core::Bytes{high};
+      at_peak_ = highest;
+    }
+    std::int64_t sum = 0;
+    for (std::size_t c = 0; c < kMemCategories; ++c) {
+      current_.bytes[c].value += delta.bytes[c].value;
+      sum += delta.bytes[c].value;
+    }
+    in_use_.value += sum;
+  }
 
   core::Bytes capacity() const { return capacity_; }
   core::Bytes in_use() const { return in_use_; }

@@ -384,8 +384,10 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       n += 2 + (zero == 3 ? 2 : 0);
     per_unit = std::max(per_unit, n + 4);
   }
-  P.ops.reserve(units.size() * per_unit + 8);
-  P.effects.reserve(units.size() * per_unit * 2 + 8);
+  // Compressed, a repeated unit is a transfer and a macro op; a few units per chunk stay expanded.
+  const std::size_t expanded_units = L.compress ? std::min<std::size_t>(units.size(), 4 * L.v + 4) : units.size();
+  P.ops.reserve(expanded_units * per_unit + (units.size() - expanded_units) * 2 + 8);
+  P.effects.reserve(expanded_units * per_unit * 2 + 8);
   P.deps.reserve(units.size() * 4 + P.ops.capacity() / 4 + 8);
   // Macro template per (virtual stage, direction) once a repeatable unit was emitted (fast play).
   std::vector<std::int32_t> macro_of(2 * static_cast<std::size_t>(G), -1);
