@@ -113,6 +113,7 @@ Model build_transformer(const TransformerConfig& c, const BuildOptions& opts) {
   m.seq_len = s;
   m.num_blocks = c.layers;
   m.hidden = h;
+  reserve_layers(m, static_cast<std::size_t>(c.layers) * 16 + 16);  // a block has at most 16 layers
 
   auto norm = [&](std::string name) {
     const kinds::NormSpec spec{s, h, true};

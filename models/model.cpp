@@ -20,6 +20,8 @@ double Model::forward_flops_per_sample() const {
   return total;
 }
 
+void reserve_layers(Model& m, std::size_t n) { m.graph.m_vertices.reserve(n); }
+
 Vertex add_layer(Model& m, Layer layer) {
   return boost::add_vertex(std::move(layer), m.graph);
 }

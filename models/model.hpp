@@ -62,6 +62,9 @@ struct Model {
   }
 };
 
+// Room for `n` layers: the vertex vector then never regrows (Boost's stored vertices have no
+// move constructor, so every regrowth copied each layer with its name and edge lists).
+void reserve_layers(Model& m, std::size_t n);
 // Adds a layer; returns its vertex. Names must be unique (builders ensure it).
 Vertex add_layer(Model& m, Layer layer);
 void add_edge(Model& m, Vertex from, Vertex to);
