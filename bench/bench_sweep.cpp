@@ -14,9 +14,11 @@ using namespace trainsim;
 
 const std::string kRoot = TRAINSIM_SOURCE_DIR;
 
-// 2 x 2 x 2 = 8 points: micro-batch {1, 2}, tensor {4, 8}, pipeline {8, 16}.
+// 2 x 2 x 2 = 8 points: micro-batch {1, 2}, tensor {4, 8}, pipeline {8, 16}; the grid is
+// walked 8 times per iteration (64 points) so two threads are not left waiting on one point.
 std::vector<std::vector<std::string>> grid() {
   std::vector<std::vector<std::string>> g;
+  for (int round = 0; round < 8; ++round)
   for (int mb : {1, 2})
     for (int t : {4, 8})
       for (int p : {8, 16})

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -165,9 +166,12 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
         << (r.host_fits ? "" : "  OUT OF HOST MEMORY") << "\n";
 
   if (!r.comm.empty()) {
-    out << "\nCommunication        time       exposed\n";
+    int width = 16;  // the longest kind sets the column
+    for (const auto& c : r.comm) width = std::max(width, static_cast<int>(c.kind.size()));
+    std::snprintf(line, sizeof line, "\n%-*s %10s %12s\n", width + 2, "Communication", "time", "exposed");
+    out << line;
     for (const auto& c : r.comm) {
-      std::snprintf(line, sizeof line, "  %-16s %10s %12s\n", c.kind.c_str(), seconds(c.time_s).c_str(),
+      std::snprintf(line, sizeof line, "  %-*s %10s %12s\n", width, c.kind.c_str(), seconds(c.time_s).c_str(),
                     seconds(c.exposed_s).c_str());
       out << line;
     }
