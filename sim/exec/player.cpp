@@ -150,6 +150,7 @@ struct Player {
   // Events at one instant run in the order of the expanded plan's op numbering (a macro op's
   // ops numbered as if expanded), so a compressed plan replays the expanded plan's order.
   std::vector<std::uint64_t> fine_first;  // per op: fine id of its (first) op
+  std::vector<std::uint64_t> end_key;     // per op: fine id of its (last) op, its end's key
   std::uint64_t extra_events = 0;         // ops inside macro ops beyond the first of each
   core::EventQueue<std::uint32_t> queue;
   std::vector<char> oom_seen;
@@ -163,11 +164,7 @@ struct Player {
     idx = static_cast<std::int32_t>(id - offset[prog]);
     return plan.programs[prog].ops[idx];
   }
-  std::uint64_t finish_key(std::uint32_t id) const {
-    std::int32_t prog, idx;
-    const Op& op = op_at(id, prog, idx);
-    return op.macro < 0 ? fine_first[id] : fine_first[id] + profiles[prog][op.macro].ops() - 1;
-  }
+  std::uint64_t finish_key(std::uint32_t id) const { return end_key[id]; }
 
   // `order`: the request's place among those of one instant (see OomPoint::order).
   void book(std::int32_t prog, std::int32_t idx, const Op* op, hw::MemCategory cat, core::Bytes b,
@@ -427,11 +424,15 @@ struct Player {
   void compute_durations() {
     duration.resize(waiting.size());
     fine_first.resize(waiting.size());
+    end_key.resize(waiting.size());
     profiles.assign(plan.programs.size(), {});
     std::unordered_map<WorkKey, core::Duration, WorkHash> memo;
     std::uint64_t fine = 0;
+    WorkKey last_key{};
+    core::Duration last_duration{};
     for (std::size_t p = 0; p < plan.programs.size(); ++p) {
       memo.clear();
+      bool have_last = false;  // durations are per program (its device)
       const Program& P = plan.programs[p];
       for (const auto& t : P.macros) profiles[p].push_back(profile(P, t, memo));
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
@@ -442,13 +443,24 @@ struct Player {
           const MacroProfile& m = profiles[p][op.macro];
           duration[id] = m.total;
           fine += m.ops();
+          end_key[id] = fine - 1;
           extra_events += m.ops() - 1;
           continue;
         }
-        ++fine;
-        auto [it, inserted] = memo.try_emplace(work_key(op));
+        end_key[id] = fine++;
+        // Consecutive ops often repeat the same work (a unit's transfers): check the last one
+        // before hashing.
+        const WorkKey key = work_key(op);
+        if (have_last && key == last_key) {
+          duration[id] = last_duration;
+          continue;
+        }
+        auto [it, inserted] = memo.try_emplace(key);
         if (inserted) it->second = op_duration(plan, P, op);
         duration[id] = it->second;
+        last_key = key;
+        last_duration = it->second;
+        have_last = true;
       }
     }
   }
