@@ -151,6 +151,13 @@ struct Player {
   // ops numbered as if expanded), so a compressed plan replays the expanded plan's order.
   std::vector<std::uint64_t> fine_first;  // per op: fine id of its (first) op
   std::vector<std::uint64_t> end_key;     // per op: fine id of its (last) op, its end's key
+  // Macro ops with a folded transfer (Op::arrival): the op the transfer waits for, its duration,
+  // and when it started / ends once it has.
+  static constexpr std::uint32_t kReady = 1u << 31;  // payload flag: a macro op's transfer ended
+  std::vector<std::uint32_t> arrival_from;
+  std::vector<core::Duration> arrival_time;
+  std::vector<core::TimePoint> arrival_start;
+  std::uint64_t ready_events = 0;
   std::uint64_t extra_events = 0;         // ops inside macro ops beyond the first of each
   core::EventQueue<std::uint32_t> queue;
   std::vector<char> oom_seen;
@@ -313,12 +320,12 @@ struct Player {
     if (op.macro >= 0) {
       InFlight& f = inflight[prog];
       TRAINSIM_CHECK(f.id == kNone, "two macro ops in flight on one compute stream");
-      f = InFlight{id, idx, op.macro, now, fine_first[id], 0};
+      f = InFlight{id, idx, op.macro, now, fine_first[id] + (op.arrival ? 1 : 0), 0};
       apply_points(prog, f, 1);
       return;
     }
     if (op.alloc_begin == op.alloc_end) return;
-    catch_up(prog, now, trigger);
+    catch_up(prog, now, trigger);  // (a macro op returned above: its allocs are its transfer's)
     for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
       book(prog, idx, &op, P.effects[e].category, P.effects[e].bytes, now,
            effect_order(fine_first[id], e - op.alloc_begin));
@@ -346,8 +353,35 @@ struct Player {
     for (auto k = succ_begin[id]; k < succ_begin[id + 1]; ++k) {
       const std::uint32_t s = succ[k];
       TRAINSIM_CHECK(waiting[s] > 0, "op became ready twice");
-      if (--waiting[s] == 0) start(s, now, key);
+      const bool folded = arrival_from[s] != kNone;
+      if (folded && arrival_from[s] == id) begin_arrival(s, now, key);
+      if (--waiting[s] != 0) continue;
+      if (!folded) {
+        start(s, now, key);
+        continue;
+      }
+      // The expanded plan starts it when the later of its transfer's end (ordered by the
+      // transfer's fine id) and its other predecessors comes.
+      const core::TimePoint ready = arrival_start[s] + arrival_time[s];
+      if (ready < now || (ready == now && fine_first[s] < key)) start(s, now, key);
+      else queue.schedule(ready, s | kReady, fine_first[s]);
     }
+  }
+
+  // A folded transfer starts when the op it waits for ends: its receive buffer is booked now,
+  // as the expanded plan's p2p op would book it.
+  void begin_arrival(std::uint32_t id, core::TimePoint now, std::uint64_t trigger) {
+    std::int32_t prog, idx;
+    const Op& op = op_at(id, prog, idx);
+    const Program& P = plan.programs[prog];
+    arrival_start[id] = now;
+    if (op.alloc_begin == op.alloc_end) return;
+    catch_up(prog, now, trigger);
+    Op transfer = op;
+    transfer.kind = OpKind::p2p;
+    for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
+      book(prog, idx, &transfer, P.effects[e].category, P.effects[e].bytes, now,
+           effect_order(fine_first[id], e - op.alloc_begin));
   }
 
   void build_graph() {
@@ -425,6 +459,9 @@ struct Player {
     duration.resize(waiting.size());
     fine_first.resize(waiting.size());
     end_key.resize(waiting.size());
+    arrival_from.assign(waiting.size(), kNone);
+    arrival_time.assign(waiting.size(), core::Duration{});
+    arrival_start.assign(waiting.size(), core::TimePoint{});
     profiles.assign(plan.programs.size(), {});
     std::unordered_map<WorkKey, core::Duration, WorkHash> memo;
     std::uint64_t fine = 0;
@@ -442,9 +479,22 @@ struct Player {
         if (op.macro >= 0) {
           const MacroProfile& m = profiles[p][op.macro];
           duration[id] = m.total;
-          fine += m.ops();
+          if (op.arrival) {
+            TRAINSIM_CHECK(op.dep_end == op.dep_begin + 1, "a folded transfer waits for exactly one op");
+            const parallel::OpRef from = P.deps[op.dep_begin];
+            arrival_from[id] = offset[from.program] + static_cast<std::uint32_t>(from.index);
+            Op transfer = op;
+            transfer.kind = OpKind::p2p;
+            transfer.macro = -1;
+            transfer.kernels = 1;
+            transfer.work = {};
+            auto [it, inserted] = memo.try_emplace(work_key(transfer));
+            if (inserted) it->second = op_duration(plan, P, transfer);
+            arrival_time[id] = it->second;
+          }
+          fine += m.ops() + (op.arrival ? 1 : 0);
           end_key[id] = fine - 1;
-          extra_events += m.ops() - 1;
+          extra_events += m.ops() - 1 + (op.arrival ? 1 : 0);
           continue;
         }
         end_key[id] = fine++;
@@ -540,6 +590,12 @@ struct Player {
       }
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
         const Op& op = P.ops[i];
+        if (op.arrival) {
+          const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
+          CommStats& c = tl.comm[parallel::CommPurpose::pipeline];
+          c.time += arrival_time[id];
+          c.exposed += uncovered(arrival_start[id], arrival_start[id] + arrival_time[id], busy, profiles[p]);
+        }
         if (op.purpose == parallel::CommPurpose::none || op.macro >= 0) continue;
         CommStats& c = tl.comm[op.purpose];
         const core::Duration span = d.finish[i] - d.start[i];
@@ -592,11 +648,16 @@ struct Player {
       if (waiting[id] == 0) start(id, core::TimePoint{}, 0);
     while (!queue.empty()) {
       const auto ev = queue.pop();
-      finish(ev.payload, ev.time);
+      if (ev.payload & kReady) {
+        ++ready_events;
+        start(ev.payload & ~kReady, ev.time, ev.key);
+      } else {
+        finish(ev.payload, ev.time);
+      }
     }
     for (std::uint32_t id = 0; id < done.size(); ++id)
       TRAINSIM_CHECK(done[id], "op " + std::to_string(id) + " never ran: the schedule deadlocks");
-    tl.events = queue.events_run() + extra_events;
+    tl.events = queue.events_run() - ready_events + extra_events;
     check_end_state();
     account();
     // A macro op books its points late (when something else touches the device), so points are

@@ -165,6 +165,27 @@ class ProgramBuilder {
     P_.macros.push_back(t);
     return static_cast<std::int32_t>(P_.macros.size() - 1);
   }
+  // One macro op replaying template `macro` for micro-batch `mb` whose input arrives by the p2p
+  // op `transfer`, just emitted: the transfer is folded into the macro op (Op::arrival).
+  std::int32_t emit_macro_after_transfer(std::int32_t macro, std::int32_t mb, std::int32_t transfer) {
+    TRAINSIM_CHECK(transfer + 1 == static_cast<std::int32_t>(P_.ops.size()) && P_.ops.back().kind == OpKind::p2p,
+                   "a folded transfer must be the op just emitted");
+    const Op p2p = P_.ops.back();
+    Op op = P_.macro_ops[P_.macros[macro].begin];
+    op.kind = op.kind == OpKind::recompute ? OpKind::backward : op.kind;
+    op.microbatch = mb;
+    op.macro = macro;
+    op.tp_collectives = 0;
+    op.tp_sequence_parallel = false;
+    op.arrival = true;
+    op.comm = p2p.comm;
+    op.alloc_begin = p2p.alloc_begin;
+    op.alloc_end = op.free_begin = op.free_end = p2p.alloc_end;
+    op.dep_begin = p2p.dep_begin;
+    op.dep_end = p2p.dep_end;
+    P_.ops.back() = op;
+    return transfer;
+  }
   // One macro op replaying template `macro` for micro-batch `mb`, after `dep`.
   std::int32_t emit_macro(std::int32_t macro, std::int32_t mb, OpRef dep) {
     Op op = P_.macro_ops[P_.macros[macro].begin];
@@ -412,7 +433,8 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       const bool repeatable = L.compress && zero != 3;
       std::int32_t& macro = macro_of[2 * g + 1];
       if (repeatable && macro >= 0) {
-        L.fwd_end[g * L.mcount + j] = B.ref(B.emit_macro(macro, j, arrival >= 0 ? B.ref(arrival) : OpRef{}));
+        L.fwd_end[g * L.mcount + j] =
+            B.ref(arrival >= 0 ? B.emit_macro_after_transfer(macro, j, arrival) : B.emit_macro(macro, j, OpRef{}));
         continue;
       }
       const std::size_t unit_first = P.ops.size();
@@ -484,7 +506,8 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
                             !off.optimizer_on_cpu();
     std::int32_t& macro = macro_of[2 * g];
     if (repeatable && macro >= 0) {
-      L.bwd_end[g * L.mcount + j] = B.ref(B.emit_macro(macro, j, take_arrival()));
+      L.bwd_end[g * L.mcount + j] =
+          B.ref(arrival >= 0 ? B.emit_macro_after_transfer(macro, j, arrival) : B.emit_macro(macro, j, OpRef{}));
       continue;
     }
     const std::size_t unit_first = P.ops.size();
