@@ -10,17 +10,9 @@
 
 namespace trainsim::core {
 
-std::int64_t checked_add(std::int64_t a, std::int64_t b) {
-  std::int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) throw OverflowError("64-bit overflow adding counts");
-  return r;
-}
+void throw_add_overflow() { throw OverflowError("64-bit overflow adding counts"); }
 
-std::int64_t checked_mul(std::int64_t a, std::int64_t b) {
-  std::int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) throw OverflowError("64-bit overflow multiplying counts");
-  return r;
-}
+void throw_mul_overflow() { throw OverflowError("64-bit overflow multiplying counts"); }
 
 Duration duration_from_seconds(double seconds) {
   if (!(seconds >= 0) || !std::isfinite(seconds))

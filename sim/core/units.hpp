@@ -17,8 +17,19 @@ class OverflowError : public std::overflow_error {
   using std::overflow_error::overflow_error;
 };
 
-std::int64_t checked_add(std::int64_t a, std::int64_t b);
-std::int64_t checked_mul(std::int64_t a, std::int64_t b);
+[[noreturn]] void throw_add_overflow();
+[[noreturn]] void throw_mul_overflow();
+// Inline: every time and byte sum goes through these, so the check must cost a flag test.
+inline std::int64_t checked_add(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) [[unlikely]] throw_add_overflow();
+  return r;
+}
+inline std::int64_t checked_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) [[unlikely]] throw_mul_overflow();
+  return r;
+}
 
 // A number of bytes. May be negative only as a ledger delta (a free).
 struct Bytes {

@@ -711,15 +711,17 @@ Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
     const models::Layer& l = m.graph[m.order[i]];
     per_sample += l.flops * (1 + l.backward_factor);
   }
-  for (const auto& P : plan.programs)
+  for (const auto& P : plan.programs) {
+    // Each macro template's replayed FLOPs, summed once.
+    std::vector<double> template_recompute(P.macros.size(), 0.0);
+    for (std::size_t t = 0; t < P.macros.size(); ++t)
+      for (auto k = P.macros[t].begin; k < P.macros[t].end; ++k)
+        if (P.macro_ops[k].kind == OpKind::recompute) template_recompute[t] += P.macro_ops[k].work.flops;
     for (const auto& op : P.ops) {
       if (op.kind == OpKind::recompute) recompute_per_sample += op.work.flops * static_cast<double>(P.count);
-      if (op.macro < 0) continue;
-      const MacroTemplate& t = P.macros[op.macro];
-      for (auto k = t.begin; k < t.end; ++k)
-        if (P.macro_ops[k].kind == OpKind::recompute)
-          recompute_per_sample += P.macro_ops[k].work.flops * static_cast<double>(P.count);
+      if (op.macro >= 0) recompute_per_sample += template_recompute[op.macro] * static_cast<double>(P.count);
     }
+  }
   plan.model_flops = per_sample * static_cast<double>(plan.samples);
   // Recompute ops were counted per micro-batch on one pipeline; scale to every data replica.
   plan.hardware_flops = plan.model_flops + recompute_per_sample;
