@@ -100,11 +100,21 @@ std::vector<long long> range_values(long long lo, long long hi, const std::strin
 }
 
 scenario::Scenario BaseScenario::load(const std::vector<std::string>& sets) const {
+  // Every point starts from the same base text: each worker thread parses it once and clones
+  // the tree per point (overrides edit it). yaml-cpp nodes are not shared across threads.
+  thread_local std::string parsed_text;
+  thread_local YAML::Node parsed;
   YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw core::ConfigError({path, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
+  if (parsed_text == text && parsed.IsDefined()) {
+    root = YAML::Clone(parsed);
+  } else {
+    try {
+      root = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      throw core::ConfigError({path, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
+    }
+    parsed = YAML::Clone(root);
+    parsed_text = text;
   }
   if (subkey.empty()) return scenario::load_scenario_tree(root, path, sets);
   YAML::Node sub = root[subkey];
