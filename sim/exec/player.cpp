@@ -422,7 +422,8 @@ struct Player {
   }
 
   MacroProfile profile(const Program& P, const parallel::MacroTemplate& t,
-                       std::unordered_map<WorkKey, core::Duration, WorkHash>& memo) const {
+                       std::unordered_map<WorkKey, core::Duration, WorkHash>& memo,
+                       std::unordered_map<WorkKey, core::Duration, WorkHash>& tp_memo) const {
     MacroProfile m;
     const std::uint32_t n = t.end - t.begin;
     m.offset.reserve(n);
@@ -432,9 +433,15 @@ struct Player {
     hw::MemBreakdown now;
     for (auto k = t.begin; k < t.end; ++k) {
       const Op& op = P.macro_ops[k];
-      auto [it, inserted] = memo.try_emplace(work_key(op));
+      const WorkKey key = work_key(op);
+      auto [it, inserted] = memo.try_emplace(key);
       if (inserted) it->second = op_duration(plan, P, op);
-      const core::Duration tp = tensor_parallel_time(plan, op);
+      core::Duration tp{};
+      if (op.tp_collectives > 0) {
+        auto [t, fresh] = tp_memo.try_emplace(key);
+        if (fresh) t->second = tensor_parallel_time(plan, op);
+        tp = t->second;
+      }
       m.offset.push_back(m.total);
       m.kernel.push_back(it->second - tp);
       m.kernel_before.push_back(m.kernel_before.back() + m.kernel.back());
@@ -463,7 +470,7 @@ struct Player {
     arrival_time.assign(waiting.size(), core::Duration{});
     arrival_start.assign(waiting.size(), core::TimePoint{});
     profiles.assign(plan.programs.size(), {});
-    std::unordered_map<WorkKey, core::Duration, WorkHash> memo;
+    std::unordered_map<WorkKey, core::Duration, WorkHash> memo, tp_memo;
     std::uint64_t fine = 0;
     WorkKey last_key{};
     core::Duration last_duration{};
@@ -471,7 +478,8 @@ struct Player {
       memo.clear();
       bool have_last = false;  // durations are per program (its device)
       const Program& P = plan.programs[p];
-      for (const auto& t : P.macros) profiles[p].push_back(profile(P, t, memo));
+      tp_memo.clear();
+      for (const auto& t : P.macros) profiles[p].push_back(profile(P, t, memo, tp_memo));
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
         const Op& op = P.ops[i];
         const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);

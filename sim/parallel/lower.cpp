@@ -655,6 +655,7 @@ Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
       L.last_consumer[i] = std::max(L.last_consumer[i], pos[boost::target(*e, m.graph)]);
   }
   L.fwd_end.assign(static_cast<std::size_t>(G) * L.mcount, OpRef{});
+  L.pending.reserve(static_cast<std::size_t>(G) * L.mcount * 2);
   L.bwd_end.assign(static_cast<std::size_t>(G) * L.mcount, OpRef{});
 
   Plan plan;
