@@ -133,6 +133,7 @@ struct InFlight {
   std::int32_t macro = -1;
   core::TimePoint t0{};
   std::uint64_t key0 = 0;  // fine id of its first op
+  std::uint64_t start_key = 0;  // its start's place among events at t0 (point 1)
   std::uint32_t applied = 0;
 };
 
@@ -153,11 +154,10 @@ struct Player {
   std::vector<std::uint64_t> end_key;     // per op: fine id of its (last) op, its end's key
   // Macro ops with a folded transfer (Op::arrival): the op the transfer waits for, its duration,
   // and when it started / ends once it has.
-  static constexpr std::uint32_t kReady = 1u << 31;  // payload flag: a macro op's transfer ended
   std::vector<std::uint32_t> arrival_from;
   std::vector<core::Duration> arrival_time;
   std::vector<core::TimePoint> arrival_start;
-  std::uint64_t ready_events = 0;
+
   std::uint64_t extra_events = 0;         // ops inside macro ops beyond the first of each
   core::EventQueue<std::uint32_t> queue;
   std::vector<char> oom_seen;
@@ -245,12 +245,12 @@ struct Player {
   }
 
   // --- Macro ops ---------------------------------------------------------------------------
-  // Point j >= 2 of the macro in flight happens at the end of its op j-2: at t0 + offset[j-1],
-  // ordered among events of that instant by the fine id of op j-2.
+  // Point 1 of the macro in flight is its start (t0, start_key); point j >= 2 happens at the end
+  // of its op j-2: at t0 + offset[j-1], ordered among events of that instant by op j-2's fine id.
   bool point_before(const InFlight& f, const MacroProfile& m, std::uint32_t j, core::TimePoint t,
                     std::uint64_t key) const {
     const core::TimePoint at = f.t0 + m.offset[j - 1];
-    return at != t ? at < t : f.key0 + j - 2 < key;
+    return at != t ? at < t : (j == 1 ? f.start_key : f.key0 + j - 2) < key;
   }
 
   // Brings the ledger of `prog` to point `upto` of its macro in flight. When the run would not
@@ -303,8 +303,7 @@ struct Player {
     std::uint32_t lo = f.applied, hi = m.ops();  // last point before (t, key) lies in [lo, hi]
     while (lo < hi) {
       const std::uint32_t mid = (lo + hi + 1) / 2;
-      if (mid >= 2 && point_before(f, m, mid, t, key)) lo = mid;
-      else if (mid < 2) lo = mid;
+      if (point_before(f, m, mid, t, key)) lo = mid;
       else hi = mid - 1;
     }
     apply_points(prog, f, lo);
@@ -320,7 +319,7 @@ struct Player {
     if (op.macro >= 0) {
       InFlight& f = inflight[prog];
       TRAINSIM_CHECK(f.id == kNone, "two macro ops in flight on one compute stream");
-      f = InFlight{id, idx, op.macro, now, fine_first[id] + (op.arrival ? 1 : 0), 0};
+      f = InFlight{id, idx, op.macro, now, fine_first[id] + (op.arrival ? 1 : 0), trigger, 0};
       apply_points(prog, f, 1);
       return;
     }
@@ -364,8 +363,20 @@ struct Player {
       // transfer's fine id) and its other predecessors comes.
       const core::TimePoint ready = arrival_start[s] + arrival_time[s];
       if (ready < now || (ready == now && fine_first[s] < key)) start(s, now, key);
-      else queue.schedule(ready, s | kReady, fine_first[s]);
+      else start_later(s, ready, fine_first[s]);
     }
+  }
+
+  // A macro op whose transfer ends after everything else it waits for starts then: its times are
+  // known now, and its first point is booked lazily like the others (no event needed).
+  void start_later(std::uint32_t id, core::TimePoint at, std::uint64_t key) {
+    std::int32_t prog, idx;
+    const Op& op = op_at(id, prog, idx);
+    tl.devices[prog].start[idx] = at;
+    queue.schedule(at + duration[id], id, finish_key(id));
+    InFlight& f = inflight[prog];
+    TRAINSIM_CHECK(f.id == kNone, "two macro ops in flight on one compute stream");
+    f = InFlight{id, idx, op.macro, at, fine_first[id] + 1, key, 0};
   }
 
   // A folded transfer starts when the op it waits for ends: its receive buffer is booked now,
@@ -656,16 +667,11 @@ struct Player {
       if (waiting[id] == 0) start(id, core::TimePoint{}, 0);
     while (!queue.empty()) {
       const auto ev = queue.pop();
-      if (ev.payload & kReady) {
-        ++ready_events;
-        start(ev.payload & ~kReady, ev.time, ev.key);
-      } else {
-        finish(ev.payload, ev.time);
-      }
+      finish(ev.payload, ev.time);
     }
     for (std::uint32_t id = 0; id < done.size(); ++id)
       TRAINSIM_CHECK(done[id], "op " + std::to_string(id) + " never ran: the schedule deadlocks");
-    tl.events = queue.events_run() - ready_events + extra_events;
+    tl.events = queue.events_run() + extra_events;
     check_end_state();
     account();
     // A macro op books its points late (when something else touches the device), so points are
