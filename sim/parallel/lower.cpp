@@ -186,6 +186,12 @@ class ProgramBuilder {
     P_.ops.back() = op;
     return transfer;
   }
+  // The unit just emitted at [first, ops.size()) made template `macro`: it is replaced by a macro
+  // op replaying it (folding its incoming `transfer`, when >= 0), like every later copy.
+  std::int32_t replace_by_macro(std::size_t first, std::int32_t macro, std::int32_t mb, std::int32_t transfer) {
+    P_.ops.resize(first);
+    return transfer >= 0 ? emit_macro_after_transfer(macro, mb, transfer) : emit_macro(macro, mb, OpRef{});
+  }
   // One macro op replaying template `macro` for micro-batch `mb`, after `dep`.
   std::int32_t emit_macro(std::int32_t macro, std::int32_t mb, OpRef dep) {
     Op op = P_.macro_ops[P_.macros[macro].begin];
@@ -464,6 +470,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
         if (sh.allreduce_forward > 0) tp_collectives(last, sh.allreduce_forward, sh.full_output);
       }
       if (repeatable) macro = B.make_template(unit_first);
+      if (repeatable && macro >= 0) last = B.replace_by_macro(unit_first, macro, j, arrival);
       L.fwd_end[g * L.mcount + j] = B.ref(last);
       continue;
     }
@@ -493,6 +500,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       B.add_dep_pending(op, false, g + 1, j);
       arrival = op;
     }
+    const std::int32_t transfer = arrival;
     // The unit's first compute op waits for the gradient to arrive.
     auto take_arrival = [&]() {
       const OpRef ref = arrival >= 0 ? B.ref(arrival) : OpRef{};
@@ -583,6 +591,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
     if (reduce_now) flush_bucket(last, r.first);
     offload_flush(last, r.first, j, u.chunk);
     if (repeatable) macro = B.make_template(unit_first);
+    if (repeatable && macro >= 0) last = B.replace_by_macro(unit_first, macro, j, transfer);
     L.bwd_end[g * L.mcount + j] = B.ref(last);
   }
 
