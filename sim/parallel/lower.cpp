@@ -591,7 +591,14 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
     if (reduce_now) flush_bucket(last, r.first);
     offload_flush(last, r.first, j, u.chunk);
     if (repeatable) macro = B.make_template(unit_first);
-    if (repeatable && macro >= 0) last = B.replace_by_macro(unit_first, macro, j, transfer);
+    if (repeatable && macro >= 0) {
+      last = B.replace_by_macro(unit_first, macro, j, transfer);
+    } else if (L.compress && !repeatable) {
+      // A one-off unit of compute ops alone (the first backward, which allocates the gradients)
+      // still plays as one macro op over its own template.
+      const std::int32_t once = B.make_template(unit_first);
+      if (once >= 0) last = B.replace_by_macro(unit_first, once, j, transfer);
+    }
     L.bwd_end[g * L.mcount + j] = B.ref(last);
   }
 
