@@ -54,6 +54,8 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
   j.field("schedule", scenario::to_string(r.parallel.schedule));
   j.field("virtual_stages", r.parallel.virtual_stages);
   j.field("sequence_parallel", r.parallel.sequence_parallel);
+  j.field("allreduce", r.parallel.allreduce == cost::CollectiveAlgo::tree ? "tree" : "ring");
+  j.field("bucket_size_bytes", r.parallel.bucket_size.value);
   j.end_object();
   j.key("devices").begin_array();
   for (const auto& d : r.devices) {
