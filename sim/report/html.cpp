@@ -49,7 +49,7 @@ void summary_table(std::ostream& out, const Summary& r) {
   out << "<section id=\"summary\"><h2>Summary</h2><table>\n";
   row(out, "Scenario", r.name + (r.file.empty() ? "" : "  (" + r.file + ")"));
   row(out, "Model", r.model_name + "  " + std::to_string(r.parameters) + " parameters");
-  std::string par = std::to_string(r.devices_total) + " x " + r.device_name + "   data " +
+  std::string par = std::to_string(r.devices_total) + " x " + device_kinds(r) + "   data " +
                     std::to_string(r.parallel.data) + " x tensor " +
                     std::to_string(r.parallel.tensor) + " x pipeline " +
                     std::to_string(r.parallel.pipeline);

@@ -25,6 +25,16 @@ std::string describe_op(const scenario::Scenario& s, parallel::OpKind kind, std:
   return out;
 }
 
+std::string device_kinds(const Summary& r) {
+  bool mixed = false;
+  for (const auto& d : r.devices) mixed = mixed || (!d.device.empty() && d.device != r.device_name);
+  if (!mixed) return r.device_name;
+  std::string kinds = "mixed (";
+  for (const auto& d : r.devices)
+    kinds += (d.stage ? ", " : "") + std::string("stage ") + std::to_string(d.stage) + " " + d.device;
+  return kinds + ")";
+}
+
 Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,
                   const exec::Timeline& tl, bool all_ooms) {
   Summary r;

@@ -82,6 +82,10 @@ struct Summary {
   std::optional<Diagnosis> diagnosis;  // set when the step does not fit and it was asked for
 };
 
+// One device kind, or "mixed (stage 0 a100-80gb, stage 1 h100-80gb, ...)" when
+// parallel.stage_devices gives stages different devices.
+std::string device_kinds(const Summary& r);
+
 Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,
                   const exec::Timeline& tl, bool all_ooms);
 

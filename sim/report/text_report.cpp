@@ -89,17 +89,7 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
   out << "\n";
   out << "Scenario   " << r.name << (r.file.empty() ? "" : "  (" + r.file + ")") << "\n";
   out << "Model      " << r.model_name << "  " << grouped(r.parameters) << " parameters\n";
-  // One device kind, or the per-stage kinds when parallel.stage_devices mixes them.
-  std::string kinds = r.device_name;
-  bool mixed = false;
-  for (const auto& d : r.devices) mixed = mixed || (!d.device.empty() && d.device != r.device_name);
-  if (mixed) {
-    kinds = "mixed (";
-    for (const auto& d : r.devices)
-      kinds += (d.stage ? ", " : "") + std::string("stage ") + std::to_string(d.stage) + " " + d.device;
-    kinds += ")";
-  }
-  out << "Devices    " << r.devices_total << " x " << kinds << "   data " << r.parallel.data
+  out << "Devices    " << r.devices_total << " x " << device_kinds(r) << "   data " << r.parallel.data
       << " x tensor " << r.parallel.tensor << " x pipeline " << r.parallel.pipeline;
   if (r.parallel.zero > 0) out << "   ZeRO-" << r.parallel.zero;
   if (r.parallel.pipeline > 1) out << "   schedule " << scenario::to_string(r.parallel.schedule);

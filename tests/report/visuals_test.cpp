@@ -7,6 +7,7 @@
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/report/html.hpp"
+#include "sim/report/writers.hpp"
 #include "sim/report/svg.hpp"
 #include "sim/report/trace.hpp"
 
@@ -149,4 +150,14 @@ TEST_CASE("the HTML report escapes the scenario name and has every section", "[r
   CHECK(html.find("<svg") != std::string::npos);
   CHECK(html.find("https://") == std::string::npos);
   CHECK(report::xml_escape("a<b>&\"'") == "a&lt;b&gt;&amp;&quot;&#39;");
+}
+
+TEST_CASE("the HTML and text reports name each stage's device when stages differ", "[report][html]") {
+  Played p = play("scenarios/parallel/04_pipeline_fits.yaml",
+                  {"parallel.stage_devices=[{stages: [1], device: h100-80gb}]"});
+  std::ostringstream html, text;
+  report::write_html(html, p.summary, p.series);
+  report::write_text(text, p.summary);
+  CHECK(html.str().find("mixed (stage 0 " + p.s.device.name + ", stage 1 h100-80gb") != std::string::npos);
+  CHECK(text.str().find("mixed (stage 0 " + p.s.device.name + ", stage 1 h100-80gb") != std::string::npos);
 }
