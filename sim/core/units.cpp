@@ -163,6 +163,12 @@ Duration parse_duration(std::string_view text) {
   return duration_from_seconds(seconds);
 }
 
+std::string format_number(const char* printf_format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, printf_format, v);
+  return buf;
+}
+
 std::string format_bytes(Bytes b) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2f GiB (%.2f GB)", to_gib(b), to_gb(b));

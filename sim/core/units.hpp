@@ -107,5 +107,7 @@ Duration parse_duration(std::string_view text);
 // "12.00 GiB (12.88 GB)" — both, since people read both.
 std::string format_bytes(Bytes b);
 std::string format_duration(Duration d);
+// One number through a printf format ("%.1f", "%.4g"): the reports' and plots' formatter.
+std::string format_number(const char* printf_format, double v);
 
 }  // namespace trainsim::core

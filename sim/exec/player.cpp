@@ -313,16 +313,15 @@ struct Player {
   void start(std::uint32_t id, core::TimePoint now, std::uint64_t trigger) {
     std::int32_t prog, idx;
     const Op& op = op_at(id, prog, idx);
+    if (op.macro >= 0) {
+      start_macro(id, now, trigger);
+      // Booked now: ops started by the same event after it (in successor order) come later.
+      apply_points(prog, inflight[prog], 1);
+      return;
+    }
     const Program& P = plan.programs[prog];
     tl.devices[prog].start[idx] = now;
     queue.schedule(now + duration[id], id, finish_key(id));
-    if (op.macro >= 0) {
-      InFlight& f = inflight[prog];
-      TRAINSIM_CHECK(f.id == kNone, "two macro ops in flight on one compute stream");
-      f = InFlight{id, idx, op.macro, now, fine_first[id] + (op.arrival ? 1 : 0), trigger, 0};
-      apply_points(prog, f, 1);
-      return;
-    }
     if (op.alloc_begin == op.alloc_end) return;
     catch_up(prog, now, trigger);  // (a macro op returned above: its allocs are its transfer's)
     for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
@@ -363,20 +362,21 @@ struct Player {
       // transfer's fine id) and its other predecessors comes.
       const core::TimePoint ready = arrival_start[s] + arrival_time[s];
       if (ready < now || (ready == now && fine_first[s] < key)) start(s, now, key);
-      else start_later(s, ready, fine_first[s]);
+      else start_macro(s, ready, fine_first[s]);
     }
   }
 
-  // A macro op whose transfer ends after everything else it waits for starts then: its times are
-  // known now, and its first point is booked lazily like the others (no event needed).
-  void start_later(std::uint32_t id, core::TimePoint at, std::uint64_t key) {
+  // A macro op starts at (at, key) — now, or at its transfer's end when that comes after
+  // everything else it waits for: its times are known either way, and a later start's first
+  // memory point is booked lazily in (time, key) order like the others (no event needed).
+  void start_macro(std::uint32_t id, core::TimePoint at, std::uint64_t key) {
     std::int32_t prog, idx;
     const Op& op = op_at(id, prog, idx);
     tl.devices[prog].start[idx] = at;
     queue.schedule(at + duration[id], id, finish_key(id));
     InFlight& f = inflight[prog];
     TRAINSIM_CHECK(f.id == kNone, "two macro ops in flight on one compute stream");
-    f = InFlight{id, idx, op.macro, at, fine_first[id] + 1, key, 0};
+    f = InFlight{id, idx, op.macro, at, fine_first[id] + (op.arrival ? 1 : 0), key, 0};
   }
 
   // A folded transfer starts when the op it waits for ends: its receive buffer is booked now,

@@ -165,18 +165,20 @@ class ProgramBuilder {
     P_.macros.push_back(t);
     return static_cast<std::int32_t>(P_.macros.size() - 1);
   }
-  // One macro op replaying template `macro` for micro-batch `mb` whose input arrives by the p2p
-  // op `transfer`, just emitted: the transfer is folded into the macro op (Op::arrival).
-  std::int32_t emit_macro_after_transfer(std::int32_t macro, std::int32_t mb, std::int32_t transfer) {
-    TRAINSIM_CHECK(transfer + 1 == static_cast<std::int32_t>(P_.ops.size()) && P_.ops.back().kind == OpKind::p2p,
-                   "a folded transfer must be the op just emitted");
-    const Op p2p = P_.ops.back();
+  // One macro op replaying template `macro` for micro-batch `mb`. When its input arrives by the
+  // p2p op `transfer` (>= 0), just emitted, the transfer is folded into it (Op::arrival): the
+  // macro op takes the transfer's place, its receive buffer and its dependency.
+  std::int32_t emit_macro(std::int32_t macro, std::int32_t mb, std::int32_t transfer) {
     Op op = P_.macro_ops[P_.macros[macro].begin];
     op.kind = op.kind == OpKind::recompute ? OpKind::backward : op.kind;
     op.microbatch = mb;
     op.macro = macro;
     op.tp_collectives = 0;
     op.tp_sequence_parallel = false;
+    if (transfer < 0) return emit(op, {}, {}, {});
+    TRAINSIM_CHECK(transfer + 1 == static_cast<std::int32_t>(P_.ops.size()) && P_.ops.back().kind == OpKind::p2p,
+                   "a folded transfer must be the op just emitted");
+    const Op& p2p = P_.ops.back();
     op.arrival = true;
     op.comm = p2p.comm;
     op.alloc_begin = p2p.alloc_begin;
@@ -187,19 +189,10 @@ class ProgramBuilder {
     return transfer;
   }
   // The unit just emitted at [first, ops.size()) made template `macro`: it is replaced by a macro
-  // op replaying it (folding its incoming `transfer`, when >= 0), like every later copy.
+  // op replaying it, like every later copy.
   std::int32_t replace_by_macro(std::size_t first, std::int32_t macro, std::int32_t mb, std::int32_t transfer) {
     P_.ops.resize(first);
-    return transfer >= 0 ? emit_macro_after_transfer(macro, mb, transfer) : emit_macro(macro, mb, OpRef{});
-  }
-  // One macro op replaying template `macro` for micro-batch `mb`, after `dep`.
-  std::int32_t emit_macro(std::int32_t macro, std::int32_t mb, OpRef dep) {
-    Op op = P_.macro_ops[P_.macros[macro].begin];
-    op.kind = op.kind == OpKind::recompute ? OpKind::backward : op.kind;
-    op.microbatch = mb;
-    op.macro = macro;
-    op.tp_collectives = 0;
-    return emit(op, {}, {}, {dep});
+    return emit_macro(macro, mb, transfer);
   }
   Program& program() { return P_; }
 
@@ -439,8 +432,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       const bool repeatable = L.compress && zero != 3;
       std::int32_t& macro = macro_of[2 * g + 1];
       if (repeatable && macro >= 0) {
-        L.fwd_end[g * L.mcount + j] =
-            B.ref(arrival >= 0 ? B.emit_macro_after_transfer(macro, j, arrival) : B.emit_macro(macro, j, OpRef{}));
+        L.fwd_end[g * L.mcount + j] = B.ref(B.emit_macro(macro, j, arrival));
         continue;
       }
       const std::size_t unit_first = P.ops.size();
@@ -514,8 +506,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
                             !off.optimizer_on_cpu();
     std::int32_t& macro = macro_of[2 * g];
     if (repeatable && macro >= 0) {
-      L.bwd_end[g * L.mcount + j] =
-          B.ref(arrival >= 0 ? B.emit_macro_after_transfer(macro, j, arrival) : B.emit_macro(macro, j, OpRef{}));
+      L.bwd_end[g * L.mcount + j] = B.ref(B.emit_macro(macro, j, transfer));
       continue;
     }
     const std::size_t unit_first = P.ops.size();

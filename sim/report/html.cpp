@@ -10,21 +10,16 @@ namespace trainsim::report {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 std::string gib(core::Bytes b) {
-  return fmt("%.2f GiB", core::to_gib(b));
+  return core::format_number("%.2f GiB", core::to_gib(b));
 }
 std::string seconds(double s) {
-  if (s >= 1) return fmt("%.3f s", s);
-  if (s >= 1e-3) return fmt("%.2f ms", s * 1e3);
-  return fmt("%.1f us", s * 1e6);
+  if (s >= 1) return core::format_number("%.3f s", s);
+  if (s >= 1e-3) return core::format_number("%.2f ms", s * 1e3);
+  return core::format_number("%.1f us", s * 1e6);
 }
 std::string pct(double v) {
-  return fmt("%.1f%%", 100 * v);
+  return core::format_number("%.1f%%", 100 * v);
 }
 
 constexpr const char* kStyle = R"(
@@ -71,8 +66,8 @@ void summary_table(std::ostream& out, const Summary& r) {
   row(out, "Step time",
       seconds(r.step_time_s) + (r.fits ? "" : "  (timing assumes the memory were there)"));
   row(out, "Throughput",
-      fmt("%.1f samples/s", r.samples_per_s) +
-          (r.sequence_model ? fmt("   %.0f tokens/s", r.tokens_per_s) : ""));
+      core::format_number("%.1f samples/s", r.samples_per_s) +
+          (r.sequence_model ? core::format_number("   %.0f tokens/s", r.tokens_per_s) : ""));
   row(out, "MFU", pct(r.mfu) + (r.hfu > r.mfu * 1.0001 ? "   HFU " + pct(r.hfu) : ""));
   if (r.parallel.pipeline > 1) row(out, "Pipeline bubble", pct(r.bubble_fraction));
   row(out, "Peak memory", core::format_bytes(r.peak) + " on the fullest device");

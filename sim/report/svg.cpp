@@ -11,11 +11,6 @@ using hw::MemCategory;
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 // Bottom to top: what stays all step first, what comes and goes on top.
 constexpr std::array<MemCategory, hw::kMemCategories> kStack = {
@@ -44,7 +39,7 @@ std::string tick_label(double v, double step) {
   const int decimals = step >= 1 ? 0 : step >= 0.1 ? 1 : step >= 0.01 ? 2 : 3;
   char f[8];
   std::snprintf(f, sizeof f, "%%.%df", decimals);
-  return fmt(f, v);
+  return core::format_number(f, v);
 }
 
 struct TimeAxis {
@@ -65,31 +60,31 @@ struct Frame {
 };
 
 void axes(std::ostream& out, const Frame& f, const TimeAxis& ta) {
-  out << "<rect x=\"" << fmt("%.1f", f.x) << "\" y=\"" << fmt("%.1f", f.y) << "\" width=\""
-      << fmt("%.1f", f.w) << "\" height=\"" << fmt("%.1f", f.h)
+  out << "<rect x=\"" << core::format_number("%.1f", f.x) << "\" y=\"" << core::format_number("%.1f", f.y) << "\" width=\""
+      << core::format_number("%.1f", f.w) << "\" height=\"" << core::format_number("%.1f", f.h)
       << "\" fill=\"none\" stroke=\"#888\" stroke-width=\"0.5\"/>\n";
   const double ys = nice_step(f.y_max_gib, 5);
   for (double v = 0; v <= f.y_max_gib * (1 + 1e-9); v += ys) {
     const double y = f.py(v);
-    out << "<line x1=\"" << fmt("%.1f", f.x) << "\" x2=\"" << fmt("%.1f", f.x + f.w) << "\" y1=\""
-        << fmt("%.1f", y) << "\" y2=\"" << fmt("%.1f", y)
+    out << "<line x1=\"" << core::format_number("%.1f", f.x) << "\" x2=\"" << core::format_number("%.1f", f.x + f.w) << "\" y1=\""
+        << core::format_number("%.1f", y) << "\" y2=\"" << core::format_number("%.1f", y)
         << "\" stroke=\"#ddd\" stroke-width=\"0.5\"/>"
-        << "<text x=\"" << fmt("%.1f", f.x - 4) << "\" y=\"" << fmt("%.1f", y + 3.5)
+        << "<text x=\"" << core::format_number("%.1f", f.x - 4) << "\" y=\"" << core::format_number("%.1f", y + 3.5)
         << "\" text-anchor=\"end\">" << tick_label(v, ys) << "</text>\n";
   }
-  out << "<text x=\"" << fmt("%.1f", f.x - 4) << "\" y=\"" << fmt("%.1f", f.y - 4)
+  out << "<text x=\"" << core::format_number("%.1f", f.x - 4) << "\" y=\"" << core::format_number("%.1f", f.y - 4)
       << "\" text-anchor=\"end\" fill=\"#555\">GiB</text>\n";
   const double span = f.t_end_s * ta.scale;
   const double xs = nice_step(span, 8);
   for (double v = 0; v <= span * (1 + 1e-9); v += xs) {
     const double x = f.px(v / ta.scale);
-    out << "<line x1=\"" << fmt("%.1f", x) << "\" x2=\"" << fmt("%.1f", x) << "\" y1=\""
-        << fmt("%.1f", f.y + f.h) << "\" y2=\"" << fmt("%.1f", f.y + f.h + 3)
-        << "\" stroke=\"#888\"/><text x=\"" << fmt("%.1f", x) << "\" y=\""
-        << fmt("%.1f", f.y + f.h + 14) << "\" text-anchor=\"middle\">" << tick_label(v, xs)
+    out << "<line x1=\"" << core::format_number("%.1f", x) << "\" x2=\"" << core::format_number("%.1f", x) << "\" y1=\""
+        << core::format_number("%.1f", f.y + f.h) << "\" y2=\"" << core::format_number("%.1f", f.y + f.h + 3)
+        << "\" stroke=\"#888\"/><text x=\"" << core::format_number("%.1f", x) << "\" y=\""
+        << core::format_number("%.1f", f.y + f.h + 14) << "\" text-anchor=\"middle\">" << tick_label(v, xs)
         << "</text>\n";
   }
-  out << "<text x=\"" << fmt("%.1f", f.x + f.w) << "\" y=\"" << fmt("%.1f", f.y + f.h + 26)
+  out << "<text x=\"" << core::format_number("%.1f", f.x + f.w) << "\" y=\"" << core::format_number("%.1f", f.y + f.h + 26)
       << "\" text-anchor=\"end\" fill=\"#555\">time (" << ta.unit << ")</text>\n";
 }
 
@@ -110,17 +105,17 @@ void areas(std::ostream& out, const Frame& f, const std::vector<hw::MemBreakdown
     top.push_back(below);
     drawn.push_back(c);
   }
-  const std::string base = fmt("%.1f", f.py(0));
+  const std::string base = core::format_number("%.1f", f.py(0));
   for (std::size_t k = drawn.size(); k-- > 0;) {
     out << "<path class=\"area " << hw::to_string(drawn[k]) << "\" fill=\"" << colour(drawn[k])
-        << "\" d=\"M" << fmt("%.1f", f.x) << ',' << base;
+        << "\" d=\"M" << core::format_number("%.1f", f.x) << ',' << base;
     std::string y_prev = base;
     for (int b = 0; b < n; ++b) {
-      const std::string y = fmt("%.1f", f.py(top[k][b]));
-      if (y != y_prev) out << 'H' << fmt("%.1f", f.x + b * bw) << 'V' << y;
+      const std::string y = core::format_number("%.1f", f.py(top[k][b]));
+      if (y != y_prev) out << 'H' << core::format_number("%.1f", f.x + b * bw) << 'V' << y;
       y_prev = y;
     }
-    out << 'H' << fmt("%.1f", f.x + f.w) << 'V' << base << "Z\"/>\n";
+    out << 'H' << core::format_number("%.1f", f.x + f.w) << 'V' << base << "Z\"/>\n";
   }
 }
 
@@ -221,8 +216,8 @@ void write_memory_svg(std::ostream& out, const Summary& r, const std::vector<Mem
   const TimeAxis ta = time_axis(end_s);
 
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"memory-plot\" width=\"" << opt.width
-      << "\" height=\"" << fmt("%.0f", height) << "\" viewBox=\"0 0 " << opt.width << ' '
-      << fmt("%.0f", height) << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
+      << "\" height=\"" << core::format_number("%.0f", height) << "\" viewBox=\"0 0 " << opt.width << ' '
+      << core::format_number("%.0f", height) << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
       << "<title>Memory over the step: " << xml_escape(r.name) << "</title>\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"
       << "<text x=\"8\" y=\"20\" font-size=\"14\" font-weight=\"bold\">Memory per device over the "
@@ -231,15 +226,15 @@ void write_memory_svg(std::ostream& out, const Summary& r, const std::vector<Mem
   double lx = 8;
   for (auto it = kStack.rbegin(); it != kStack.rend(); ++it) {
     const std::string name(hw::to_string(*it));
-    out << "<rect class=\"legend\" x=\"" << fmt("%.0f", lx)
+    out << "<rect class=\"legend\" x=\"" << core::format_number("%.0f", lx)
         << "\" y=\"32\" width=\"12\" height=\"12\" fill=\"" << colour(*it) << "\"/><text x=\""
-        << fmt("%.0f", lx + 16) << "\" y=\"42\">" << name << "</text>\n";
+        << core::format_number("%.0f", lx + 16) << "\" y=\"42\">" << name << "</text>\n";
     lx += 30 + 6.2 * static_cast<double>(name.size());
   }
-  out << "<line x1=\"" << fmt("%.0f", lx) << "\" x2=\"" << fmt("%.0f", lx + 24)
+  out << "<line x1=\"" << core::format_number("%.0f", lx) << "\" x2=\"" << core::format_number("%.0f", lx + 24)
       << "\" y1=\"38\" y2=\"38\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"6 "
          "4\"/><text x=\""
-      << fmt("%.0f", lx + 28) << "\" y=\"42\">capacity</text>\n<text x=\"" << fmt("%.0f", lx + 92)
+      << core::format_number("%.0f", lx + 28) << "\" y=\"42\">capacity</text>\n<text x=\"" << core::format_number("%.0f", lx + 92)
       << "\" y=\"42\" fill=\"#d62728\" font-weight=\"bold\">| OOM point</text>\n";
   if (truncated)
     out << "<text class=\"note\" x=\"8\" y=\"60\" fill=\"#555\">showing " << panels.size() << " of "
@@ -256,16 +251,16 @@ void write_memory_svg(std::ostream& out, const Summary& r, const std::vector<Mem
     const std::int64_t count = d ? d->count : 1;
     const std::int32_t stage = d ? d->stage : s.program;
     const bool fits = s.peak <= s.capacity;
-    out << "<g class=\"panel\" data-stage=\"" << stage << "\">\n<text x=\"" << fmt("%.1f", f.x)
-        << "\" y=\"" << fmt("%.1f", py0 + 16) << "\" font-weight=\"bold\">stage " << stage << " (x "
+    out << "<g class=\"panel\" data-stage=\"" << stage << "\">\n<text x=\"" << core::format_number("%.1f", f.x)
+        << "\" y=\"" << core::format_number("%.1f", py0 + 16) << "\" font-weight=\"bold\">stage " << stage << " (x "
         << count << (count == 1 ? " device" : " devices") << "): peak "
-        << fmt("%.2f", core::to_gib(s.peak)) << " of " << fmt("%.2f", core::to_gib(s.capacity))
+        << core::format_number("%.2f", core::to_gib(s.peak)) << " of " << core::format_number("%.2f", core::to_gib(s.capacity))
         << " GiB" << (fits ? "" : " <tspan fill=\"#d62728\">OUT OF MEMORY</tspan>") << "</text>\n";
     axes(out, f, ta);  // grid under the areas
     areas(out, f, downsample_max(s, end, std::max(1, static_cast<int>(f.w / 2))));  // 2 px buckets
     const double cy = f.py(core::to_gib(s.capacity));
-    out << "<line class=\"capacity\" x1=\"" << fmt("%.1f", f.x) << "\" x2=\""
-        << fmt("%.1f", f.x + f.w) << "\" y1=\"" << fmt("%.1f", cy) << "\" y2=\"" << fmt("%.1f", cy)
+    out << "<line class=\"capacity\" x1=\"" << core::format_number("%.1f", f.x) << "\" x2=\""
+        << core::format_number("%.1f", f.x + f.w) << "\" y1=\"" << core::format_number("%.1f", cy) << "\" y2=\"" << core::format_number("%.1f", cy)
         << "\" stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n";
     // OOM points: one mark per pixel column, at most 40 per panel.
     std::vector<long> marked;
@@ -274,13 +269,13 @@ void write_memory_svg(std::ostream& out, const Summary& r, const std::vector<Mem
       const double x = f.px(std::min(o.time_s, end_s));
       if (std::find(marked.begin(), marked.end(), std::lround(x)) != marked.end()) continue;
       marked.push_back(std::lround(x));
-      out << "<g class=\"oom\"><line x1=\"" << fmt("%.1f", x) << "\" x2=\"" << fmt("%.1f", x)
-          << "\" y1=\"" << fmt("%.1f", f.y) << "\" y2=\"" << fmt("%.1f", f.y + f.h)
-          << "\" stroke=\"#d62728\" stroke-width=\"1.5\"/><text x=\"" << fmt("%.1f", x + 3)
-          << "\" y=\"" << fmt("%.1f", f.y + 11)
+      out << "<g class=\"oom\"><line x1=\"" << core::format_number("%.1f", x) << "\" x2=\"" << core::format_number("%.1f", x)
+          << "\" y1=\"" << core::format_number("%.1f", f.y) << "\" y2=\"" << core::format_number("%.1f", f.y + f.h)
+          << "\" stroke=\"#d62728\" stroke-width=\"1.5\"/><text x=\"" << core::format_number("%.1f", x + 3)
+          << "\" y=\"" << core::format_number("%.1f", f.y + 11)
           << "\" fill=\"#d62728\" font-weight=\"bold\">OOM</text><title>"
           << xml_escape(o.op + (o.layer.empty() ? "" : " of " + o.layer)) << " asked "
-          << fmt("%.2f GiB", core::to_gib(o.requested)) << "</title></g>\n";
+          << core::format_number("%.2f GiB", core::to_gib(o.requested)) << "</title></g>\n";
     }
     out << "</g>\n";
   }

@@ -8,13 +8,8 @@ namespace trainsim::report {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
-std::string gib(core::Bytes b) { return fmt("%.2f GiB", core::to_gib(b)); }
+std::string gib(core::Bytes b) { return core::format_number("%.2f GiB", core::to_gib(b)); }
 std::string both(core::Bytes b) { return core::format_bytes(b); }
 
 std::string grouped(std::int64_t v) {
@@ -29,9 +24,9 @@ std::string grouped(std::int64_t v) {
 }
 
 std::string seconds(double s) {
-  if (s >= 1) return fmt("%.3f s", s);
-  if (s >= 1e-3) return fmt("%.2f ms", s * 1e3);
-  return fmt("%.1f us", s * 1e6);
+  if (s >= 1) return core::format_number("%.3f s", s);
+  if (s >= 1e-3) return core::format_number("%.2f ms", s * 1e3);
+  return core::format_number("%.1f us", s * 1e6);
 }
 
 struct Paint {
@@ -52,7 +47,7 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
       if (d.peak > fullest->peak) fullest = &d;
     out << paint.green("FITS") << "  peak " << both(r.peak) << " of " << gib(fullest->capacity)
         << (r.devices.size() > 1 ? " on stage " + std::to_string(fullest->stage) : "") << " ("
-        << fmt("%.0f%%", 100.0 * static_cast<double>(r.peak.value) /
+        << core::format_number("%.0f%%", 100.0 * static_cast<double>(r.peak.value) /
                              static_cast<double>(fullest->capacity.value))
         << ")\n";
   } else {
@@ -106,12 +101,12 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
   if (r.training.offload.optimizer_on_cpu())
     out << ", offload optimizer" << (r.training.offload.parameters_on_cpu() ? " + parameters" : "") << " to host";
   out << "\n";
-  out << "Step       " << seconds(r.step_time_s) << "   " << fmt("%.1f", r.samples_per_s)
+  out << "Step       " << seconds(r.step_time_s) << "   " << core::format_number("%.1f", r.samples_per_s)
       << " samples/s";
   if (r.sequence_model) out << "   " << grouped(static_cast<std::int64_t>(r.tokens_per_s)) << " tokens/s";
-  out << "   MFU " << fmt("%.1f%%", 100 * r.mfu);
-  if (r.hfu > r.mfu * 1.0001) out << "   HFU " << fmt("%.1f%%", 100 * r.hfu);
-  if (r.parallel.pipeline > 1) out << "   bubble " << fmt("%.1f%%", 100 * r.bubble_fraction);
+  out << "   MFU " << core::format_number("%.1f%%", 100 * r.mfu);
+  if (r.hfu > r.mfu * 1.0001) out << "   HFU " << core::format_number("%.1f%%", 100 * r.hfu);
+  if (r.parallel.pipeline > 1) out << "   bubble " << core::format_number("%.1f%%", 100 * r.bubble_fraction);
   out << "\n";
   if (!r.fits) out << "           (timing assumes the memory were there)\n";
 

@@ -19,13 +19,8 @@ using report::xml_escape;
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-std::string px(double v) { return fmt("%.1f", v); }
-std::string secs(double v) { return fmt("%.4g", v) + " s"; }
+std::string px(double v) { return core::format_number("%.1f", v); }
+std::string secs(double v) { return core::format_number("%.4g", v) + " s"; }
 
 // What a cell shows, from the points that share its (x, y).
 enum class CellKind { none, fits, oom_activations, oom_model_states, invalid };
@@ -263,9 +258,9 @@ void write_sweep_map_svg(std::ostream& out, const SweepSpec& spec, const std::ve
   const std::string file = std::filesystem::path(spec.file).filename().string();
 
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sweep-map\" width=\"" << fmt("%.0f", width)
-      << "\" height=\"" << fmt("%.0f", height) << "\" viewBox=\"0 0 " << fmt("%.0f", width) << ' '
-      << fmt("%.0f", height) << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
+      << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sweep-map\" width=\"" << core::format_number("%.0f", width)
+      << "\" height=\"" << core::format_number("%.0f", height) << "\" viewBox=\"0 0 " << core::format_number("%.0f", width) << ' '
+      << core::format_number("%.0f", height) << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
       << "<title>Fit / OOM map: " << xml_escape(file) << "</title>\n"
       << "<defs>\n"
       << "<pattern id=\"oom-activations\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
@@ -276,7 +271,7 @@ void write_sweep_map_svg(std::ostream& out, const SweepSpec& spec, const std::ve
          "stroke-width=\"1.5\"/></pattern>\n"
       << "<linearGradient id=\"step-scale\" x1=\"0\" x2=\"1\" y1=\"0\" y2=\"0\">";
   for (std::size_t k = 0; k < kScale.size(); ++k)
-    out << "<stop offset=\"" << fmt("%.2f", static_cast<double>(k) / (kScale.size() - 1)) << "\" stop-color=\""
+    out << "<stop offset=\"" << core::format_number("%.2f", static_cast<double>(k) / (kScale.size() - 1)) << "\" stop-color=\""
         << hex(kScale[kScale.size() - 1 - k]) << "\"/>";
   out << "</linearGradient>\n</defs>\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"
@@ -341,7 +336,7 @@ void write_sweep_map_svg(std::ostream& out, const SweepSpec& spec, const std::ve
           const auto rgb = scale_rgb(t_max > t_min ? (c.shown->step_time_s - t_min) / (t_max - t_min) : 0);
           fill = hex(rgb);
           ink = dark(rgb) ? "#fff" : "#000";
-          label = fmt("%.3g", c.shown->step_time_s);
+          label = core::format_number("%.3g", c.shown->step_time_s);
           break;
         }
         case CellKind::oom_activations:
