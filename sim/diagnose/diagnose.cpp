@@ -94,6 +94,31 @@ report::Diagnosis diagnose(const std::string& file, const std::vector<std::strin
       gib(ms[hw::MemCategory::gradients]) + ", optimizer states " +
       gib(ms[hw::MemCategory::optimizer_states]) + ", reserved " + gib(ms[hw::MemCategory::reserved]);
   const std::string where = summary.devices.size() > 1 ? " on stage " + str(d.device) : "";
+  // Every remedy is simulated; the ones that fit are kept.
+  Trier trier(file, sets);
+  std::vector<Remedy> found;
+  auto consider = [&](Remedy r) {
+    if (trier.run(r) && r.fits) {
+      found.push_back(r);
+      return true;
+    }
+    return false;
+  };
+  // Same job on the same GPUs first, then remedies that need more GPUs, then ones that change
+  // the training itself; within each, by step time.
+  auto ranked = [&](report::Diagnosis diag, std::vector<Remedy> kept) {
+    const std::int64_t gpus = s.parallel.devices();
+    std::stable_sort(kept.begin(), kept.end(), [gpus](const Remedy& a, const Remedy& b) {
+      if (a.changes_workload != b.changes_workload) return !a.changes_workload;
+      const bool more_a = a.devices_total > gpus, more_b = b.devices_total > gpus;
+      if (more_a != more_b) return !more_a;
+      return a.step_time_s < b.step_time_s;
+    });
+    if (static_cast<int>(kept.size()) > options.max_remedies) kept.resize(options.max_remedies);
+    diag.remedies = std::move(kept);
+    diag.tried = trier.tried();
+    return diag;
+  };
   const bool gpus_fit = std::all_of(summary.devices.begin(), summary.devices.end(),
                                     [](const report::DeviceSummary& dev) { return dev.fits; });
   if (!summary.host_fits && gpus_fit) {
@@ -107,11 +132,6 @@ report::Diagnosis diagnose(const std::string& file, const std::vector<std::strin
         "Host memory is per node: each GPU keeps its share of the optimizer states and fp32 "
         "gradients (and offloaded parameters) there; ZeRO shards them over data-parallel ranks, "
         "fewer GPUs per node divide a node's load.";
-    Trier trier(file, sets);
-    std::vector<Remedy> found;
-    auto consider = [&](Remedy r) {
-      if (trier.run(r) && r.fits) found.push_back(r);
-    };
     const auto& off = s.training.offload;
     const auto& p = s.parallel;
     if (off.parameters_on_cpu())
@@ -124,19 +144,11 @@ report::Diagnosis diagnose(const std::string& file, const std::vector<std::strin
       Remedy r;
       r.description = str(gpn) + " GPUs per node (" + str(s.parallel.devices() / gpn) + " nodes)";
       r.set = {{"cluster.gpus_per_node", str(gpn)}, {"cluster.nodes", str(s.parallel.devices() / gpn)}};
-      if (trier.run(r) && r.fits) {
-        found.push_back(r);
-        break;
-      }
+      if (consider(r)) break;
     }
     consider({"no offload (optimizer and parameters on the GPU)",
               {{"training.offload.optimizer", "none"}, {"training.offload.parameters", "none"}}});
-    std::stable_sort(found.begin(), found.end(),
-                     [](const Remedy& a, const Remedy& b) { return a.step_time_s < b.step_time_s; });
-    if (static_cast<int>(found.size()) > options.max_remedies) found.resize(options.max_remedies);
-    d.remedies = std::move(found);
-    d.tried = trier.tried();
-    return d;
+    return ranked(std::move(d), std::move(found));
   }
   if (states_exceed) {
     d.kind = "model_states";
@@ -160,15 +172,6 @@ report::Diagnosis diagnose(const std::string& file, const std::vector<std::strin
         "kernel lowers them.";
   }
 
-  Trier trier(file, sets);
-  std::vector<Remedy> found;
-  auto consider = [&](Remedy r) {
-    if (trier.run(r) && r.fits) {
-      found.push_back(r);
-      return true;
-    }
-    return false;
-  };
   const auto& t = s.training;
   const auto& p = s.parallel;
   const bool seq = s.model.sequence_model;
@@ -269,19 +272,7 @@ report::Diagnosis diagnose(const std::string& file, const std::vector<std::strin
     }
   }
 
-  // Same job on the same GPUs first, then remedies that need more GPUs, then ones that change
-  // the training itself; within each, by step time.
-  const std::int64_t gpus = s.parallel.devices();
-  std::stable_sort(found.begin(), found.end(), [gpus](const Remedy& a, const Remedy& b) {
-    if (a.changes_workload != b.changes_workload) return !a.changes_workload;
-    const bool more_a = a.devices_total > gpus, more_b = b.devices_total > gpus;
-    if (more_a != more_b) return !more_a;
-    return a.step_time_s < b.step_time_s;
-  });
-  if (static_cast<int>(found.size()) > options.max_remedies) found.resize(options.max_remedies);
-  d.remedies = std::move(found);
-  d.tried = trier.tried();
-  return d;
+  return ranked(std::move(d), std::move(found));
 }
 
 }  // namespace trainsim::diagnose
