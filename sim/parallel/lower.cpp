@@ -1,6 +1,7 @@
 #include "sim/parallel/lower.hpp"
 
 #include <algorithm>
+#include <span>
 
 #include "sim/core/error.hpp"
 #include "sim/parallel/offload.hpp"
@@ -124,6 +125,10 @@ class ProgramBuilder {
 
   std::int32_t emit(Op op, std::initializer_list<MemEffect> allocs,
                     std::initializer_list<MemEffect> frees, std::initializer_list<OpRef> deps) {
+    return emit(op, std::span(allocs.begin(), allocs.size()), std::span(frees.begin(), frees.size()), deps);
+  }
+  std::int32_t emit(Op op, std::span<const MemEffect> allocs, std::span<const MemEffect> frees,
+                    std::initializer_list<OpRef> deps) {
     op.alloc_begin = static_cast<std::uint32_t>(P_.effects.size());
     for (auto e : allocs)
       if (e.bytes.value > 0) P_.effects.push_back(e);
@@ -202,6 +207,14 @@ class ProgramBuilder {
   std::int32_t index_;
 };
 
+// One tensor's memory effect.
+MemEffect tensor(MemCategory cat, core::Bytes bytes, TensorKind kind, std::int32_t layer) {
+  return MemEffect{cat, bytes, kind, layer, true};
+}
+MemEffect activation(core::Bytes bytes, TensorKind kind, std::int32_t layer) {
+  return tensor(MemCategory::activations, bytes, kind, layer);
+}
+
 // GEMM kernels in one layer's forward (its backward runs twice as many: input and weight
 // gradients), and whether element-wise kernels sit between them.
 struct KernelShape {
@@ -274,7 +287,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   const auto nlayers = static_cast<std::int32_t>(L.m.order.size());
   std::vector<char> grads_allocated(nlayers, 0);
   std::vector<int> backward_units_seen(L.v, 0);
-  core::Bytes grads_held{};
+  std::vector<MemEffect> param_grads;  // the gradient tensors held, freed by the optimizer step
   std::int32_t last_comm = -1;
 
   // A pipeline transfer of `bytes` held by each tensor rank. When the tensor is replicated
@@ -344,7 +357,12 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   std::int32_t gather_op = -1;
   auto gather_ref = [&]() { return gather_op >= 0 ? B.ref(gather_op) : OpRef{}; };
   const scenario::OffloadSpec& off = s.training.offload;
-  auto zero3_gather = [&](std::int32_t i, std::int32_t j, std::int32_t chunk) -> core::Bytes {
+  // What the layer about to run was given (ZeRO-3 gather, parameter fetch); its compute op frees it.
+  struct Gathered {
+    core::Bytes fetched{}, extra{};
+    std::int32_t layer = -1;
+  };
+  auto zero3_gather = [&](std::int32_t i, std::int32_t j, std::int32_t chunk) -> Gathered {
     gather_op = -1;
     const bool fetch = off.parameters_on_cpu();
     if ((zero != 3 && !fetch) || L.shards[i].params == 0) return {};
@@ -357,16 +375,22 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       fetched = core::Bytes{L.shards[i].params} * wb;
       if (zero == 3) fetched = core::ceil_div(fetched, L.d);
       gather_op = B.emit(pcie_copy_op(OpKind::pcie_h2d, i, j, chunk, fetched),
-                         {{MemCategory::weights, fetched}}, {}, {after});
-      if (zero != 3) return fetched;
+                         {tensor(MemCategory::weights, fetched, TensorKind::fetched, i)}, {}, {after});
+      if (zero != 3) return {fetched, {}, i};
       after = B.ref(gather_op);
     }
     const core::Bytes extra = zero3_gather_bytes(i);
     last_comm = B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, i, j, chunk,
                                core::Bytes{L.shards[i].params} * wb, L.d, dp_inter, dp_per_node),
-                       {{MemCategory::weights, extra}}, {}, {after});
+                       {tensor(MemCategory::weights, extra, TensorKind::gathered, i)}, {}, {after});
     gather_op = last_comm;
-    return fetched + extra;
+    return {fetched, extra, i};
+  };
+  // Effect lists of the op being built (reused: most ops name a few tensors).
+  std::vector<MemEffect> allocs, frees;
+  auto free_gathered = [&](const Gathered& w) {
+    frees.push_back(tensor(MemCategory::weights, w.fetched, TensorKind::fetched, w.layer));
+    frees.push_back(tensor(MemCategory::weights, w.extra, TensorKind::gathered, w.layer));
   };
 
   // Optimizer offload (ZeRO-Offload): each micro-batch's 16-bit gradients are booked at their
@@ -375,6 +399,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   // reduced every micro-batch; with data parallelism each reduction bucket is copied once
   // reduced (each rank its 1/data share from ZeRO-1 on); alone, per bucket_size of gradients.
   core::Bytes offload_pending{};  // gradient bytes produced and not yet copied
+  std::vector<MemEffect> offload_tensors;  // their tensors, freed by the copy
   std::int32_t last_d2h = -1;
   auto offload_grads = [&](std::int32_t i) -> core::Bytes {
     if (!off.optimizer_on_cpu()) return {};
@@ -383,13 +408,15 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   auto offload_flush = [&](std::int32_t after_op, std::int32_t layer, std::int32_t j, std::int32_t chunk) {
     if (!off.optimizer_on_cpu() || offload_pending.value == 0) return;
     const core::Bytes wire = zero >= 1 ? core::ceil_div(offload_pending, L.d) : offload_pending;
-    last_d2h = B.emit(pcie_copy_op(OpKind::pcie_d2h, layer, j, chunk, wire), {},
-                      {{MemCategory::gradients, offload_pending}}, {B.ref(after_op)});
+    last_d2h = B.emit(pcie_copy_op(OpKind::pcie_d2h, layer, j, chunk, wire), std::span<const MemEffect>{},
+                      offload_tensors, {B.ref(after_op)});
     offload_pending = {};
+    offload_tensors.clear();
   };
   auto offload_after_backward = [&](std::int32_t i, std::int32_t j, std::int32_t chunk, std::int32_t backward) {
     if (!off.optimizer_on_cpu() || L.shards[i].params == 0) return;
     offload_pending += offload_grads(i);
+    offload_tensors.push_back(tensor(MemCategory::gradients, offload_grads(i), TensorKind::offload_grad, i));
     if (L.d == 1 && offload_pending >= s.parallel.bucket_size) offload_flush(backward, i, j, chunk);
   };
 
@@ -425,7 +452,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
         const std::int32_t prev_stage = (g - 1) % L.p;
         const std::int32_t op = B.emit(
             p2p_op(r.first, j, u.chunk, recv, inter_node_boundary(s, prev_stage, stage), L.shards[L.chunks[g - 1].end - 1]),
-            {{MemCategory::activations, recv}}, {}, {});
+            {activation(recv, TensorKind::received, r.first)}, {}, {});
         B.add_dep_pending(op, true, g - 1, j);
         arrival = op;
       }
@@ -439,24 +466,28 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       std::int32_t last = -1;
       for (std::int32_t i = r.first; i < r.end; ++i) {
         const auto& sh = L.shards[i];
-        const core::Bytes gathered = zero3_gather(i, j, u.chunk);
-        core::Bytes alloc_act = sh.output * mb + saved_in_forward(i) * mb;
-        if (checkpointed(i) && is_block_first(i, r)) alloc_act += checkpoint_bytes(i, r, g);
+        const Gathered gathered = zero3_gather(i, j, u.chunk);
+        allocs.assign({activation(sh.output * mb, TensorKind::output, i),
+                       activation(saved_in_forward(i) * mb, TensorKind::saved, i)});
+        if (checkpointed(i) && is_block_first(i, r))
+          allocs.push_back(activation(checkpoint_bytes(i, r, g), TensorKind::checkpoint, i));
         // Free at the end: outputs whose last consumer is this layer, and the received input.
-        core::Bytes free_act{};
+        frees.clear();
         for (auto pr : L.producers[i])
-          if (L.last_consumer[pr] == i && L.chunk_of[pr] == g) free_act += L.shards[pr].output * mb;
-        if (i == r.first) free_act += recv;
+          if (L.last_consumer[pr] == i && L.chunk_of[pr] == g)
+            frees.push_back(activation(L.shards[pr].output * mb, TensorKind::output, pr));
+        if (i == r.first) frees.push_back(activation(recv, TensorKind::received, r.first));
         if (i + 1 == r.end) {
           // Outputs still live (consumed in later chunks or nowhere) die with the unit.
           for (std::int32_t k = r.first; k <= i; ++k)
-            if (L.last_consumer[k] < 0 || L.last_consumer[k] >= r.end) free_act += L.shards[k].output * mb;
+            if (L.last_consumer[k] < 0 || L.last_consumer[k] >= r.end)
+              frees.push_back(activation(L.shards[k].output * mb, TensorKind::output, k));
         }
+        free_gathered(gathered);
         last = B.emit(shaped(compute_op(OpKind::forward, i, j, u.chunk, sh.flops * mb,
                                         sh.io * mb + core::Bytes{sh.params} * wb, sh.matmul),
                              sh, 1),
-                      {{MemCategory::activations, alloc_act}},
-                      {{MemCategory::activations, free_act}, {MemCategory::weights, gathered}},
+                      allocs, frees,
                       {i == r.first && arrival >= 0 ? B.ref(arrival) : OpRef{}, gather_ref()});
         recent_compute.push_back(last);
         if (sh.allreduce_forward > 0) tp_collectives(last, sh.allreduce_forward, sh.full_output);
@@ -476,8 +507,8 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       const OpKind kind = zero == 0 ? OpKind::all_reduce : OpKind::reduce_scatter;
       last_comm = B.emit(comm_op(kind, StreamKind::comm, zero == 0 ? CommPurpose::data : CommPurpose::zero,
                                  layer, j, u.chunk, bucket, L.d, dp_inter, dp_per_node),
-                         {{MemCategory::buffers, bucket}}, {{MemCategory::buffers, bucket}},
-                         {B.ref(after_op)});
+                         {tensor(MemCategory::buffers, bucket, TensorKind::bucket, layer)},
+                         {tensor(MemCategory::buffers, bucket, TensorKind::bucket, layer)}, {B.ref(after_op)});
       bucket = {};
       offload_flush(last_comm, layer, j, u.chunk);
     };
@@ -488,7 +519,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       const std::int32_t next_stage = (g + 1) % L.p;
       const std::int32_t op = B.emit(
           p2p_op(r.end - 1, j, u.chunk, grad_in, inter_node_boundary(s, stage, next_stage), L.shards[r.end - 1]),
-          {{MemCategory::activations, grad_in}}, {}, {});
+          {activation(grad_in, TensorKind::grad, r.end - 1)}, {}, {});
       B.add_dep_pending(op, false, g + 1, j);
       arrival = op;
     }
@@ -516,7 +547,8 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       // Replays before the backward that needs them.
       if (checkpointed(i) && is_block_last(i, r)) {
         double flops = 0;
-        core::Bytes bytes{}, saved{};
+        core::Bytes bytes{};
+        allocs.clear();
         std::int32_t first = i;
         while (first > r.first && block_of(first - 1) == block_of(i)) --first;
         std::int32_t gemms = 0, collectives = 0;
@@ -525,7 +557,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
           const auto& sk = L.shards[k];
           flops += sk.flops * mb;
           bytes += sk.io * mb;
-          saved += sk.saved * mb;
+          allocs.push_back(activation(sk.saved * mb, TensorKind::saved, k));
           gemms += sk.matmul ? kernel_shape(sk.kind).gemms : 0;
           collectives += sk.allreduce_forward;
           if (sk.allreduce_forward > 0) collective_bytes = sk.full_output;
@@ -535,42 +567,52 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
         op.model_flops = false;
         op.kernels = std::max(1, gemms);
         op.work.serial_memory = true;
-        const std::int32_t rec = B.emit(op, {{MemCategory::activations, saved}}, {}, {take_arrival()});
+        const std::int32_t rec = B.emit(op, allocs, std::span<const MemEffect>{}, {take_arrival()});
         if (collectives > 0) tp_collectives(rec, collectives, collective_bytes);
       }
       if (s.training.recompute == Recompute::selective && sh.saved_core.value > 0) {
         Op op = compute_op(OpKind::recompute, i, j, u.chunk, sh.core_flops * mb,
                            sh.saved_core * mb, true);
         op.model_flops = false;
-        B.emit(op, {{MemCategory::activations, sh.saved_core * mb}}, {}, {take_arrival()});
+        B.emit(op, {activation(sh.saved_core * mb, TensorKind::core, i)}, {}, {take_arrival()});
       }
-      const core::Bytes gathered = zero3_gather(i, j, u.chunk);
-      core::Bytes alloc_act{};
-      if (i + 1 == nlayers) alloc_act += sh.output * mb;  // loss gradient seeds backward
+      const Gathered gathered = zero3_gather(i, j, u.chunk);
+      allocs.clear();
+      if (i + 1 == nlayers) allocs.push_back(activation(sh.output * mb, TensorKind::grad, i));  // loss gradient seeds backward
       for (auto pr : L.producers[i])
-        if (L.last_consumer[pr] == i && L.chunk_of[pr] == g) alloc_act += L.shards[pr].output * mb;
+        if (L.last_consumer[pr] == i && L.chunk_of[pr] == g)
+          allocs.push_back(activation(L.shards[pr].output * mb, TensorKind::grad, pr));
       core::Bytes input_grad{};
       if (i == r.first && !first_g) input_grad = L.shards[L.chunks[g - 1].end - 1].output * mb;
-      alloc_act += input_grad;
-      core::Bytes free_act = sh.saved * mb + input_grad;
+      allocs.push_back(activation(input_grad, TensorKind::input_grad, i));
+      // Saved tensors: selective recomputation re-created the core apart from the rest.
+      frees.clear();
+      const core::Bytes core_bytes = s.training.recompute == Recompute::selective ? sh.saved_core * mb : core::Bytes{};
+      frees.push_back(activation(sh.saved * mb - core_bytes, TensorKind::saved, i));
+      frees.push_back(activation(core_bytes, TensorKind::core, i));
+      frees.push_back(activation(input_grad, TensorKind::input_grad, i));
       const bool has_grad_out = i + 1 == nlayers ||
                                 i + 1 == r.end ||
                                 (L.last_consumer[i] >= 0 && L.last_consumer[i] < r.end);
-      if (has_grad_out) free_act += sh.output * mb;
-      if (checkpointed(i) && is_block_first(i, r)) free_act += checkpoint_bytes(i, r, g);
-      core::Bytes new_grads = offload_grads(i);
-      if (!off.optimizer_on_cpu() && !grads_allocated[i] && sh.params > 0) {
+      if (has_grad_out) frees.push_back(activation(sh.output * mb, TensorKind::grad, i));
+      if (checkpointed(i) && is_block_first(i, r))
+        frees.push_back(activation(checkpoint_bytes(i, r, g), TensorKind::checkpoint, i));
+      free_gathered(gathered);
+      if (off.optimizer_on_cpu()) {
+        allocs.push_back(tensor(MemCategory::gradients, offload_grads(i), TensorKind::offload_grad, i));
+      } else if (!grads_allocated[i] && sh.params > 0) {
         grads_allocated[i] = 1;
-        new_grads = core::Bytes{sh.params} * gb;
+        core::Bytes new_grads = core::Bytes{sh.params} * gb;
         if (zero >= 2) new_grads = core::ceil_div(new_grads, L.d);
-        grads_held += new_grads;
+        MemEffect held = tensor(MemCategory::gradients, new_grads, TensorKind::param_grad, i);
+        held.per_microbatch = false;
+        allocs.push_back(held);
+        param_grads.push_back(held);
       }
       last = B.emit(shaped(compute_op(OpKind::backward, i, j, u.chunk, sh.flops * sh.backward_factor * mb,
                                       sh.io * mb * 2 + core::Bytes{sh.params} * (wb + gb), sh.matmul),
                            sh, 2),
-                    {{MemCategory::activations, alloc_act}, {MemCategory::gradients, new_grads}},
-                    {{MemCategory::activations, free_act}, {MemCategory::weights, gathered}},
-                    {take_arrival(), gather_ref()});
+                    allocs, frees, {take_arrival(), gather_ref()});
       recent_compute.push_back(last);
       if (sh.allreduce_backward > 0) tp_collectives(last, sh.allreduce_backward, sh.full_output);
       offload_after_backward(i, j, u.chunk, last);
@@ -602,8 +644,8 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   if (off.optimizer_on_cpu()) {
     // ZeRO-Offload: the CPU updates this rank's shard once every gradient is on the host, then
     // the updated 16-bit weights go back over PCIe (parameter offload leaves them on the host).
-    const std::int32_t cpu = B.emit(cpu_optimizer_op(cpu_optimizer_traffic(s, opt_params)), {},
-                                    {{MemCategory::gradients, grads_held}},
+    const std::int32_t cpu = B.emit(cpu_optimizer_op(cpu_optimizer_traffic(s, opt_params)),
+                                    std::span<const MemEffect>{}, param_grads,
                                     {last_d2h >= 0 ? B.ref(last_d2h) : OpRef{},
                                      last_comm >= 0 ? B.ref(last_comm) : OpRef{}});
     opt_index = cpu;
@@ -616,7 +658,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
         core::Bytes{opt_params} * (L.sb.gradients + 2 * L.sb.optimizer_states + weight_rw);
     Op opt = compute_op(OpKind::optimizer, -1, -1, 0, 0, traffic, false);
     opt.model_flops = false;
-    opt_index = B.emit(opt, {}, {{MemCategory::gradients, grads_held}},
+    opt_index = B.emit(opt, std::span<const MemEffect>{}, param_grads,
                        {last_comm >= 0 ? B.ref(last_comm) : OpRef{}});
   }
   if (zero == 1 || zero == 2) {

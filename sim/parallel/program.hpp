@@ -40,9 +40,32 @@ std::string_view to_string(CommPurpose p);
 enum class StreamKind : std::uint8_t { compute = 0, comm = 1, p2p = 2, pcie_h2d = 3, pcie_d2h = 4, host = 5 };
 inline constexpr int kStreams = 6;
 
+// What a memory effect allocates or frees: one tensor (or one flat buffer) of a layer, so a
+// caching-allocator model (sim/hw/caching_allocator.hpp) can free the very block a tensor took.
+enum class TensorKind : std::uint8_t {
+  none,          // not named (never freed apart)
+  output,        // a layer's forward output
+  saved,         // what a layer's forward keeps for backward (without the selective core)
+  core,          // the attention core selective recomputation re-creates
+  checkpoint,    // full recomputation's block input
+  received,      // an activation received from the previous pipeline stage
+  grad,          // gradient with respect to a layer's output
+  input_grad,    // gradient sent back to the previous pipeline stage
+  gathered,      // a ZeRO-3 all-gathered layer
+  fetched,       // a layer's parameter shard copied from host memory (parameter offload)
+  param_grad,    // a layer's parameter gradients, held from the first backward to the optimizer
+  offload_grad,  // a micro-batch's gradients on their way to host memory (optimizer offload)
+  bucket,        // a data-parallel gradient reduction bucket
+};
+
 struct MemEffect {
   hw::MemCategory category;
   core::Bytes bytes;
+  // The tensor: kind and layer; per micro-batch unless `per_microbatch` is false (parameter
+  // gradients live across micro-batches), the micro-batch being the op's.
+  TensorKind tensor = TensorKind::none;
+  std::int32_t layer = -1;
+  bool per_microbatch = true;
 };
 
 // Refers to an op of any program: programs[program].ops[index].
