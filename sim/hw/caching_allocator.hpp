@@ -1,0 +1,94 @@
+#pragma once
+// A model of PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp, default
+// settings), so the memory a training step needs includes what the allocator keeps beyond the
+// tensors themselves:
+//   - sizes are rounded up to 512 bytes;
+//   - requests of at most 1 MiB come from a small pool of 2 MiB segments, larger ones from a
+//     large pool: requests under 10 MiB get a 20 MiB segment, others their size rounded up to
+//     2 MiB;
+//   - a request takes the smallest cached free block of its pool that holds it (ties: lowest
+//     address) and splits off the rest when the rest is at least 512 bytes (small pool) or more
+//     than 1 MiB (large pool) — otherwise the whole block is handed out;
+//   - a freed block merges with free neighbours of its segment and stays cached;
+//   - when a new segment does not fit, every fully free segment is given back (what
+//     torch.cuda.empty_cache() would do) and the request retried; if it still does not fit the
+//     request is out of memory.
+// "Allocated" is the bytes of blocks handed out (PyTorch's memory_allocated), "reserved" the
+// bytes of segments (memory_reserved); both with their peaks. The CUDA context and library
+// workspaces are outside the allocator: the caller takes them off the device's capacity.
+// Tensors are named by a 64-bit key chosen by the caller.
+#include <cstdint>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/core/units.hpp"
+
+namespace trainsim::hw {
+
+class CachingAllocator {
+ public:
+  static constexpr std::int64_t kMinBlock = 512;
+  static constexpr std::int64_t kSmallSize = 1 << 20;         // small pool: requests <= 1 MiB
+  static constexpr std::int64_t kSmallSegment = 2 << 20;      // a small pool segment
+  static constexpr std::int64_t kLargeSegment = 20 << 20;     // for large requests under 10 MiB
+  static constexpr std::int64_t kMinLargeAlloc = 10 << 20;
+  static constexpr std::int64_t kRoundLarge = 2 << 20;
+
+  // A request's size as a block (512-byte multiple).
+  static std::int64_t block_size(std::int64_t bytes);
+  // The segment a request of `bytes` asks the device for when no cached block holds it.
+  static std::int64_t segment_size(std::int64_t bytes);
+
+  // `capacity`: bytes the allocator may reserve (device memory less context and workspaces).
+  explicit CachingAllocator(core::Bytes capacity) : capacity_(capacity.value) {}
+
+  struct Result {
+    bool fits = true;               // false: out of memory even after freeing the cache
+    std::int64_t block = 0;         // bytes handed out
+    std::int64_t new_segment = 0;   // bytes of the segment reserved for it (0: a cached block)
+  };
+  // Allocates `bytes` for tensor `key` (not live). When it does not fit and `book_anyway`, the
+  // segment is reserved beyond capacity so the caller can play on and measure the demand.
+  Result allocate(std::uint64_t key, std::int64_t bytes, bool book_anyway);
+  // Frees tensor `key`; returns the bytes of its block, or -1 when no such tensor is live.
+  std::int64_t release(std::uint64_t key);
+  bool live(std::uint64_t key) const { return live_.count(key) != 0; }
+  std::size_t live_count() const { return live_.size(); }
+
+  std::int64_t allocated() const { return allocated_; }
+  std::int64_t reserved() const { return reserved_; }
+  std::int64_t peak_allocated() const { return peak_allocated_; }
+  std::int64_t peak_reserved() const { return peak_reserved_; }
+  std::int64_t capacity() const { return capacity_; }
+  std::int64_t segments() const { return segments_; }
+
+ private:
+  struct Block {
+    std::int64_t addr = 0, size = 0;
+    std::int32_t prev = -1, next = -1;  // neighbours in the segment
+    bool allocated = false;
+    bool small = false;
+  };
+  struct FreeKey {
+    std::int64_t size, addr;
+    std::int32_t block;
+    bool operator<(const FreeKey& o) const { return size != o.size ? size < o.size : addr < o.addr; }
+  };
+  std::int32_t new_block(const Block& b);
+  void cache(std::int32_t b);
+  void uncache(std::int32_t b);
+  std::int32_t best_fit(std::int64_t size, bool small) const;
+  void release_free_segments();
+  void take(std::int32_t b, std::int64_t size);
+
+  std::int64_t capacity_;
+  std::int64_t allocated_ = 0, reserved_ = 0, peak_allocated_ = 0, peak_reserved_ = 0;
+  std::int64_t next_addr_ = 0, segments_ = 0;
+  std::vector<Block> blocks_;
+  std::vector<std::int32_t> spare_;  // unused entries of blocks_
+  std::set<FreeKey> small_free_, large_free_;
+  std::unordered_map<std::uint64_t, std::int32_t> live_;
+};
+
+}  // namespace trainsim::hw

@@ -1,0 +1,119 @@
+#include <catch2/catch.hpp>
+
+#include "sim/hw/caching_allocator.hpp"
+
+using trainsim::core::Bytes;
+using trainsim::hw::CachingAllocator;
+
+namespace {
+constexpr std::int64_t MiB = 1 << 20;
+}
+
+TEST_CASE("caching allocator: sizes round as PyTorch's allocator rounds them") {
+  CHECK(CachingAllocator::block_size(1) == 512);
+  CHECK(CachingAllocator::block_size(512) == 512);
+  CHECK(CachingAllocator::block_size(513) == 1024);
+  // Small pool (<= 1 MiB) takes 2 MiB segments; large requests under 10 MiB take 20 MiB; larger
+  // ones their size rounded up to 2 MiB.
+  CHECK(CachingAllocator::segment_size(1000) == 2 * MiB);
+  CHECK(CachingAllocator::segment_size(MiB) == 2 * MiB);
+  CHECK(CachingAllocator::segment_size(MiB + 1) == 20 * MiB);
+  CHECK(CachingAllocator::segment_size(10 * MiB - 512) == 20 * MiB);
+  CHECK(CachingAllocator::segment_size(10 * MiB) == 10 * MiB);
+  CHECK(CachingAllocator::segment_size(10 * MiB + 1) == 12 * MiB);
+}
+
+TEST_CASE("caching allocator: small requests share a 2 MiB segment") {
+  CachingAllocator a(Bytes{100 * MiB});
+  auto r = a.allocate(1, 1000, false);
+  CHECK(r.fits);
+  CHECK(r.block == 1024);
+  CHECK(r.new_segment == 2 * MiB);
+  r = a.allocate(2, 3000, false);
+  CHECK(r.new_segment == 0);  // the first segment's rest holds it
+  CHECK(a.allocated() == 1024 + 3072);
+  CHECK(a.reserved() == 2 * MiB);
+  CHECK(a.segments() == 1);
+}
+
+TEST_CASE("caching allocator: a large block is split only when more than 1 MiB is left") {
+  CachingAllocator a(Bytes{100 * MiB});
+  a.allocate(1, 3 * MiB, false);  // a 20 MiB segment, 17 MiB left as a free block
+  CHECK(a.reserved() == 20 * MiB);
+  CHECK(a.allocated() == 3 * MiB);
+  const auto r = a.allocate(2, 16 * MiB + MiB / 2, false);
+  CHECK(r.new_segment == 0);
+  CHECK(r.block == 17 * MiB);  // half a MiB left: not split, the whole block is handed out
+  CHECK(a.allocated() == 20 * MiB);
+  CHECK(a.release(2) == 17 * MiB);
+  CHECK(a.release(1) == 3 * MiB);
+  CHECK(a.allocated() == 0);
+  CHECK(a.reserved() == 20 * MiB);  // cached, not given back
+  CHECK(a.release(1) == -1);       // no longer live
+}
+
+TEST_CASE("caching allocator: fragmentation runs out of memory before the tensors fill it") {
+  // 100 MiB for segments. A and B take 40 MiB segments; A is freed and C (20 MiB) splits its
+  // block; D (30 MiB) finds no cached block that holds it and a new segment would reserve 110.
+  CachingAllocator a(Bytes{100 * MiB});
+  REQUIRE(a.allocate(1, 40 * MiB, false).fits);
+  REQUIRE(a.allocate(2, 40 * MiB, false).fits);
+  a.release(1);
+  const auto c = a.allocate(3, 20 * MiB, false);
+  CHECK(c.new_segment == 0);
+  const auto d = a.allocate(4, 30 * MiB, false);
+  CHECK_FALSE(d.fits);
+  CHECK(d.new_segment == 30 * MiB);
+  CHECK(a.allocated() == 60 * MiB);  // 30 more would have fitted in 100 without fragmentation
+  CHECK(a.reserved() == 80 * MiB);
+  CHECK_FALSE(a.live(4));
+  // Booked anyway (to measure the demand), the segment goes beyond capacity.
+  const auto e = a.allocate(4, 30 * MiB, true);
+  CHECK_FALSE(e.fits);
+  CHECK(a.reserved() == 110 * MiB);
+  CHECK(a.peak_reserved() == 110 * MiB);
+}
+
+TEST_CASE("caching allocator: fully free segments are given back when a new one does not fit") {
+  CachingAllocator a(Bytes{100 * MiB});
+  a.allocate(1, 40 * MiB, false);
+  a.release(1);
+  const auto r = a.allocate(2, 70 * MiB, false);  // 40 cached + 70 > 100: the cache is emptied
+  CHECK(r.fits);
+  CHECK(a.reserved() == 70 * MiB);
+  CHECK(a.segments() == 1);
+  CHECK(a.peak_reserved() == 70 * MiB);
+}
+
+TEST_CASE("caching allocator: freed neighbours merge back into the whole segment") {
+  CachingAllocator a(Bytes{100 * MiB});
+  a.allocate(1, 2 * MiB, false);  // 20 MiB segment: [1:2][2:4][3:6][rest 8]
+  a.allocate(2, 4 * MiB, false);
+  a.allocate(3, 6 * MiB, false);
+  CHECK(a.segments() == 1);
+  a.release(2);
+  a.release(1);
+  a.release(3);
+  // One free 20 MiB block again: a 20 MiB request reuses it whole, no new segment.
+  const auto r = a.allocate(4, 20 * MiB, false);
+  CHECK(r.new_segment == 0);
+  CHECK(r.block == 20 * MiB);
+  a.release(4);
+  // And being whole, it is given back under pressure.
+  CHECK(a.allocate(5, 90 * MiB, false).fits);
+  CHECK(a.reserved() == 90 * MiB);
+}
+
+TEST_CASE("caching allocator: best fit takes the smallest cached block that holds the request") {
+  CachingAllocator a(Bytes{200 * MiB});
+  a.allocate(1, 30 * MiB, false);
+  a.allocate(2, 12 * MiB, false);
+  a.allocate(3, 16 * MiB, false);
+  a.release(1);
+  a.release(2);
+  a.release(3);
+  const auto r = a.allocate(4, 14 * MiB, false);  // 16 MiB block, 2 MiB left: split
+  CHECK(r.block == 14 * MiB);
+  CHECK(a.allocate(5, 11 * MiB, false).block == 12 * MiB);  // 1 MiB left: not split
+  CHECK(a.reserved() == 58 * MiB);
+}
