@@ -6,6 +6,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/event_queue.hpp"
+#include "sim/exec/allocator_model.hpp"
 #include "sim/exec/dependency_graph.hpp"
 
 namespace trainsim::exec {
@@ -137,6 +138,17 @@ struct InFlight {
   std::uint32_t applied = 0;
 };
 
+// Memory effects in the order a program's ledger took them, replayed through the caching-
+// allocator model once the step has played (memory does not change timing).
+struct MemRecord {
+  enum class Kind : std::uint8_t { allocs, frees, points, tail };
+  Kind kind = Kind::allocs;
+  std::int32_t index = -1;       // the op in the program
+  std::uint32_t a = 0, b = 0;    // effect range [a, b) (allocs, frees); macro points [a, b] (points)
+  core::TimePoint time{};        // when (allocs, frees); the macro's start (points)
+  std::uint64_t key = 0;         // the op's fine id (allocs, frees); its first op's (points, tail)
+};
+
 struct Player {
   const Plan& plan;
   const PlayOptions& opt;
@@ -163,6 +175,10 @@ struct Player {
   std::vector<char> oom_seen;
   std::vector<std::vector<MacroProfile>> profiles;  // [program][template]
   std::vector<InFlight> inflight;                   // per program
+  std::vector<std::vector<MemRecord>> memlog;       // per program, with the allocator model
+  void log(std::int32_t prog, MemRecord r) {
+    if (plan.caching_allocator) memlog[prog].push_back(r);
+  }
 
   Player(const Plan& p, const PlayOptions& o) : plan(p), opt(o) {}
 
@@ -257,6 +273,7 @@ struct Player {
   // fit and the OOM point must be recorded, it is replayed op by op to find the exact request.
   void apply_points(std::int32_t prog, InFlight& f, std::uint32_t upto) {
     if (upto <= f.applied) return;
+    log(prog, {MemRecord::Kind::points, f.index, f.applied + 1, upto, f.t0, f.key0});
     const MacroProfile& m = profiles[prog][f.macro];
     hw::MemoryLedger& led = ledgers[prog];
     const std::uint32_t k = m.highest_in(f.applied + 1, upto);
@@ -324,6 +341,7 @@ struct Player {
     queue.schedule(now + duration[id], id, finish_key(id));
     if (op.alloc_begin == op.alloc_end) return;
     catch_up(prog, now, trigger);  // (a macro op returned above: its allocs are its transfer's)
+    log(prog, {MemRecord::Kind::allocs, idx, op.alloc_begin, op.alloc_end, now, fine_first[id]});
     for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
       book(prog, idx, &op, P.effects[e].category, P.effects[e].bytes, now,
            effect_order(fine_first[id], e - op.alloc_begin));
@@ -337,6 +355,7 @@ struct Player {
       InFlight& f = inflight[prog];
       const MacroProfile& m = profiles[prog][op.macro];
       apply_points(prog, f, m.ops());
+      log(prog, {MemRecord::Kind::tail, idx, 0, 0, now, f.key0});
       hw::MemBreakdown delta;
       for (std::size_t c = 0; c < hw::kMemCategories; ++c)
         delta.bytes[c] = m.net.bytes[c] - m.level[m.ops()].bytes[c];
@@ -344,6 +363,7 @@ struct Player {
       f = InFlight{};
     } else if (op.free_begin != op.free_end) {
       catch_up(prog, now, key);
+      log(prog, {MemRecord::Kind::frees, idx, op.free_begin, op.free_end, now, key});
       release(prog, idx, op, op.free_begin, op.free_end);
     }
     tl.devices[prog].finish[idx] = now;
@@ -388,6 +408,7 @@ struct Player {
     arrival_start[id] = now;
     if (op.alloc_begin == op.alloc_end) return;
     catch_up(prog, now, trigger);
+    log(prog, {MemRecord::Kind::allocs, idx, op.alloc_begin, op.alloc_end, now, fine_first[id]});
     Op transfer = op;
     transfer.kind = OpKind::p2p;
     for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
@@ -624,10 +645,135 @@ struct Player {
       d.capacity = ledgers[p].capacity();
       d.peak = ledgers[p].peak();
       d.at_peak = ledgers[p].at_peak();
+      d.tensor_peak = d.peak;
       end = std::max(end, d.end);
     }
     tl.step_time = end - core::TimePoint{};
     tl.pipeline_end = pipe_end;
+  }
+
+  // --- Caching allocator -------------------------------------------------------------------
+  // The program's memory effects, in the order its ledger took them, through the allocator
+  // model: its peak becomes the context plus the peak reserved, its OOM points those of the
+  // allocator (a request that finds no cached block and no room for a new segment, even after
+  // the cache is given back).
+  struct AllocatorRun {
+    AllocatorModel model;
+    core::Bytes peak{};
+    hw::MemBreakdown at_peak;
+    bool fits = true;
+    bool seen = false;  // an OOM point was recorded
+    explicit AllocatorRun(const Program& P) : model(P), peak(model.total()), at_peak(model.state()) {}
+  };
+
+  void allocator_book(std::int32_t prog, AllocatorRun& run, std::int32_t idx, const Op* op,
+                      const parallel::MemEffect& e, std::int32_t microbatch, core::TimePoint at,
+                      std::uint64_t order) {
+    const hw::MemBreakdown before = run.model.state();
+    TRAINSIM_CHECK(!run.model.allocator().live(AllocatorModel::key(e, microbatch)),
+                   "stage " + std::to_string(prog) + ": op " + std::to_string(idx) + " allocates tensor kind " +
+                       std::to_string(static_cast<int>(e.tensor)) + " of layer " + std::to_string(e.layer) +
+                       " micro-batch " + std::to_string(microbatch) + " while it is live");
+    const auto r = run.model.allocate(e, microbatch);
+    if (run.model.total() > run.peak) {
+      run.peak = run.model.total();
+      run.at_peak = run.model.state();
+    }
+    if (r.fits) return;
+    run.fits = false;
+    if (run.seen && !opt.all_ooms) return;
+    run.seen = true;
+    const Program& P = plan.programs[prog];
+    OomPoint pt;
+    pt.order = order;
+    pt.program = prog;
+    pt.time = at;
+    pt.op = idx;
+    if (op) {
+      pt.kind = op->kind;
+      pt.layer = op->layer;
+      pt.microbatch = microbatch;
+    }
+    pt.category = e.category;
+    pt.requested = e.bytes;
+    pt.segment = core::Bytes{r.new_segment};
+    pt.in_use = before;
+    pt.capacity = P.device.memory;
+    pt.cause = P.model_states.total() > P.device.memory ? OomCause::model_states : OomCause::activations;
+    allocator_ooms.push_back(pt);
+  }
+
+  void allocator_free(std::int32_t prog, AllocatorRun& run, const Op& op, const parallel::MemEffect& e,
+                      std::int32_t microbatch) {
+    TRAINSIM_CHECK(run.model.release(e, microbatch),
+                   "stage " + std::to_string(prog) + ": " + std::string(parallel::to_string(op.kind)) + " of layer " +
+                       std::to_string(op.layer) + " micro-batch " + std::to_string(microbatch) +
+                       " frees a tensor the allocator does not hold");
+  }
+
+  std::vector<OomPoint> allocator_ooms;
+
+  void model_allocator() {
+    std::vector<OomPoint> kept;
+    for (const auto& o : tl.ooms)
+      if (o.cause == OomCause::host_memory) kept.push_back(o);
+    for (std::size_t pi = 0; pi < plan.programs.size(); ++pi) {
+      const auto prog = static_cast<std::int32_t>(pi);
+      const Program& P = plan.programs[pi];
+      AllocatorRun run(P);
+      for (const auto& e : AllocatorModel::state_buffers(P))
+        allocator_book(prog, run, -1, nullptr, e, -1, core::TimePoint{}, 0);
+      const MacroProfile* m = nullptr;
+      for (const MemRecord& r : memlog[pi]) {
+        const Op& op = P.ops[r.index];
+        switch (r.kind) {
+          case MemRecord::Kind::allocs: {
+            Op named = op;
+            if (op.macro >= 0) named.kind = OpKind::p2p;  // a folded transfer's receive buffer
+            for (auto e = r.a; e < r.b; ++e)
+              allocator_book(prog, run, r.index, &named, P.effects[e], op.microbatch, r.time,
+                             effect_order(r.key, e - r.a));
+            break;
+          }
+          case MemRecord::Kind::frees:
+            for (auto e = r.a; e < r.b; ++e) allocator_free(prog, run, op, P.effects[e], op.microbatch);
+            break;
+          case MemRecord::Kind::points: {
+            m = &profiles[pi][op.macro];
+            const parallel::MacroTemplate& t = P.macros[op.macro];
+            for (std::uint32_t j = r.a; j <= r.b; ++j) {
+              if (j >= 2) {
+                const Op& ended = P.macro_ops[t.begin + j - 2];
+                for (auto e = ended.free_begin; e < ended.free_end; ++e)
+                  allocator_free(prog, run, ended, P.effects[e], op.microbatch);
+              }
+              const Op& next = P.macro_ops[t.begin + j - 1];
+              for (auto e = next.alloc_begin; e < next.alloc_end; ++e)
+                allocator_book(prog, run, r.index, &next, P.effects[e], op.microbatch, r.time + m->offset[j - 1],
+                               effect_order(r.key + j - 1, e - next.alloc_begin));
+            }
+            break;
+          }
+          case MemRecord::Kind::tail: {
+            const Op& last = P.macro_ops[P.macros[op.macro].end - 1];
+            for (auto e = last.free_begin; e < last.free_end; ++e)
+              allocator_free(prog, run, last, P.effects[e], op.microbatch);
+            break;
+          }
+        }
+      }
+      TRAINSIM_CHECK(run.model.tensors().total() == P.persistent.total(),
+                     "stage " + std::to_string(prog) + " ends the step with tensors the allocator still holds");
+      DeviceTimeline& d = tl.devices[pi];
+      d.peak = run.peak;
+      d.at_peak = run.at_peak;
+      d.fits = run.fits;
+      d.allocated_peak = core::Bytes{run.model.allocator().peak_allocated()};
+      d.reserved_peak = core::Bytes{run.model.allocator().peak_reserved()};
+      kept.insert(kept.end(), allocator_ooms.begin(), allocator_ooms.end());
+      allocator_ooms.clear();
+    }
+    tl.ooms = std::move(kept);
   }
 
   void check_end_state() {
@@ -649,6 +795,7 @@ struct Player {
     tl.devices.resize(progs.size());
     oom_seen.assign(progs.size(), 0);
     inflight.assign(progs.size(), InFlight{});
+    memlog.assign(progs.size(), {});
     for (const auto& P : progs) {
       ledgers.emplace_back(P.device.memory);
       auto& d = tl.devices[ledgers.size() - 1];
@@ -674,6 +821,14 @@ struct Player {
     tl.events = queue.events_run() + extra_events;
     check_end_state();
     account();
+    if (plan.caching_allocator) {
+      model_allocator();
+    } else {
+      for (std::size_t p = 0; p < progs.size(); ++p) {
+        DeviceTimeline& d = tl.devices[p];
+        d.allocated_peak = d.reserved_peak = d.peak - progs[p].persistent[hw::MemCategory::reserved];
+      }
+    }
     // A macro op books its points late (when something else touches the device), so points are
     // put in time order here and the cap keeps the earliest.
     std::stable_sort(tl.ooms.begin(), tl.ooms.end(), [](const OomPoint& a, const OomPoint& b) {

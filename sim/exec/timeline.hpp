@@ -27,6 +27,9 @@ struct OomPoint {
   hw::MemBreakdown in_use;  // before the request
   core::Bytes capacity{};
   OomCause cause = OomCause::activations;
+  // With the caching-allocator model: the segment it asked the device for (the request found no
+  // cached block that holds it); 0 without the model.
+  core::Bytes segment{};
   // Where the request falls in the expanded plan's order (op, then effect): points at one
   // instant are listed in this order, whichever way the plan was played.
   std::uint64_t order = 0;
@@ -41,6 +44,13 @@ struct DeviceTimeline {
   core::Bytes capacity{};
   core::Bytes peak{};             // peak demand (allocations that did not fit still counted)
   hw::MemBreakdown at_peak;
+  // As PyTorch reports them (torch.cuda.max_memory_allocated / max_memory_reserved): peak bytes
+  // of blocks handed out and of segments held, without the CUDA context. Without the allocator
+  // model both are the peak of the tensors' bytes.
+  core::Bytes allocated_peak{}, reserved_peak{};
+  // The peak of the tensors' bytes and the context alone (the ledger's; = peak without the
+  // allocator model).
+  core::Bytes tensor_peak{};
   core::Duration compute_busy{};  // forward/backward/recompute/TP collectives on compute
   core::Duration pipeline_busy{}; // compute busy before the optimizer step
   core::TimePoint end{};

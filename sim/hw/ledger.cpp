@@ -14,6 +14,7 @@ std::string_view to_string(MemCategory c) {
     case MemCategory::activations: return "activations";
     case MemCategory::buffers: return "buffers";
     case MemCategory::reserved: return "reserved";
+    case MemCategory::allocator_cache: return "allocator_cache";
   }
   return "?";
 }

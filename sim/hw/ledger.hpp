@@ -11,8 +11,10 @@
 
 namespace trainsim::hw {
 
-enum class MemCategory { weights, gradients, optimizer_states, activations, buffers, reserved };
-inline constexpr std::size_t kMemCategories = 6;
+// allocator_cache: what the caching allocator holds beyond the tensors' bytes (rounding, cached
+// free blocks, fragmentation); only the allocator model (exec::play) books it.
+enum class MemCategory { weights, gradients, optimizer_states, activations, buffers, reserved, allocator_cache };
+inline constexpr std::size_t kMemCategories = 7;
 std::string_view to_string(MemCategory c);
 
 // Bytes per category; the sum is the total in use.

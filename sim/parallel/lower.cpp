@@ -358,11 +358,16 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   auto gather_ref = [&]() { return gather_op >= 0 ? B.ref(gather_op) : OpRef{}; };
   const scenario::OffloadSpec& off = s.training.offload;
   // What the layer about to run was given (ZeRO-3 gather, parameter fetch); its compute op frees it.
+  // The backward's copy is a tensor of its own: it may be gathered (prefetched) before the
+  // forward's is freed.
   struct Gathered {
     core::Bytes fetched{}, extra{};
     std::int32_t layer = -1;
+    bool backward = false;
   };
-  auto zero3_gather = [&](std::int32_t i, std::int32_t j, std::int32_t chunk) -> Gathered {
+  auto zero3_gather = [&](std::int32_t i, std::int32_t j, std::int32_t chunk, bool backward) -> Gathered {
+    const TensorKind fetched_kind = backward ? TensorKind::fetched_backward : TensorKind::fetched;
+    const TensorKind gathered_kind = backward ? TensorKind::gathered_backward : TensorKind::gathered;
     gather_op = -1;
     const bool fetch = off.parameters_on_cpu();
     if ((zero != 3 && !fetch) || L.shards[i].params == 0) return {};
@@ -375,22 +380,24 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       fetched = core::Bytes{L.shards[i].params} * wb;
       if (zero == 3) fetched = core::ceil_div(fetched, L.d);
       gather_op = B.emit(pcie_copy_op(OpKind::pcie_h2d, i, j, chunk, fetched),
-                         {tensor(MemCategory::weights, fetched, TensorKind::fetched, i)}, {}, {after});
-      if (zero != 3) return {fetched, {}, i};
+                         {tensor(MemCategory::weights, fetched, fetched_kind, i)}, {}, {after});
+      if (zero != 3) return {fetched, {}, i, backward};
       after = B.ref(gather_op);
     }
     const core::Bytes extra = zero3_gather_bytes(i);
     last_comm = B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, i, j, chunk,
                                core::Bytes{L.shards[i].params} * wb, L.d, dp_inter, dp_per_node),
-                       {tensor(MemCategory::weights, extra, TensorKind::gathered, i)}, {}, {after});
+                       {tensor(MemCategory::weights, extra, gathered_kind, i)}, {}, {after});
     gather_op = last_comm;
-    return {fetched, extra, i};
+    return {fetched, extra, i, backward};
   };
   // Effect lists of the op being built (reused: most ops name a few tensors).
   std::vector<MemEffect> allocs, frees;
   auto free_gathered = [&](const Gathered& w) {
-    frees.push_back(tensor(MemCategory::weights, w.fetched, TensorKind::fetched, w.layer));
-    frees.push_back(tensor(MemCategory::weights, w.extra, TensorKind::gathered, w.layer));
+    frees.push_back(tensor(MemCategory::weights, w.fetched,
+                           w.backward ? TensorKind::fetched_backward : TensorKind::fetched, w.layer));
+    frees.push_back(tensor(MemCategory::weights, w.extra,
+                           w.backward ? TensorKind::gathered_backward : TensorKind::gathered, w.layer));
   };
 
   // Optimizer offload (ZeRO-Offload): each micro-batch's 16-bit gradients are booked at their
@@ -466,7 +473,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       std::int32_t last = -1;
       for (std::int32_t i = r.first; i < r.end; ++i) {
         const auto& sh = L.shards[i];
-        const Gathered gathered = zero3_gather(i, j, u.chunk);
+        const Gathered gathered = zero3_gather(i, j, u.chunk, false);
         allocs.assign({activation(sh.output * mb, TensorKind::output, i),
                        activation(saved_in_forward(i) * mb, TensorKind::saved, i)});
         if (checkpointed(i) && is_block_first(i, r))
@@ -576,7 +583,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
         op.model_flops = false;
         B.emit(op, {activation(sh.saved_core * mb, TensorKind::core, i)}, {}, {take_arrival()});
       }
-      const Gathered gathered = zero3_gather(i, j, u.chunk);
+      const Gathered gathered = zero3_gather(i, j, u.chunk, true);
       allocs.clear();
       if (i + 1 == nlayers) allocs.push_back(activation(sh.output * mb, TensorKind::grad, i));  // loss gradient seeds backward
       for (auto pr : L.producers[i])
@@ -717,6 +724,7 @@ Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
   plan.data_allreduce = s.parallel.allreduce;
   plan.math = s.training.precision == scenario::Precision::fp32 ? cost::MathMode::fp32 : cost::MathMode::half;
   plan.compressed = options.compress;
+  plan.caching_allocator = s.training.caching_allocator;
   const int zero = L.d > 1 ? s.parallel.zero : 0;
   plan.programs.resize(L.p);
   for (int stage = 0; stage < L.p; ++stage) {

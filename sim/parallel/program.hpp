@@ -51,8 +51,10 @@ enum class TensorKind : std::uint8_t {
   received,      // an activation received from the previous pipeline stage
   grad,          // gradient with respect to a layer's output
   input_grad,    // gradient sent back to the previous pipeline stage
-  gathered,      // a ZeRO-3 all-gathered layer
+  gathered,      // a ZeRO-3 all-gathered layer, for its forward
   fetched,       // a layer's parameter shard copied from host memory (parameter offload)
+  gathered_backward,  // the same for its backward
+  fetched_backward,
   param_grad,    // a layer's parameter gradients, held from the first backward to the optimizer
   offload_grad,  // a micro-batch's gradients on their way to host memory (optimizer offload)
   bucket,        // a data-parallel gradient reduction bucket
@@ -151,6 +153,8 @@ struct Plan {
   cost::CollectiveAlgo data_allreduce = cost::CollectiveAlgo::ring;  // parallel.allreduce
   cost::MathMode math = cost::MathMode::half;  // tensor-core mode of the training precision
   bool compressed = false;  // lowered with LowerOptions::compress (some ops may be macros)
+  // training.allocator: memory goes through the caching-allocator model (exec::play).
+  bool caching_allocator = true;
   // Offload (training.offload): each GPU's PCIe link to host memory, and its share of the
   // node's DRAM bandwidth for the CPU optimizer (node bandwidth / GPUs per node).
   hw::LinkSpec pcie;

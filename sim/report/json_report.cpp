@@ -23,6 +23,8 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
   j.field("mfu", r.mfu);
   j.field("hfu", r.hfu);
   j.field("peak_bytes", r.peak.value);
+  j.field("allocated_peak_bytes", r.allocated_peak.value);
+  j.field("reserved_peak_bytes", r.reserved_peak.value);
   j.field("devices_total", r.devices_total);
   j.field("bubble_fraction", r.bubble_fraction);
   j.field("host_bytes_per_node", r.host_per_node.value);
@@ -41,6 +43,7 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
   j.field("optimizer", scenario::to_string(r.training.optimizer));
   j.field("recompute", scenario::to_string(r.training.recompute));
   j.field("attention", r.training.flash_attention ? "flash" : "standard");
+  j.field("allocator", r.training.caching_allocator ? "caching" : "none");
   j.key("offload").begin_object();
   j.field("optimizer", scenario::to_string(r.training.offload.optimizer));
   j.field("parameters", scenario::to_string(r.training.offload.parameters));
@@ -69,6 +72,8 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
     j.field("fits", d.fits);
     j.field("capacity_bytes", d.capacity.value);
     j.field("peak_bytes", d.peak.value);
+    j.field("allocated_peak_bytes", d.allocated_peak.value);
+    j.field("reserved_peak_bytes", d.reserved_peak.value);
     j.key("peak_breakdown");
     breakdown(j, d.peak_breakdown);
     j.field("model_state_bytes", d.model_states.total().value);
@@ -93,6 +98,7 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
     j.key("in_use_breakdown");
     breakdown(j, o.in_use_breakdown);
     j.field("capacity_bytes", o.capacity.value);
+    j.field("segment_bytes", o.segment.value);
     j.field("cause", o.cause);
     j.end_object();
   }

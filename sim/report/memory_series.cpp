@@ -1,7 +1,9 @@
 #include "sim/report/memory_series.hpp"
 
+#include "sim/exec/allocator_model.hpp"
 #include "sim/exec/dependency_graph.hpp"
 
+#include <optional>
 #include <queue>
 #include <string>
 
@@ -19,21 +21,34 @@ namespace {
 // Collapses the per-event states of one device into samples: one per instant (the state the
 // instant ends in), preceded by the instant's largest state when that is higher, so transient
 // peaks survive while the series stays as short as the number of distinct instants.
+// With the caching-allocator model (Plan::caching_allocator) the effects go through it in the
+// player's order, and each state adds what the allocator holds beyond the tensors.
 class SeriesBuilder {
  public:
-  SeriesBuilder(MemorySeries& out, const hw::MemBreakdown& start) : out_(out), state_(start) {
+  SeriesBuilder(MemorySeries& out, const Program& P, bool allocator) : out_(out), state_(P.persistent) {
+    if (allocator) {
+      model_.emplace(P);
+      for (const auto& e : exec::AllocatorModel::state_buffers(P)) model_->allocate(e, -1);
+      state_ = model_->state();
+    }
     group_max_ = state_;
     out_.peak = state_.total();
   }
 
   void apply(core::TimePoint t, const Program& P, std::uint32_t begin, std::uint32_t end,
-             bool alloc) {
+             bool alloc, std::int32_t microbatch) {
     if (begin == end) return;
     if (t != time_) flush(t);
     for (auto e = begin; e < end; ++e) {
+      if (model_) {
+        if (alloc) model_->allocate(P.effects[e], microbatch);
+        else TRAINSIM_CHECK(model_->release(P.effects[e], microbatch), "memory series: a free of a tensor not held");
+        continue;
+      }
       core::Bytes& b = state_[P.effects[e].category];
       b = alloc ? b + P.effects[e].bytes : b - P.effects[e].bytes;
     }
+    if (model_) state_ = model_->state();
     const core::Bytes total = state_.total();
     if (total > group_max_.total()) group_max_ = state_;
     if (total > out_.peak) out_.peak = total;
@@ -54,6 +69,7 @@ class SeriesBuilder {
   }
 
   MemorySeries& out_;
+  std::optional<exec::AllocatorModel> model_;
   hw::MemBreakdown state_, group_max_;
   core::TimePoint time_{};
 };
@@ -91,7 +107,7 @@ std::vector<MemorySeries> memory_series(const Plan& plan, const exec::Timeline& 
   for (std::size_t p = 0; p < progs.size(); ++p) {
     out[p].program = static_cast<std::int32_t>(p);
     out[p].capacity = tl.devices[p].capacity;
-    builders.emplace_back(out[p], progs[p].persistent);
+    builders.emplace_back(out[p], progs[p], plan.caching_allocator);
   }
 
   // Ends at one instant in op order, as the player orders them.
@@ -104,7 +120,7 @@ std::vector<MemorySeries> memory_series(const Plan& plan, const exec::Timeline& 
                    "memory series: stage " + std::to_string(p) + " op " + std::to_string(i) +
                        " does not start when the timeline says (the player's order changed?)");
     const Op& op = progs[p].ops[i];
-    builders[p].apply(now, progs[p], op.alloc_begin, op.alloc_end, true);
+    builders[p].apply(now, progs[p], op.alloc_begin, op.alloc_end, true, op.microbatch);
     queue.push({d.finish[i], id, id});
   };
   for (std::uint32_t id = 0; id < total; ++id)
@@ -116,7 +132,7 @@ std::vector<MemorySeries> memory_series(const Plan& plan, const exec::Timeline& 
     ++finished;
     const std::int32_t p = program_of[ev.id];
     const Op& op = progs[p].ops[ev.id - offset[p]];
-    builders[p].apply(ev.time, progs[p], op.free_begin, op.free_end, false);
+    builders[p].apply(ev.time, progs[p], op.free_begin, op.free_end, false, op.microbatch);
     for (auto k = succ_begin[ev.id]; k < succ_begin[ev.id + 1]; ++k)
       if (--waiting[succ[k]] == 0) start(succ[k], ev.time);
   }

@@ -18,7 +18,8 @@ struct MemorySample {
 
 // One device role's memory over the step. Samples are in time order; several may share a time
 // (a transient peak within one instant is kept, followed by the state the instant ends in), so
-// the largest sample total equals the player's peak exactly.
+// the largest sample total equals the player's peak exactly — with the caching-allocator model,
+// samples include what it holds beyond the tensors (MemCategory::allocator_cache).
 struct MemorySeries {
   std::int32_t program = 0;
   core::Bytes capacity{};

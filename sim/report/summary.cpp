@@ -85,12 +85,16 @@ Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,
     ds.capacity = d.capacity;
     ds.peak = d.peak;
     ds.peak_breakdown = d.at_peak;
+    ds.allocated_peak = d.allocated_peak;
+    ds.reserved_peak = d.reserved_peak;
     ds.model_states = P.model_states;
     ds.compute_busy_s = core::to_seconds(d.compute_busy);
     ds.fits = d.fits;
     ds.host = P.host;
     r.fits = r.fits && d.fits;
     r.peak = std::max(r.peak, d.peak);
+    r.allocated_peak = std::max(r.allocated_peak, d.allocated_peak);
+    r.reserved_peak = std::max(r.reserved_peak, d.reserved_peak);
     if (span > 0) idle += (span - core::to_seconds(d.pipeline_busy)) / span;
     r.devices.push_back(ds);
   }
@@ -113,6 +117,7 @@ Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,
     os.in_use = o.in_use.total();
     os.in_use_breakdown = o.in_use;
     os.capacity = o.capacity;
+    os.segment = o.segment;
     os.cause = std::string(exec::to_string(o.cause));
     r.ooms.push_back(os);
   }

@@ -22,8 +22,10 @@ struct DeviceSummary {
   std::string layers;      // "embed .. block.5.add2"
   std::int64_t parameters = 0;
   core::Bytes capacity{};
-  core::Bytes peak{};
+  core::Bytes peak{};  // context + what the allocator reserved (the tensors' bytes without it)
   hw::MemBreakdown peak_breakdown;
+  // PyTorch's max_memory_allocated / max_memory_reserved (no context): exec::DeviceTimeline.
+  core::Bytes allocated_peak{}, reserved_peak{};
   hw::MemBreakdown model_states;  // weights + gradients + optimizer states + reserved
   double compute_busy_s = 0;
   bool fits = true;
@@ -41,6 +43,7 @@ struct OomSummary {
   core::Bytes in_use{};
   hw::MemBreakdown in_use_breakdown;
   core::Bytes capacity{};
+  core::Bytes segment{};  // the segment the caching allocator asked for (0 without it)
   std::string cause;  // "model_states" | "activations" | "host_memory"
 };
 
@@ -68,6 +71,7 @@ struct Summary {
   double mfu = 0, hfu = 0;
   double bubble_fraction = 0;
   core::Bytes peak{};  // fullest device's peak demand
+  core::Bytes allocated_peak{}, reserved_peak{};  // the largest over devices
   // Host memory (offload): the fullest node's demand (sum over its GPUs), cluster.host_memory,
   // and whether every node holds its demand.
   core::Bytes host_per_node{};

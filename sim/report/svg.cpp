@@ -15,7 +15,7 @@ namespace {
 // Bottom to top: what stays all step first, what comes and goes on top.
 constexpr std::array<MemCategory, hw::kMemCategories> kStack = {
     MemCategory::reserved,  MemCategory::weights, MemCategory::optimizer_states,
-    MemCategory::gradients, MemCategory::buffers, MemCategory::activations};
+    MemCategory::gradients, MemCategory::buffers, MemCategory::activations, MemCategory::allocator_cache};
 const char* colour(MemCategory c) {
   switch (c) {
     case MemCategory::weights:
@@ -30,6 +30,8 @@ const char* colour(MemCategory c) {
       return "#76b7b2";
     case MemCategory::reserved:
       return "#bab0ac";
+    case MemCategory::allocator_cache:
+      return "#e15759";
   }
   return "#999999";
 }

@@ -65,7 +65,15 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
       out << o.op << " of " << (o.layer.empty() ? "the step" : o.layer)
           << (o.microbatch >= 0 ? ", micro-batch " + std::to_string(o.microbatch) : "")
           << " needed " << gib(o.requested) << " of " << o.category << " with "
-          << gib(free_bytes.value > 0 ? free_bytes : core::Bytes{}) << " free\n";
+          << gib(free_bytes.value > 0 ? free_bytes : core::Bytes{}) << " free";
+    if (o.op != "model_states" && o.cause != "host_memory" && o.segment.value > 0) {
+      const core::Bytes cached = o.in_use_breakdown[hw::MemCategory::allocator_cache];
+      out << "\n  the caching allocator asked for a new " << gib(o.segment) << " segment";
+      if (cached.value >= core::kMiB)
+        out << "; the " << core::format_number("%.0f MiB", static_cast<double>(cached.value) / core::kMiB)
+            << " it holds beyond the tensors (rounding, cached blocks too small) could not serve it";
+    }
+    out << "\n";
     out << "  cause: " << paint.bold(o.cause) << " — "
         << (o.cause == "host_memory"
                 ? "each GPU keeps its share of the optimizer states, fp32 gradients (and offloaded "
@@ -139,6 +147,8 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
     out << "\n";
   };
   row("peak", [](const DeviceSummary& d) { return gib(d.peak); });
+  row("max allocated", [](const DeviceSummary& d) { return gib(d.allocated_peak); });
+  row("max reserved", [](const DeviceSummary& d) { return gib(d.reserved_peak); });
   row("capacity", [](const DeviceSummary& d) { return gib(d.capacity); });
   row("model states", [](const DeviceSummary& d) { return gib(d.model_states.total()); });
   const bool offload = r.training.offload.optimizer_on_cpu() || r.training.offload.parameters_on_cpu();

@@ -163,6 +163,7 @@ TrainingSpec read_training(const YamlContext& ctx, const YAML::Node& node, bool&
   t.recompute = rc == "none" ? Recompute::none : (rc == "selective" ? Recompute::selective : Recompute::full);
   t.recompute_layers = m.has("recompute_layers") ? m.non_negative_int_or("recompute_layers", 0) : -1;
   t.flash_attention = m.choice("attention", {"standard", "flash"}, "standard") == "flash";
+  t.caching_allocator = m.choice("allocator", {"caching", "none"}, "caching") == "caching";
   if (m.has("offload")) {
     // {optimizer: none|cpu, parameters: none|cpu}; the ZeRO stage is checked with the layout.
     YAML::Node off = m.node("offload");

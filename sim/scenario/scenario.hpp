@@ -53,6 +53,9 @@ struct TrainingSpec {
   Recompute recompute = Recompute::none;
   std::int64_t recompute_layers = -1;      // blocks per stage checkpointed; -1 = all
   bool flash_attention = false;            // training.attention: standard | flash
+  // training.allocator: caching (PyTorch's caching allocator: rounding, cached blocks,
+  // fragmentation) | none (tensor bytes exactly, for checking formulas).
+  bool caching_allocator = true;
   OffloadSpec offload;                     // training.offload
 };
 

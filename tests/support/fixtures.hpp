@@ -75,6 +75,9 @@ inline scenario::Scenario make_scenario(models::Model m, hw::DeviceSpec d,
   s.model = std::move(m);
   s.device = std::move(d);
   s.training = t;
+  // Figures computed by hand are the tensors' bytes: the caching-allocator model stays off here
+  // (a test of it turns it back on).
+  s.training.caching_allocator = false;
   if (s.training.global_batch == 0 || s.training.global_batch == 1)
     s.training.global_batch = t.micro_batch * t.gradient_accumulation * p.data;
   s.parallel = p;

@@ -1,0 +1,49 @@
+#include "sim/exec/allocator_model.hpp"
+
+#include <algorithm>
+
+namespace trainsim::exec {
+
+AllocatorModel::AllocatorModel(const parallel::Program& P)
+    : alloc_(core::Bytes{std::max<std::int64_t>(
+          0, (P.device.memory - P.persistent[hw::MemCategory::reserved]).value)}),
+      context_(P.persistent[hw::MemCategory::reserved]) {
+  now_[hw::MemCategory::reserved] = context_;
+}
+
+std::vector<parallel::MemEffect> AllocatorModel::state_buffers(const parallel::Program& P) {
+  std::vector<parallel::MemEffect> out;
+  for (std::size_t c = 0; c < hw::kMemCategories; ++c) {
+    const auto cat = static_cast<hw::MemCategory>(c);
+    if (cat == hw::MemCategory::reserved || P.persistent[cat].value == 0) continue;
+    out.push_back({cat, P.persistent[cat], parallel::TensorKind::none, static_cast<std::int32_t>(c), false});
+  }
+  return out;
+}
+
+std::uint64_t AllocatorModel::key(const parallel::MemEffect& e, std::int32_t microbatch) {
+  const std::int32_t mb = e.per_microbatch ? microbatch : -1;
+  return (static_cast<std::uint64_t>(e.tensor) << 56) |
+         (static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.layer) & 0xFFFFFFu) << 32) |
+         static_cast<std::uint32_t>(mb + 1);
+}
+
+hw::CachingAllocator::Result AllocatorModel::allocate(const parallel::MemEffect& e, std::int32_t microbatch) {
+  const auto r = alloc_.allocate(key(e, microbatch), e.bytes.value, /*book_anyway=*/true);
+  now_[e.category] += e.bytes;
+  return r;
+}
+
+bool AllocatorModel::release(const parallel::MemEffect& e, std::int32_t microbatch) {
+  if (alloc_.release(key(e, microbatch)) < 0) return false;
+  now_[e.category] -= e.bytes;
+  return true;
+}
+
+hw::MemBreakdown AllocatorModel::state() const {
+  hw::MemBreakdown s = now_;
+  s[hw::MemCategory::allocator_cache] = core::Bytes{alloc_.reserved()} - (now_.total() - context_);
+  return s;
+}
+
+}  // namespace trainsim::exec

@@ -1,0 +1,41 @@
+#pragma once
+// One device's memory through the caching-allocator model (hw::CachingAllocator): the model
+// states as flat buffers first, then every effect of the step in the player's order, each
+// tensor named by its kind, layer and micro-batch. The state it reports is the tensors' bytes by
+// category plus `allocator_cache`, what the allocator reserves beyond them, so the total is the
+// CUDA context plus the allocator's reserved bytes. The player and the memory series both use it.
+#include <vector>
+
+#include "sim/hw/caching_allocator.hpp"
+#include "sim/parallel/program.hpp"
+
+namespace trainsim::exec {
+
+class AllocatorModel {
+ public:
+  // The context (MemCategory::reserved of the program's persistent states) is off the
+  // allocator's capacity. The caller books state_buffers(P) first.
+  explicit AllocatorModel(const parallel::Program& P);
+  // The persistent model states, each category one flat buffer (as Megatron's and DeepSpeed's
+  // contiguous buffers hold them), booked before the step.
+  static std::vector<parallel::MemEffect> state_buffers(const parallel::Program& P);
+
+  // The key naming an effect's tensor when its op is about micro-batch `microbatch`.
+  static std::uint64_t key(const parallel::MemEffect& e, std::int32_t microbatch);
+
+  hw::CachingAllocator::Result allocate(const parallel::MemEffect& e, std::int32_t microbatch);
+  // False when the tensor is not held (a lowering bug the caller reports).
+  bool release(const parallel::MemEffect& e, std::int32_t microbatch);
+
+  hw::MemBreakdown state() const;
+  core::Bytes total() const { return core::Bytes{context_.value + alloc_.reserved()}; }
+  const hw::CachingAllocator& allocator() const { return alloc_; }
+  const hw::MemBreakdown& tensors() const { return now_; }
+
+ private:
+  hw::CachingAllocator alloc_;
+  hw::MemBreakdown now_;  // tensors' bytes by category, with the context
+  core::Bytes context_;
+};
+
+}  // namespace trainsim::exec
