@@ -30,6 +30,7 @@ class AllocatorModel {
   hw::MemBreakdown state() const;
   core::Bytes total() const { return core::Bytes{context_.value + alloc_.reserved()}; }
   const hw::CachingAllocator& allocator() const { return alloc_; }
+  hw::CachingAllocator& allocator() { return alloc_; }
   const hw::MemBreakdown& tensors() const { return now_; }
 
  private:

@@ -663,17 +663,13 @@ struct Player {
     hw::MemBreakdown at_peak;
     bool fits = true;
     bool seen = false;  // an OOM point was recorded
+    std::int64_t failures = 0;  // requests that did not fit
     explicit AllocatorRun(const Program& P) : model(P), peak(model.total()), at_peak(model.state()) {}
   };
 
   void allocator_book(std::int32_t prog, AllocatorRun& run, std::int32_t idx, const Op* op,
                       const parallel::MemEffect& e, std::int32_t microbatch, core::TimePoint at,
                       std::uint64_t order) {
-    const hw::MemBreakdown before = run.model.state();
-    TRAINSIM_CHECK(!run.model.allocator().live(AllocatorModel::key(e, microbatch)),
-                   "stage " + std::to_string(prog) + ": op " + std::to_string(idx) + " allocates tensor kind " +
-                       std::to_string(static_cast<int>(e.tensor)) + " of layer " + std::to_string(e.layer) +
-                       " micro-batch " + std::to_string(microbatch) + " while it is live");
     const auto r = run.model.allocate(e, microbatch);
     if (run.model.total() > run.peak) {
       run.peak = run.model.total();
@@ -681,6 +677,7 @@ struct Player {
     }
     if (r.fits) return;
     run.fits = false;
+    ++run.failures;
     if (run.seen && !opt.all_ooms) return;
     run.seen = true;
     const Program& P = plan.programs[prog];
@@ -697,7 +694,10 @@ struct Player {
     pt.category = e.category;
     pt.requested = e.bytes;
     pt.segment = core::Bytes{r.new_segment};
-    pt.in_use = before;
+    // What was in use before the request: the tensors without it, the cache without its segment.
+    pt.in_use = run.model.state();
+    pt.in_use[e.category] -= e.bytes;
+    pt.in_use[hw::MemCategory::allocator_cache] += e.bytes - core::Bytes{r.new_segment};
     pt.capacity = P.device.memory;
     pt.cause = P.model_states.total() > P.device.memory ? OomCause::model_states : OomCause::activations;
     allocator_ooms.push_back(pt);
@@ -713,6 +713,134 @@ struct Player {
 
   std::vector<OomPoint> allocator_ooms;
 
+  void replay_record(std::int32_t prog, AllocatorRun& run, const MemRecord& r) {
+    const Program& P = plan.programs[prog];
+    const Op& op = P.ops[r.index];
+    switch (r.kind) {
+      case MemRecord::Kind::allocs: {
+        Op named = op;
+        if (op.macro >= 0) named.kind = OpKind::p2p;  // a folded transfer's receive buffer
+        for (auto e = r.a; e < r.b; ++e)
+          allocator_book(prog, run, r.index, &named, P.effects[e], op.microbatch, r.time,
+                         effect_order(r.key, e - r.a));
+        break;
+      }
+      case MemRecord::Kind::frees:
+        for (auto e = r.a; e < r.b; ++e) allocator_free(prog, run, op, P.effects[e], op.microbatch);
+        break;
+      case MemRecord::Kind::points: {
+        const MacroProfile* m = &profiles[prog][op.macro];
+        const parallel::MacroTemplate& t = P.macros[op.macro];
+        for (std::uint32_t j = r.a; j <= r.b; ++j) {
+          if (j >= 2) {
+            const Op& ended = P.macro_ops[t.begin + j - 2];
+            for (auto e = ended.free_begin; e < ended.free_end; ++e)
+              allocator_free(prog, run, ended, P.effects[e], op.microbatch);
+          }
+          const Op& next = P.macro_ops[t.begin + j - 1];
+          for (auto e = next.alloc_begin; e < next.alloc_end; ++e)
+            allocator_book(prog, run, r.index, &next, P.effects[e], op.microbatch, r.time + m->offset[j - 1],
+                           effect_order(r.key + j - 1, e - next.alloc_begin));
+        }
+        break;
+      }
+      case MemRecord::Kind::tail: {
+        const Op& last = P.macro_ops[P.macros[op.macro].end - 1];
+        for (auto e = last.free_begin; e < last.free_end; ++e)
+          allocator_free(prog, run, last, P.effects[e], op.microbatch);
+        break;
+      }
+    }
+  }
+
+  // Two log records do the same to the allocator with micro-batches `shift` apart.
+  bool same_record(const Program& P, const MemRecord& x, const MemRecord& y, std::int32_t shift) const {
+    if (x.kind != y.kind) return false;
+    const Op& a = P.ops[x.index];
+    const Op& b = P.ops[y.index];
+    if (a.microbatch < 0 || b.microbatch != a.microbatch + shift) return false;
+    if (x.kind == MemRecord::Kind::points || x.kind == MemRecord::Kind::tail)
+      return a.macro == b.macro && x.a == y.a && x.b == y.b;
+    if (x.b - x.a != y.b - y.a) return false;
+    for (std::uint32_t k = 0; k < x.b - x.a; ++k) {
+      const parallel::MemEffect& e = P.effects[x.a + k];
+      const parallel::MemEffect& f = P.effects[y.a + k];
+      if (e.category != f.category || e.bytes != f.bytes || e.tensor != f.tensor || e.layer != f.layer ||
+          e.per_microbatch != f.per_microbatch)
+        return false;
+    }
+    return true;
+  }
+
+  // The log through the allocator. In a pipeline's steady state the units repeat: when the
+  // allocator's state at the start of a unit is the state at the start of an earlier unit of the
+  // same template with micro-batches shifted (its fingerprint says so, a canonical comparison
+  // confirms it one period later) and the log repeats with the same shift, whole periods are
+  // skipped — they would end in the same state, shifted, reaching no new peak and no OOM. The
+  // expanded plan has no macro ops and replays every record: the reference of the fast-play
+  // tests.
+  void replay_log(std::int32_t prog, AllocatorRun& run) {
+    const Program& P = plan.programs[prog];
+    const std::vector<MemRecord>& log = memlog[prog];
+    hw::CachingAllocator& alloc = run.model.allocator();
+    struct Anchor {
+      std::size_t record;
+      std::int32_t microbatch;
+    };
+    std::unordered_map<std::uint64_t, Anchor> anchors;
+    // A candidate period under confirmation: from `start`, `period` records, micro-batches
+    // `shift` apart; the state at `start` and the failed requests so far.
+    bool confirming = false;
+    std::size_t start = 0, period = 0;
+    std::int32_t shift = 0;
+    std::vector<hw::CachingAllocator::CanonicalBlock> snapshot;
+    std::int64_t next_address = 0, failures = 0;
+    auto periods_repeat = [&](std::size_t from, std::size_t n) {  // records [from, from + n) repeat the period before
+      if (from < period || from + n > log.size()) return false;
+      for (std::size_t k = 0; k < n; ++k)
+        if (!same_record(P, log[from - period + k], log[from + k], shift)) return false;
+      return true;
+    };
+    for (std::size_t r = 0; r < log.size();) {
+      const MemRecord& rec = log[r];
+      const bool anchor = rec.kind == MemRecord::Kind::points && rec.a == 1 && P.ops[rec.index].microbatch >= 0;
+      if (anchor) {
+        const std::int32_t mb = P.ops[rec.index].microbatch;
+        if (confirming && r == start + period) {
+          confirming = false;
+          if (run.failures == failures && alloc.next_address() == next_address && alloc.canonical(mb + 1) == snapshot) {
+            std::size_t k = 0;
+            while (periods_repeat(r + k * period, period)) ++k;
+            if (k > 0) {
+              alloc.shift(static_cast<std::int64_t>(k) * shift);
+              r += k * period;
+              anchors.clear();
+              continue;
+            }
+          }
+        }
+        if (!confirming) {
+          const std::uint64_t h = alloc.fingerprint(mb + 1) ^ (static_cast<std::uint64_t>(P.ops[rec.index].macro) * 0x9E3779B97F4A7C15ULL);
+          auto [it, fresh] = anchors.try_emplace(h, Anchor{r, mb});
+          if (!fresh) {
+            period = r - it->second.record;
+            shift = mb - it->second.microbatch;
+            it->second = Anchor{r, mb};
+            if (shift > 0 && periods_repeat(r, period)) {
+              confirming = true;
+              start = r;
+              snapshot = alloc.canonical(mb + 1);
+              next_address = alloc.next_address();
+              failures = run.failures;
+            }
+          }
+        }
+      }
+      replay_record(prog, run, rec);
+      ++r;
+    }
+  }
+
   void model_allocator() {
     std::vector<OomPoint> kept;
     for (const auto& o : tl.ooms)
@@ -723,45 +851,7 @@ struct Player {
       AllocatorRun run(P);
       for (const auto& e : AllocatorModel::state_buffers(P))
         allocator_book(prog, run, -1, nullptr, e, -1, core::TimePoint{}, 0);
-      const MacroProfile* m = nullptr;
-      for (const MemRecord& r : memlog[pi]) {
-        const Op& op = P.ops[r.index];
-        switch (r.kind) {
-          case MemRecord::Kind::allocs: {
-            Op named = op;
-            if (op.macro >= 0) named.kind = OpKind::p2p;  // a folded transfer's receive buffer
-            for (auto e = r.a; e < r.b; ++e)
-              allocator_book(prog, run, r.index, &named, P.effects[e], op.microbatch, r.time,
-                             effect_order(r.key, e - r.a));
-            break;
-          }
-          case MemRecord::Kind::frees:
-            for (auto e = r.a; e < r.b; ++e) allocator_free(prog, run, op, P.effects[e], op.microbatch);
-            break;
-          case MemRecord::Kind::points: {
-            m = &profiles[pi][op.macro];
-            const parallel::MacroTemplate& t = P.macros[op.macro];
-            for (std::uint32_t j = r.a; j <= r.b; ++j) {
-              if (j >= 2) {
-                const Op& ended = P.macro_ops[t.begin + j - 2];
-                for (auto e = ended.free_begin; e < ended.free_end; ++e)
-                  allocator_free(prog, run, ended, P.effects[e], op.microbatch);
-              }
-              const Op& next = P.macro_ops[t.begin + j - 1];
-              for (auto e = next.alloc_begin; e < next.alloc_end; ++e)
-                allocator_book(prog, run, r.index, &next, P.effects[e], op.microbatch, r.time + m->offset[j - 1],
-                               effect_order(r.key + j - 1, e - next.alloc_begin));
-            }
-            break;
-          }
-          case MemRecord::Kind::tail: {
-            const Op& last = P.macro_ops[P.macros[op.macro].end - 1];
-            for (auto e = last.free_begin; e < last.free_end; ++e)
-              allocator_free(prog, run, last, P.effects[e], op.microbatch);
-            break;
-          }
-        }
-      }
+      replay_log(prog, run);
       TRAINSIM_CHECK(run.model.tensors().total() == P.persistent.total(),
                      "stage " + std::to_string(prog) + " ends the step with tensors the allocator still holds");
       DeviceTimeline& d = tl.devices[pi];

@@ -1,5 +1,7 @@
 #include "sim/hw/caching_allocator.hpp"
 
+#include <algorithm>
+
 #include "sim/core/error.hpp"
 
 namespace trainsim::hw {
@@ -14,6 +16,154 @@ std::int64_t CachingAllocator::segment_size(std::int64_t bytes) {
   if (b <= kSmallSize) return kSmallSegment;
   if (b < kMinLargeAlloc) return kLargeSegment;
   return (b + kRoundLarge - 1) / kRoundLarge * kRoundLarge;
+}
+
+namespace {
+constexpr std::uint64_t kMod = (std::uint64_t{1} << 61) - 1;
+constexpr std::uint64_t kBase = 0x1F3D5B79A3C1E5ULL % kMod;
+std::uint64_t mulmod(std::uint64_t a, std::uint64_t b) {
+  const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
+  std::uint64_t r = static_cast<std::uint64_t>(p & kMod) + static_cast<std::uint64_t>(p >> 61);
+  return r >= kMod ? r - kMod : r;
+}
+std::uint64_t addmod(std::uint64_t a, std::uint64_t b) {
+  const std::uint64_t r = a + b;
+  return r >= kMod ? r - kMod : r;
+}
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+std::uint64_t inverse(std::uint64_t a) {  // a^(p-2) mod p
+  std::uint64_t r = 1, e = kMod - 2;
+  while (e) {
+    if (e & 1) r = mulmod(r, a);
+    a = mulmod(a, a);
+    e >>= 1;
+  }
+  return r;
+}
+constexpr std::uint64_t kLow = 0xFFFFFFFFULL;
+}  // namespace
+
+std::size_t CachingAllocator::KeyTable::home(std::uint64_t key) const {
+  return static_cast<std::size_t>(mix(key)) & (keys_.size() - 1);
+}
+
+const std::int32_t* CachingAllocator::KeyTable::find(std::uint64_t key) const {
+  if (keys_.empty()) return nullptr;
+  for (std::size_t i = home(key);; i = (i + 1) & (keys_.size() - 1)) {
+    if (keys_[i] == key) return &values_[i];
+    if (keys_[i] == kEmpty) return nullptr;
+  }
+}
+
+void CachingAllocator::KeyTable::grow() {
+  std::vector<std::uint64_t> keys = std::move(keys_);
+  std::vector<std::int32_t> values = std::move(values_);
+  keys_.assign(keys.empty() ? 64 : 2 * keys.size(), kEmpty);
+  values_.assign(keys_.size(), -1);
+  size_ = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (keys[i] != kEmpty) insert(keys[i], values[i]);
+}
+
+bool CachingAllocator::KeyTable::insert(std::uint64_t key, std::int32_t value) {
+  TRAINSIM_CHECK(key != kEmpty, "allocator key out of range");
+  if (2 * (size_ + 1) > keys_.size()) grow();
+  std::size_t i = home(key);
+  for (; keys_[i] != kEmpty; i = (i + 1) & (keys_.size() - 1))
+    if (keys_[i] == key) return false;
+  keys_[i] = key;
+  values_[i] = value;
+  ++size_;
+  return true;
+}
+
+bool CachingAllocator::KeyTable::erase(std::uint64_t key, std::int32_t& value) {
+  if (keys_.empty()) return false;
+  const std::size_t mask = keys_.size() - 1;
+  std::size_t i = home(key);
+  for (; keys_[i] != key; i = (i + 1) & mask)
+    if (keys_[i] == kEmpty) return false;
+  value = values_[i];
+  // Backward-shift deletion: pull later entries of the probe run into the hole.
+  for (std::size_t j = (i + 1) & mask; keys_[j] != kEmpty; j = (j + 1) & mask) {
+    const std::size_t h = home(keys_[j]);
+    // Entry j may move to the hole i when its home does not lie cyclically in (i, j].
+    if (((j - h) & mask) >= ((j - i) & mask)) {
+      keys_[i] = keys_[j];
+      values_[i] = values_[j];
+      i = j;
+    }
+  }
+  keys_[i] = kEmpty;
+  --size_;
+  return true;
+}
+
+void CachingAllocator::KeyTable::clear() {
+  std::fill(keys_.begin(), keys_.end(), kEmpty);
+  size_ = 0;
+}
+
+std::uint64_t CachingAllocator::power(std::int64_t e) {
+  auto& table = e >= 0 ? powers_ : inverse_powers_;
+  const auto n = static_cast<std::size_t>(e >= 0 ? e : -e);
+  if (table.empty()) table.push_back(1);
+  const std::uint64_t step = e >= 0 ? kBase : inverse(kBase);
+  while (table.size() <= n) table.push_back(mulmod(table.back(), step));
+  return table[n];
+}
+
+void CachingAllocator::hash(std::int32_t b, int sign) {
+  const Block& k = blocks_[b];
+  const std::uint64_t fixed_key = k.allocated ? (k.key & ~kLow) | 1 : 0;
+  std::uint64_t h = mix(static_cast<std::uint64_t>(k.addr) * 0x9E3779B97F4A7C15ULL ^
+                        static_cast<std::uint64_t>(k.size) * 0xC2B2AE3D27D4EB4FULL ^ fixed_key);
+  h = (h & kMod) + (h >> 61);  // < 2^61 + 8: reduce once more
+  if (h >= kMod) h -= kMod;
+  const bool shifting = k.allocated && (k.key & kLow) != 0;
+  std::uint64_t& sum = shifting ? h_shift_ : h_fixed_;
+  if (shifting) {
+    const auto e = static_cast<std::size_t>(k.key & kLow);
+    h = mulmod(h, e < powers_.size() ? powers_[e] : power(static_cast<std::int64_t>(e)));
+  }
+  sum = sign > 0 ? addmod(sum, h) : addmod(sum, kMod - h);
+}
+
+std::uint64_t CachingAllocator::fingerprint(std::int64_t c) {
+  return addmod(h_fixed_, mulmod(h_shift_, power(-c)));
+}
+
+std::vector<CachingAllocator::CanonicalBlock> CachingAllocator::canonical(std::int64_t c) const {
+  std::vector<CanonicalBlock> out;
+  for (const Block& k : blocks_) {
+    if (k.spare) continue;
+    std::uint64_t key = ~std::uint64_t{0};
+    if (k.allocated) key = (k.key & kLow) != 0 ? (k.key & ~kLow) | ((k.key & kLow) - static_cast<std::uint64_t>(c)) : k.key;
+    out.push_back({k.addr, k.size, key});
+  }
+  std::sort(out.begin(), out.end(), [](const CanonicalBlock& a, const CanonicalBlock& b) { return a.addr < b.addr; });
+  return out;
+}
+
+void CachingAllocator::shift(std::int64_t d) {
+  live_.clear();
+  for (std::size_t i = 0; i < blocks_.size(); ++i) {
+    Block& k = blocks_[i];
+    if (k.spare || !k.allocated) continue;
+    if ((k.key & kLow) != 0) k.key = (k.key & ~kLow) | (((k.key & kLow) + static_cast<std::uint64_t>(d)) & kLow);
+    live_.insert(k.key, static_cast<std::int32_t>(i));
+  }
+  h_shift_ = mulmod(h_shift_, power(d));
+}
+
+void CachingAllocator::spare(std::int32_t b) {
+  blocks_[b].spare = true;
+  spare_.push_back(b);
 }
 
 std::int32_t CachingAllocator::new_block(const Block& b) {
@@ -45,7 +195,8 @@ std::int32_t CachingAllocator::best_fit(std::int64_t size, bool small) const {
 
 // Hands out block b (free, uncached) for a request of `size`, splitting off the rest when the
 // pool's rule allows it.
-void CachingAllocator::take(std::int32_t b, std::int64_t size) {
+void CachingAllocator::take(std::int32_t b, std::int64_t size, std::uint64_t key) {
+  hash(b, -1);
   Block& k = blocks_[b];
   const std::int64_t rest = k.size - size;
   const bool split = k.small ? rest >= kMinBlock : rest > kSmallSize;
@@ -62,9 +213,12 @@ void CachingAllocator::take(std::int32_t b, std::int64_t size) {
     head.next = t;
     head.size = size;
     cache(t);
+    hash(t, +1);
   }
   Block& head = blocks_[b];
   head.allocated = true;
+  head.key = key;
+  hash(b, +1);
   allocated_ += head.size;
   if (allocated_ > peak_allocated_) peak_allocated_ = allocated_;
 }
@@ -79,7 +233,8 @@ void CachingAllocator::release_free_segments() {
       }
       reserved_ -= k.size;
       --segments_;
-      spare_.push_back(it->block);
+      hash(it->block, -1);
+      spare(it->block);
       it = pool->erase(it);
     }
   }
@@ -87,7 +242,7 @@ void CachingAllocator::release_free_segments() {
 
 CachingAllocator::Result CachingAllocator::allocate(std::uint64_t key, std::int64_t bytes, bool book_anyway) {
   TRAINSIM_CHECK(bytes > 0, "allocator asked for a non-positive size");
-  TRAINSIM_CHECK(!live_.count(key), "allocator asked twice for one live tensor");
+  TRAINSIM_CHECK(!live(key), "allocator asked twice for one live tensor");
   Result r;
   const std::int64_t size = block_size(bytes);
   const bool small = size <= kSmallSize;
@@ -108,44 +263,47 @@ CachingAllocator::Result CachingAllocator::allocate(std::uint64_t key, std::int6
     ++segments_;
     if (reserved_ > peak_reserved_) peak_reserved_ = reserved_;
     b = new_block(seg);
+    hash(b, +1);
   } else {
     uncache(b);
   }
-  take(b, size);
+  take(b, size, key);
   r.block = blocks_[b].size;
-  live_.emplace(key, b);
+  live_.insert(key, b);
   return r;
 }
 
 std::int64_t CachingAllocator::release(std::uint64_t key) {
-  const auto it = live_.find(key);
-  if (it == live_.end()) return -1;
-  std::int32_t b = it->second;
-  live_.erase(it);
+  std::int32_t b = -1;
+  if (!live_.erase(key, b)) return -1;
   const std::int64_t freed = blocks_[b].size;
   allocated_ -= freed;
+  hash(b, -1);
   blocks_[b].allocated = false;
   // Merge with free neighbours of the segment.
   const std::int32_t prev = blocks_[b].prev;
   if (prev >= 0 && !blocks_[prev].allocated) {
     uncache(prev);
+    hash(prev, -1);
     Block& p = blocks_[prev];
     p.size += blocks_[b].size;
     p.next = blocks_[b].next;
     if (p.next >= 0) blocks_[p.next].prev = prev;
-    spare_.push_back(b);
+    spare(b);
     b = prev;
   }
   const std::int32_t next = blocks_[b].next;
   if (next >= 0 && !blocks_[next].allocated) {
     uncache(next);
+    hash(next, -1);
     Block& k = blocks_[b];
     k.size += blocks_[next].size;
     k.next = blocks_[next].next;
     if (k.next >= 0) blocks_[k.next].prev = b;
-    spare_.push_back(next);
+    spare(next);
   }
   cache(b);
+  hash(b, +1);
   return freed;
 }
 

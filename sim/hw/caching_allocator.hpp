@@ -19,7 +19,6 @@
 // Tensors are named by a 64-bit key chosen by the caller.
 #include <cstdint>
 #include <set>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/core/units.hpp"
@@ -53,7 +52,7 @@ class CachingAllocator {
   Result allocate(std::uint64_t key, std::int64_t bytes, bool book_anyway);
   // Frees tensor `key`; returns the bytes of its block, or -1 when no such tensor is live.
   std::int64_t release(std::uint64_t key);
-  bool live(std::uint64_t key) const { return live_.count(key) != 0; }
+  bool live(std::uint64_t key) const { return live_.find(key) != nullptr; }
   std::size_t live_count() const { return live_.size(); }
 
   std::int64_t allocated() const { return allocated_; }
@@ -63,12 +62,31 @@ class CachingAllocator {
   std::int64_t capacity() const { return capacity_; }
   std::int64_t segments() const { return segments_; }
 
+  // Periodic states (fast play skips repeated pipeline units). A key's low 32 bits are a
+  // shiftable index (a micro-batch + 1; 0: not shiftable). Two states are equivalent under a
+  // shift d when they have the same blocks at the same addresses, each allocated block's key
+  // differing by d in its index: the allocator then does the same with requests shifted by d.
+  // fingerprint(c): a hash of the state with indices taken relative to c, kept incrementally
+  // (equivalent states relative to c and c + d have equal fingerprints; equal fingerprints are
+  // checked with canonical()). shift(d) relabels every live shiftable key by d.
+  std::uint64_t fingerprint(std::int64_t c);
+  struct CanonicalBlock {
+    std::int64_t addr, size;
+    std::uint64_t key;  // relative to c; ~0 for a free block
+    bool operator==(const CanonicalBlock&) const = default;
+  };
+  std::vector<CanonicalBlock> canonical(std::int64_t c) const;
+  void shift(std::int64_t d);
+  std::int64_t next_address() const { return next_addr_; }
+
  private:
   struct Block {
     std::int64_t addr = 0, size = 0;
+    std::uint64_t key = 0;              // the tensor, when allocated
     std::int32_t prev = -1, next = -1;  // neighbours in the segment
     bool allocated = false;
     bool small = false;
+    bool spare = false;                 // an unused entry of blocks_
   };
   struct FreeKey {
     std::int64_t size, addr;
@@ -80,7 +98,14 @@ class CachingAllocator {
   void uncache(std::int32_t b);
   std::int32_t best_fit(std::int64_t size, bool small) const;
   void release_free_segments();
-  void take(std::int32_t b, std::int64_t size);
+  void take(std::int32_t b, std::int64_t size, std::uint64_t key);
+  void spare(std::int32_t b);
+  // The fingerprint's two sums (mod 2^61 - 1): blocks whose contribution does not shift and
+  // those weighted by X^index; `sign` adds (+1) or removes (-1) block b's contribution.
+  void hash(std::int32_t b, int sign);
+  std::uint64_t power(std::int64_t e);
+  std::uint64_t h_fixed_ = 0, h_shift_ = 0;
+  std::vector<std::uint64_t> powers_, inverse_powers_;
 
   std::int64_t capacity_;
   std::int64_t allocated_ = 0, reserved_ = 0, peak_allocated_ = 0, peak_reserved_ = 0;
@@ -88,7 +113,25 @@ class CachingAllocator {
   std::vector<Block> blocks_;
   std::vector<std::int32_t> spare_;  // unused entries of blocks_
   std::set<FreeKey> small_free_, large_free_;
-  std::unordered_map<std::uint64_t, std::int32_t> live_;
+  // Live tensors: key -> block, open addressing with linear probing (a step books and frees
+  // hundreds of thousands of tensors; a node-based map allocated for each).
+  class KeyTable {
+   public:
+    const std::int32_t* find(std::uint64_t key) const;
+    bool insert(std::uint64_t key, std::int32_t value);  // false when the key is present
+    bool erase(std::uint64_t key, std::int32_t& value);  // false when absent
+    void clear();
+    std::size_t size() const { return size_; }
+
+   private:
+    static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+    std::size_t home(std::uint64_t key) const;
+    void grow();
+    std::vector<std::uint64_t> keys_;
+    std::vector<std::int32_t> values_;
+    std::size_t size_ = 0;
+  };
+  KeyTable live_;
 };
 
 }  // namespace trainsim::hw
