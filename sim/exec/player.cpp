@@ -671,8 +671,11 @@ struct Player {
                       const parallel::MemEffect& e, std::int32_t microbatch, core::TimePoint at,
                       std::uint64_t order) {
     const auto r = run.model.allocate(e, microbatch);
-    if (run.model.total() > run.peak) {
-      run.peak = run.model.total();
+    // The peak is the most the device holds (context + reserved); of the moments it holds that
+    // much, the breakdown shows the one whose tensors take the most of it (the earliest if tied).
+    const core::Bytes total = run.model.total();
+    if (total > run.peak || (total == run.peak && run.model.tensors().total() + run.at_peak[hw::MemCategory::allocator_cache] > run.peak)) {
+      run.peak = total;
       run.at_peak = run.model.state();
     }
     if (r.fits) return;
