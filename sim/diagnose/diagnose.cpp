@@ -166,6 +166,14 @@ report::Diagnosis diagnose(const std::string& file, const std::vector<std::strin
     d.summary = "model states take " + gib(d.model_state_bytes) + " of " + gib(d.capacity) + where +
                 " (" + states_detail + "); the activations of micro-batch " +
                 str(s.training.micro_batch) + " push the peak to " + gib(d.peak) + ".";
+    // With the caching-allocator model part of the peak is what it holds beyond the tensors.
+    const core::Bytes cache = worst->peak_breakdown[hw::MemCategory::allocator_cache];
+    if (cache.value > 0) {
+      d.summary += " Of that, " + gib(cache) + " is the caching allocator's rounding and cached blocks";
+      d.summary += d.peak - cache <= d.capacity
+                       ? ": the tensors alone would fit, fragmentation does not."
+                       : ".";
+    }
     d.data_parallel_note =
         "Data parallelism does not help: each replica still processes a whole micro-batch and "
         "keeps its activations; only a smaller micro-batch, recomputation or a leaner attention "

@@ -98,3 +98,17 @@ TEST_CASE("a host-memory OOM is diagnosed as such, not as activations", "[diagno
     for (const auto& [k, v] : remedy.set) CHECK(k != "training.micro_batch");
   }
 }
+
+TEST_CASE("an OOM the tensors alone would not cause is put down to the allocator's fragmentation",
+          "[diagnose][allocator]") {
+  // tests/exec/allocator_play_test.cpp: the toy's tensors need 21 MiB, the allocator 40 MiB.
+  const std::string file = kRoot + "/tests/sweep/data/toy_fit.yaml";
+  const std::vector<std::string> sets = {"training.allocator=caching", "training.micro_batch=5", "device.memory=30MiB"};
+  const Run r = run(file, sets);
+  REQUIRE_FALSE(r.summary.fits);
+  const auto d = diagnose::diagnose(file, sets, r.s, r.summary);
+  CHECK(d.kind == "activations");
+  CHECK_THAT(d.summary, Catch::Contains("the tensors alone would fit, fragmentation does not"));
+  REQUIRE_FALSE(d.remedies.empty());
+  for (const auto& rem : d.remedies) CHECK(rem.fits);
+}
