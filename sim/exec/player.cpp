@@ -624,26 +624,22 @@ struct Player {
       DeviceTimeline& d = tl.devices[p];
       std::vector<Busy> busy;
       busy.reserve(P.ops.size());
-      // Tensor-parallel part of each compute op, costed once per distinct op.
-      std::vector<core::Duration> tp_time(P.ops.size());
-      {
-        std::unordered_map<WorkKey, core::Duration, WorkHash> memo;
-        for (std::size_t i = 0; i < P.ops.size(); ++i) {
-          const Op& op = P.ops[i];
-          if (op.macro >= 0) {
-            tp_time[i] = profiles[p][op.macro].tp;
-            continue;
-          }
-          if (op.tp_collectives == 0) continue;
+      // Tensor-parallel part of each compute op, costed once per distinct op (in the loop below:
+      // a pass of its own over a large plan's ops cost more than the costing).
+      std::unordered_map<WorkKey, core::Duration, WorkHash> memo;
+      auto tp_time = [&](const Op& op) -> core::Duration {
+        {
+          if (op.macro >= 0) return profiles[p][op.macro].tp;
+          if (op.tp_collectives == 0) return {};
           const WorkKey key{static_cast<std::uint64_t>(op.comm.bytes.value),
                             static_cast<std::uint64_t>(op.comm.ranks) | (static_cast<std::uint64_t>(op.comm.inter_node) << 32) |
                                 (static_cast<std::uint64_t>(op.comm.ranks_per_node) << 40),
                             static_cast<std::uint64_t>(op.tp_collectives) | (static_cast<std::uint64_t>(op.tp_sequence_parallel) << 8)};
           auto [it, inserted] = memo.try_emplace(key);
           if (inserted) it->second = tensor_parallel_time(plan, op);
-          tp_time[i] = it->second;
+          return it->second;
         }
-      }
+      };
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
         const Op& op = P.ops[i];
         d.end = std::max(d.end, d.finish[i]);
@@ -656,7 +652,7 @@ struct Player {
           }
           // Compute hides other traffic only while its kernels run, not during its own
           // tensor-parallel collectives.
-          const core::Duration tp = tp_time[i];
+          const core::Duration tp = tp_time(op);
           if (op.macro >= 0) busy.push_back({d.start[i], d.finish[i], op.macro});
           else if (op.purpose == parallel::CommPurpose::none) busy.push_back({d.start[i], d.finish[i] - tp, -1});
           if (tp.ns > 0) {
