@@ -95,19 +95,22 @@ struct MacroProfile {
   std::vector<core::Bytes> level_total;
   hw::MemBreakdown net;
   hw::MemBreakdown tail;  // net - level[K]: the last op's releases
-  std::vector<std::vector<std::uint32_t>> highest;  // sparse table: earliest highest point
+  // Sparse table of the earliest highest point: row l (entries [l * n, l * n + n - 2^l]) holds
+  // the answer for [j, j + 2^l). One buffer, so a template costs one allocation, not one per row.
+  std::vector<std::uint32_t> highest;
 
   std::uint32_t ops() const { return static_cast<std::uint32_t>(offset.size()); }
 
   void build_highest() {
     const auto n = static_cast<std::uint32_t>(level_total.size());
-    highest.assign(1, std::vector<std::uint32_t>(n));
-    for (std::uint32_t j = 0; j < n; ++j) highest[0][j] = j;
-    for (std::uint32_t w = 1; 2 * w <= n; w *= 2) {
-      const auto& prev = highest.back();
-      std::vector<std::uint32_t> row(n - 2 * w + 1);
+    const auto rows = static_cast<std::uint32_t>(std::bit_width(n));
+    highest.assign(static_cast<std::size_t>(rows) * n, 0);
+    for (std::uint32_t j = 0; j < n; ++j) highest[j] = j;
+    std::uint32_t l = 1;
+    for (std::uint32_t w = 1; 2 * w <= n; w *= 2, ++l) {
+      const std::uint32_t* prev = &highest[static_cast<std::size_t>(l - 1) * n];
+      std::uint32_t* row = &highest[static_cast<std::size_t>(l) * n];
       for (std::uint32_t j = 0; j + 2 * w <= n; ++j) row[j] = better(prev[j], prev[j + w]);
-      highest.push_back(std::move(row));
     }
   }
   std::uint32_t better(std::uint32_t a, std::uint32_t b) const {
@@ -117,7 +120,8 @@ struct MacroProfile {
   // The earliest highest point in [a, b].
   std::uint32_t highest_in(std::uint32_t a, std::uint32_t b) const {
     const auto l = static_cast<std::uint32_t>(std::bit_width(b - a + 1) - 1);
-    return better(highest[l][a], highest[l][b - (1u << l) + 1]);
+    const std::size_t row = static_cast<std::size_t>(l) * level_total.size();
+    return better(highest[row + a], highest[row + b - (1u << l) + 1]);
   }
   // Kernel time within [0, x) of the macro's span.
   core::Duration kernel_within(core::Duration x) const {
