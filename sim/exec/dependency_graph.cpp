@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 
 #include "sim/core/error.hpp"
 
@@ -20,7 +21,13 @@ DependencyGraph build_dependency_graph(const parallel::Plan& plan) {
   g.waiting.assign(total, 0);
   g.succ_begin.assign(total + 1, 0);
 
-  // Two passes over the programs (count, then fill) build the successor lists in place.
+  // One pass over the programs lists the edges in plan order and counts them; a stable counting
+  // sort by source then builds the successor lists (a second pass over the ops, four times the
+  // bytes of the edge list, cost more).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;
+  std::size_t deps = 0;
+  for (const auto& P : progs) deps += P.deps.size();
+  edges.reserve(total + deps);
   auto for_each_edge = [&](auto&& visit) {
     for (std::size_t p = 0; p < progs.size(); ++p) {
       const parallel::Program& P = progs[p];
@@ -47,11 +54,12 @@ DependencyGraph build_dependency_graph(const parallel::Plan& plan) {
   for_each_edge([&](std::uint32_t from, std::uint32_t to) {
     ++g.succ_begin[from + 1];
     ++g.waiting[to];
+    edges.emplace_back(from, to);
   });
   for (std::uint32_t i = 0; i < total; ++i) g.succ_begin[i + 1] += g.succ_begin[i];
   g.succ.resize(g.succ_begin[total]);
   std::vector<std::uint32_t> fill(g.succ_begin.begin(), g.succ_begin.end() - 1);
-  for_each_edge([&](std::uint32_t from, std::uint32_t to) { g.succ[fill[from]++] = to; });
+  for (const auto& [from, to] : edges) g.succ[fill[from]++] = to;
   return g;
 }
 

@@ -1,6 +1,8 @@
 #include "sim/exec/player.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstring>
 #include <unordered_map>
 
@@ -93,19 +95,23 @@ struct MacroProfile {
   std::vector<hw::MemBreakdown> level;
   std::vector<core::Bytes> level_total;
   hw::MemBreakdown net;
-  std::vector<std::vector<std::uint32_t>> highest;  // sparse table: earliest highest point
+  hw::MemBreakdown tail;  // net - level[K]: the last op's releases
+  // Sparse table of the earliest highest point: row l (entries [l * n, l * n + n - 2^l]) holds
+  // the answer for [j, j + 2^l). One buffer, so a template costs one allocation, not one per row.
+  std::vector<std::uint32_t> highest;
 
   std::uint32_t ops() const { return static_cast<std::uint32_t>(offset.size()); }
 
   void build_highest() {
     const auto n = static_cast<std::uint32_t>(level_total.size());
-    highest.assign(1, std::vector<std::uint32_t>(n));
-    for (std::uint32_t j = 0; j < n; ++j) highest[0][j] = j;
-    for (std::uint32_t w = 1; 2 * w <= n; w *= 2) {
-      const auto& prev = highest.back();
-      std::vector<std::uint32_t> row(n - 2 * w + 1);
+    const auto rows = static_cast<std::uint32_t>(std::bit_width(n));
+    highest.assign(static_cast<std::size_t>(rows) * n, 0);
+    for (std::uint32_t j = 0; j < n; ++j) highest[j] = j;
+    std::uint32_t l = 1;
+    for (std::uint32_t w = 1; 2 * w <= n; w *= 2, ++l) {
+      const std::uint32_t* prev = &highest[static_cast<std::size_t>(l - 1) * n];
+      std::uint32_t* row = &highest[static_cast<std::size_t>(l) * n];
       for (std::uint32_t j = 0; j + 2 * w <= n; ++j) row[j] = better(prev[j], prev[j + w]);
-      highest.push_back(std::move(row));
     }
   }
   std::uint32_t better(std::uint32_t a, std::uint32_t b) const {
@@ -114,9 +120,9 @@ struct MacroProfile {
   }
   // The earliest highest point in [a, b].
   std::uint32_t highest_in(std::uint32_t a, std::uint32_t b) const {
-    std::uint32_t l = 0;
-    while ((2u << l) <= b - a + 1) ++l;
-    return better(highest[l][a], highest[l][b - (1u << l) + 1]);
+    const auto l = static_cast<std::uint32_t>(std::bit_width(b - a + 1) - 1);
+    const std::size_t row = static_cast<std::size_t>(l) * level_total.size();
+    return better(highest[row + a], highest[row + b - (1u << l) + 1]);
   }
   // Kernel time within [0, x) of the macro's span.
   core::Duration kernel_within(core::Duration x) const {
@@ -284,10 +290,13 @@ struct Player {
     }
     if (high > led.capacity()) tl.devices[prog].fits = false;
     hw::MemBreakdown highest = led.current(), delta;
-    for (std::size_t c = 0; c < hw::kMemCategories; ++c) {
+    for (std::size_t c = 0; c < hw::kMemCategories; ++c)
       delta.bytes[c] = m.level[upto].bytes[c] - m.level[f.applied].bytes[c];
-      highest.bytes[c] += m.level[k].bytes[c] - m.level[f.applied].bytes[c];
-    }
+    // The highest state sums to `high` (the ledger's categories sum to in_use): below the peak it
+    // cannot be one, and the current state stands in for it.
+    if (high > led.peak())
+      for (std::size_t c = 0; c < hw::kMemCategories; ++c)
+        highest.bytes[c] += m.level[k].bytes[c] - m.level[f.applied].bytes[c];
     led.apply_run(highest, delta);
     f.applied = upto;
   }
@@ -356,10 +365,7 @@ struct Player {
       const MacroProfile& m = profiles[prog][op.macro];
       apply_points(prog, f, m.ops());
       log(prog, {MemRecord::Kind::tail, idx, 0, 0, now, f.key0});
-      hw::MemBreakdown delta;
-      for (std::size_t c = 0; c < hw::kMemCategories; ++c)
-        delta.bytes[c] = m.net.bytes[c] - m.level[m.ops()].bytes[c];
-      ledgers[prog].apply_run(ledgers[prog].current(), delta);
+      ledgers[prog].apply_run(ledgers[prog].current(), m.tail);
       f = InFlight{};
     } else if (op.free_begin != op.free_end) {
       catch_up(prog, now, key);
@@ -489,9 +495,15 @@ struct Player {
     const Op& last = P.macro_ops[t.end - 1];
     for (auto e = last.free_begin; e < last.free_end; ++e) now[P.effects[e].category] -= P.effects[e].bytes;
     m.net = now;
+    for (std::size_t c = 0; c < hw::kMemCategories; ++c) m.tail.bytes[c] = m.net.bytes[c] - m.level.back().bytes[c];
     for (const auto& l : m.level) m.level_total.push_back(l.total());
     m.build_highest();
     return m;
+  }
+
+  static bool same_transfer(const parallel::CommWork& a, const parallel::CommWork& b) {
+    return a.bytes == b.bytes && a.ranks == b.ranks && a.inter_node == b.inter_node &&
+           a.ranks_per_node == b.ranks_per_node && a.gather_ranks == b.gather_ranks;
   }
 
   void compute_durations() {
@@ -505,10 +517,11 @@ struct Player {
     std::unordered_map<WorkKey, core::Duration, WorkHash> memo, tp_memo;
     std::uint64_t fine = 0;
     WorkKey last_key{};
-    core::Duration last_duration{};
+    core::Duration last_duration{}, last_transfer_time{};
+    parallel::CommWork last_transfer{};
     for (std::size_t p = 0; p < plan.programs.size(); ++p) {
       memo.clear();
-      bool have_last = false;  // durations are per program (its device)
+      bool have_last = false, have_transfer = false;  // durations are per program (its device)
       const Program& P = plan.programs[p];
       tp_memo.clear();
       for (const auto& t : P.macros) profiles[p].push_back(profile(P, t, memo, tp_memo));
@@ -523,6 +536,15 @@ struct Player {
             TRAINSIM_CHECK(op.dep_end == op.dep_begin + 1, "a folded transfer waits for exactly one op");
             const parallel::OpRef from = P.deps[op.dep_begin];
             arrival_from[id] = offset[from.program] + static_cast<std::uint32_t>(from.index);
+            // A transfer's time depends only on its CommWork (and the plan's links): most repeat
+            // the last one.
+            if (have_transfer && same_transfer(op.comm, last_transfer)) {
+              arrival_time[id] = last_transfer_time;
+              fine += m.ops() + 1;
+              end_key[id] = fine - 1;
+              extra_events += m.ops();
+              continue;
+            }
             Op transfer = op;
             transfer.kind = OpKind::p2p;
             transfer.macro = -1;
@@ -531,6 +553,9 @@ struct Player {
             auto [it, inserted] = memo.try_emplace(work_key(transfer));
             if (inserted) it->second = op_duration(plan, P, transfer);
             arrival_time[id] = it->second;
+            have_transfer = true;
+            last_transfer = op.comm;
+            last_transfer_time = it->second;
           }
           fine += m.ops() + (op.arrival ? 1 : 0);
           end_key[id] = fine - 1;
@@ -561,12 +586,41 @@ struct Player {
     core::TimePoint a, b;
     std::int32_t macro;
   };
+  // The first of the sorted, disjoint busy intervals that ends after `a`, searched outward from
+  // `hint` (the previous answer: queries come in nearly increasing order), which it updates.
+  static std::size_t first_ending_after(core::TimePoint a, const std::vector<Busy>& busy, std::size_t& hint) {
+    const std::size_t n = busy.size();
+    auto before = [&](std::size_t i) { return busy[i].b <= a; };  // true on a prefix
+    std::size_t lo = 0, hi = n;  // the answer lies in [lo, hi]; before(hi) is false or hi == n
+    std::size_t h = std::min(hint, n);
+    std::size_t step = 1;
+    if (h < n && before(h)) {  // gallop right: every index below lo is before
+      lo = h + 1;
+      while (lo + step - 1 < n && before(lo + step - 1)) {
+        lo += step;
+        step *= 2;
+      }
+      hi = std::min(n, lo + step - 1);
+    } else {  // gallop left: no index from hi on is before
+      hi = h;
+      while (hi >= step && !before(hi - step)) {
+        hi -= step;
+        step *= 2;
+      }
+      lo = hi >= step ? hi - step + 1 : 0;
+    }
+    const auto it = std::partition_point(busy.begin() + static_cast<std::ptrdiff_t>(lo),
+                                         busy.begin() + static_cast<std::ptrdiff_t>(hi),
+                                         [&](const Busy& iv) { return iv.b <= a; });
+    hint = static_cast<std::size_t>(it - busy.begin());
+    return hint;
+  }
+
   // Part of [a, b) not covered by the sorted, disjoint busy intervals.
   static core::Duration uncovered(core::TimePoint a, core::TimePoint b, const std::vector<Busy>& busy,
-                                  const std::vector<MacroProfile>& profiles) {
+                                  const std::vector<MacroProfile>& profiles, std::size_t& hint) {
     std::int64_t covered = 0;
-    auto it = std::lower_bound(busy.begin(), busy.end(), a,
-                               [](const Busy& iv, core::TimePoint t) { return iv.b <= t; });
+    auto it = busy.begin() + static_cast<std::ptrdiff_t>(first_ending_after(a, busy, hint));
     for (; it != busy.end() && it->a < b; ++it) {
       const core::TimePoint lo = std::max(a, it->a), hi = std::min(b, it->b);
       if (it->macro < 0) {
@@ -581,31 +635,36 @@ struct Player {
 
   void account() {
     core::TimePoint end{}, pipe_end{};
+    // Per-purpose sums kept in an array and moved into tl.comm at the end: a map lookup per op
+    // cost more than the rest of this loop. (Sums of non-negative durations: any order is exact.)
+    constexpr std::size_t kPurposes = static_cast<std::size_t>(parallel::CommPurpose::offload_cpu_optimizer) + 1;
+    std::array<CommStats, kPurposes> comm{};
+    std::array<bool, kPurposes> used{};
+    auto stats = [&](parallel::CommPurpose c) -> CommStats& {
+      used[static_cast<std::size_t>(c)] = true;
+      return comm[static_cast<std::size_t>(c)];
+    };
     for (std::size_t p = 0; p < plan.programs.size(); ++p) {
       const Program& P = plan.programs[p];
       DeviceTimeline& d = tl.devices[p];
       std::vector<Busy> busy;
       busy.reserve(P.ops.size());
-      // Tensor-parallel part of each compute op, costed once per distinct op.
-      std::vector<core::Duration> tp_time(P.ops.size());
-      {
-        std::unordered_map<WorkKey, core::Duration, WorkHash> memo;
-        for (std::size_t i = 0; i < P.ops.size(); ++i) {
-          const Op& op = P.ops[i];
-          if (op.macro >= 0) {
-            tp_time[i] = profiles[p][op.macro].tp;
-            continue;
-          }
-          if (op.tp_collectives == 0) continue;
+      // Tensor-parallel part of each compute op, costed once per distinct op (in the loop below:
+      // a pass of its own over a large plan's ops cost more than the costing).
+      std::unordered_map<WorkKey, core::Duration, WorkHash> memo;
+      auto tp_time = [&](const Op& op) -> core::Duration {
+        {
+          if (op.macro >= 0) return profiles[p][op.macro].tp;
+          if (op.tp_collectives == 0) return {};
           const WorkKey key{static_cast<std::uint64_t>(op.comm.bytes.value),
                             static_cast<std::uint64_t>(op.comm.ranks) | (static_cast<std::uint64_t>(op.comm.inter_node) << 32) |
                                 (static_cast<std::uint64_t>(op.comm.ranks_per_node) << 40),
                             static_cast<std::uint64_t>(op.tp_collectives) | (static_cast<std::uint64_t>(op.tp_sequence_parallel) << 8)};
           auto [it, inserted] = memo.try_emplace(key);
           if (inserted) it->second = tensor_parallel_time(plan, op);
-          tp_time[i] = it->second;
+          return it->second;
         }
-      }
+      };
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
         const Op& op = P.ops[i];
         d.end = std::max(d.end, d.finish[i]);
@@ -618,29 +677,30 @@ struct Player {
           }
           // Compute hides other traffic only while its kernels run, not during its own
           // tensor-parallel collectives.
-          const core::Duration tp = tp_time[i];
+          const core::Duration tp = tp_time(op);
           if (op.macro >= 0) busy.push_back({d.start[i], d.finish[i], op.macro});
           else if (op.purpose == parallel::CommPurpose::none) busy.push_back({d.start[i], d.finish[i] - tp, -1});
           if (tp.ns > 0) {
-            CommStats& c = tl.comm[parallel::CommPurpose::tensor];
+            CommStats& c = stats(parallel::CommPurpose::tensor);
             c.time += tp;
             c.exposed += tp;
           }
         }
       }
+      std::size_t hint = 0;
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
         const Op& op = P.ops[i];
         if (op.arrival) {
           const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
-          CommStats& c = tl.comm[parallel::CommPurpose::pipeline];
+          CommStats& c = stats(parallel::CommPurpose::pipeline);
           c.time += arrival_time[id];
-          c.exposed += uncovered(arrival_start[id], arrival_start[id] + arrival_time[id], busy, profiles[p]);
+          c.exposed += uncovered(arrival_start[id], arrival_start[id] + arrival_time[id], busy, profiles[p], hint);
         }
         if (op.purpose == parallel::CommPurpose::none || op.macro >= 0) continue;
-        CommStats& c = tl.comm[op.purpose];
+        CommStats& c = stats(op.purpose);
         const core::Duration span = d.finish[i] - d.start[i];
         c.time += span;
-        c.exposed += op.stream == StreamKind::compute ? span : uncovered(d.start[i], d.finish[i], busy, profiles[p]);
+        c.exposed += op.stream == StreamKind::compute ? span : uncovered(d.start[i], d.finish[i], busy, profiles[p], hint);
       }
       d.capacity = ledgers[p].capacity();
       d.peak = ledgers[p].peak();
@@ -648,6 +708,8 @@ struct Player {
       d.tensor_peak = d.peak;
       end = std::max(end, d.end);
     }
+    for (std::size_t c = 0; c < kPurposes; ++c)
+      if (used[c]) tl.comm[static_cast<parallel::CommPurpose>(c)] = comm[c];
     tl.step_time = end - core::TimePoint{};
     tl.pipeline_end = pipe_end;
   }

@@ -354,8 +354,21 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   return load_scenario_tree(load_yaml_file(path), path, sets);
 }
 
+namespace {
+
+// The cache key of a preset model (a name, or a map with `preset` and no file to read); empty
+// when the model must be built.
+std::string model_key(const YAML::Node& node, const std::string& path, const models::BuildOptions& opts) {
+  const bool preset = node.IsScalar() || (node.IsMap() && node["preset"] && !node["file"] && !node["hf_config"]);
+  if (!preset) return {};
+  return YAML::Dump(node) + "\n" + path + "\n" + std::to_string(opts.seq_len) + " " +
+         std::to_string(static_cast<int>(opts.activation_dtype)) + " " + (opts.flash_attention ? "1" : "0");
+}
+
+}  // namespace
+
 Scenario load_scenario_tree(YAML::Node root, const std::string& path,
-                            const std::vector<std::string>& sets) {
+                            const std::vector<std::string>& sets, ModelCache* cache) {
   YamlContext ctx(path);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   apply_overrides(root, sets, ctx);
@@ -395,7 +408,16 @@ Scenario load_scenario_tree(YAML::Node root, const std::string& path,
   opts.flash_attention = s.training.flash_attention;
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
   try {
-    s.model = models::build_model(model_node, path, "model", opts, base_dir);
+    const std::string key = cache ? model_key(model_node, path, opts) : std::string();
+    if (!key.empty() && cache->held && cache->key == key) {
+      s.model = std::move(cache->model);
+    } else {
+      s.model = models::build_model(model_node, path, "model", opts, base_dir);
+    }
+    if (cache) {
+      cache->key = key;
+      cache->held = false;
+    }
   } catch (const core::ConfigError& e) {
     // models/ knows only the file; a value that came from --set is located in its argument.
     if (e.where().file == path) {

@@ -124,10 +124,27 @@ struct Scenario {
 // file). Throws core::ConfigError on any problem.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& sets = {});
 
+// A model built for one point, kept for the next (a sweep's points mostly share the model, and
+// building a 96-block graph cost a sweep point as much as playing it). Only preset models are
+// kept: they read no file, so the same `key` (the model node as YAML, the build options and the
+// path) builds the same model. One per thread; not shared.
+struct ModelCache {
+  std::string key;      // of the model held, or of the last one built
+  models::Model model;  // valid when `held`
+  bool held = false;
+  // Puts back the model of the last scenario loaded with this cache (its key still matches).
+  void give_back(models::Model&& m) {
+    model = std::move(m);
+    held = true;
+  }
+};
+
 // The same from an already-parsed tree (sweeps parse a file once and load many points). `root`
 // is modified by the overrides: pass a tree of your own. `path` names it in error messages and
-// anchors relative model files; marks in `root` locate errors in that file.
+// anchors relative model files; marks in `root` locate errors in that file. With `cache`, a
+// preset model whose key matches the held one is taken from it instead of being built (the
+// cache's key is set either way).
 Scenario load_scenario_tree(YAML::Node root, const std::string& path,
-                            const std::vector<std::string>& sets = {});
+                            const std::vector<std::string>& sets = {}, ModelCache* cache = nullptr);
 
 }  // namespace trainsim::scenario

@@ -17,11 +17,14 @@ std::string_view to_string(Status s) {
 PointResult run_point(const BaseScenario& base, const std::vector<std::string>& sets) {
   PointResult r;
   try {
-    const scenario::Scenario s = base.load(sets);
-    const parallel::Plan plan = parallel::lower(s, {.compress = true});
-    const exec::Timeline tl = exec::play(plan);
-    r.summary = report::summarize(s, plan, tl, false);
+    scenario::Scenario s = base.load(sets);
+    {
+      const parallel::Plan plan = parallel::lower(s, {.compress = true});
+      const exec::Timeline tl = exec::play(plan);
+      r.summary = report::summarize(s, plan, tl, false);
+    }
     r.status = r.summary->fits ? Status::fits : Status::oom;
+    base.give_back(std::move(s));
   } catch (const core::ConfigError& e) {
     r.status = Status::invalid;
     r.reason = e.what();

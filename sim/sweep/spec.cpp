@@ -99,6 +99,12 @@ std::vector<long long> range_values(long long lo, long long hi, const std::strin
   return out;
 }
 
+namespace {
+thread_local scenario::ModelCache model_cache;  // see BaseScenario::give_back
+}  // namespace
+
+void BaseScenario::give_back(scenario::Scenario&& s) const { model_cache.give_back(std::move(s.model)); }
+
 scenario::Scenario BaseScenario::load(const std::vector<std::string>& sets) const {
   // Every point starts from the same base text: each worker thread parses it once and clones
   // the tree per point (overrides edit it). yaml-cpp nodes are not shared across threads.
@@ -116,9 +122,9 @@ scenario::Scenario BaseScenario::load(const std::vector<std::string>& sets) cons
     parsed = YAML::Clone(root);
     parsed_text = text;
   }
-  if (subkey.empty()) return scenario::load_scenario_tree(root, path, sets);
+  if (subkey.empty()) return scenario::load_scenario_tree(root, path, sets, &model_cache);
   YAML::Node sub = root[subkey];
-  return scenario::load_scenario_tree(sub, path, sets);
+  return scenario::load_scenario_tree(sub, path, sets, &model_cache);
 }
 
 bool BaseScenario::scalar_at(const std::string& key_path, std::string& out) const {

@@ -21,6 +21,9 @@ struct BaseScenario {
   std::string subkey;  // "base" when the scenario is a mapping inside the file, else ""
 
   scenario::Scenario load(const std::vector<std::string>& sets) const;
+  // Hands back a point's scenario when the caller is done with it: its model serves the next
+  // point this thread loads, when that point's model is the same (scenario::ModelCache).
+  void give_back(scenario::Scenario&& s) const;
   // A scalar of the base at a dotted key path ("training.global_batch"); false when none.
   bool scalar_at(const std::string& key_path, std::string& out) const;
   // Reads `path` (a located ConfigError when it cannot be opened).

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "sim/sweep/fit.hpp"
 #include "sim/sweep/output.hpp"
@@ -185,4 +186,41 @@ TEST_CASE("fit finds the closed-form largest micro-batch of the toy") {
                                "training.micro_batch");
   CHECK_FALSE(none.found);
   CHECK(*none.next_value == 1);
+}
+
+TEST_CASE("points that share a thread's model report as if each was loaded alone") {
+  // Model-changing axes (sequence length, attention) between ones that keep it, so the thread's
+  // model cache both serves and rebuilds; each reference point runs on a fresh thread (no cache).
+  const auto spec = sweep::load_sweep(write_temp("cache.yaml",
+      "base: {file: " + kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml}\n"
+      "axes:\n  training.seq_len: [1024, 2048]\n  training.attention: [standard, flash]\n"
+      "  training.micro_batch: [1, 2]\n  parallel.zero: [0, 1]\n"));
+  const auto pts = sweep::expand(spec);
+  REQUIRE(pts.size() == 16);
+  for (const auto& p : pts) {
+    const auto shared = sweep::run_point(spec.base, sweep::point_sets(spec, p));
+    sweep::PointResult alone;
+    std::thread([&] { alone = sweep::run_point(spec.base, sweep::point_sets(spec, p)); }).join();
+    REQUIRE(shared.status != sweep::Status::invalid);
+    CHECK(sweep::jsonl_line(spec, p, shared) == sweep::jsonl_line(spec, p, alone));
+  }
+}
+
+TEST_CASE("a sweep thread reuses the model handed back when the next point's model is the same") {
+  const auto spec = sweep::load_sweep(write_temp("reuse.yaml",
+      "base: {file: " + kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml}\n"
+      "axes:\n  training.micro_batch: [1, 2]\n"));
+  std::thread([&] {
+    auto a = spec.base.load({"training.micro_batch=1"});
+    const auto* layers = &a.model.graph.m_vertices.front();
+    spec.base.give_back(std::move(a));
+    auto b = spec.base.load({"training.micro_batch=2"});  // same model: taken, not built
+    CHECK(&b.model.graph.m_vertices.front() == layers);
+    const auto params = b.model.parameters();
+    spec.base.give_back(std::move(b));
+    auto c = spec.base.load({"training.seq_len=1024"});  // another model: built anew
+    CHECK(&c.model.graph.m_vertices.front() != layers);
+    CHECK(c.model.parameters() == params);
+    CHECK(c.model.seq_len == 1024);
+  }).join();
 }
