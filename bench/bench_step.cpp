@@ -45,6 +45,11 @@ void BM_Gpt3_175B_1024_Fast(benchmark::State& state) {
   run_scenario(state, "scenarios/parallel/06_gpt3_175b_megatron.yaml", {}, true);
 }
 
+// Fast play without the caching-allocator model (training.allocator: none): what the model costs.
+void BM_Gpt3_175B_1024_Fast_NoAllocator(benchmark::State& state) {
+  run_scenario(state, "scenarios/parallel/06_gpt3_175b_megatron.yaml", {"training.allocator=none"}, true);
+}
+
 // 16,384 GPUs: the same model with 128-way data parallelism (global batch 24,576).
 void BM_Gpt3_175B_16384(benchmark::State& state) {
   run_scenario(state, "scenarios/parallel/06_gpt3_175b_megatron.yaml",
@@ -62,6 +67,7 @@ void BM_Quickstart(benchmark::State& state) { run_scenario(state, "scenarios/qui
 BENCHMARK(BM_Load)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gpt3_175B_1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gpt3_175B_1024_Fast)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Gpt3_175B_1024_Fast_NoAllocator)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gpt3_175B_16384)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Llama70B_64)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Quickstart)->Unit(benchmark::kMicrosecond);

@@ -16,7 +16,8 @@ const std::string kRoot = TRAINSIM_SOURCE_DIR;
 
 // 2 x 2 x 2 = 8 points: micro-batch {1, 2}, tensor {4, 8}, pipeline {8, 16}; the grid is
 // walked 8 times per iteration (64 points) so two threads are not left waiting on one point.
-std::vector<std::vector<std::string>> grid() {
+// With `allocator` false every point sets training.allocator=none (what the model costs).
+std::vector<std::vector<std::string>> grid(bool allocator) {
   std::vector<std::vector<std::string>> g;
   for (int round = 0; round < 8; ++round)
   for (int mb : {1, 2})
@@ -24,12 +25,14 @@ std::vector<std::vector<std::string>> grid() {
       for (int p : {8, 16})
         g.push_back({"training.micro_batch=" + std::to_string(mb), "parallel.tensor=" + std::to_string(t),
                      "parallel.pipeline=" + std::to_string(p), "parallel.data=" + std::to_string(1024 / (t * p))});
+  if (!allocator)
+    for (auto& point : g) point.push_back("training.allocator=none");
   return g;
 }
 
 void BM_SweepGpt3_175B_1024(benchmark::State& state) {
   const auto base = sweep::BaseScenario::from_file(kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml");
-  const auto points = grid();
+  const auto points = grid(state.range(1) != 0);
   std::int64_t done = 0;
   for (auto _ : state) {
     sweep::run_in_order<sweep::Status>(
@@ -42,5 +45,12 @@ void BM_SweepGpt3_175B_1024(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_SweepGpt3_175B_1024)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+// Args: threads, caching-allocator model (1) or not (0).
+BENCHMARK(BM_SweepGpt3_175B_1024)
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({1, 0})
+    ->Args({2, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 TRAINSIM_BENCHMARK_MAIN()

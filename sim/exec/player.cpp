@@ -848,6 +848,7 @@ struct Player {
     const Program& P = plan.programs[prog];
     const std::vector<MemRecord>& log = memlog[prog];
     hw::CachingAllocator& alloc = run.model.allocator();
+    const bool skipping = plan.compressed && plan.steady_state;
     struct Anchor {
       std::size_t record;
       std::int32_t microbatch;
@@ -868,7 +869,7 @@ struct Player {
     };
     for (std::size_t r = 0; r < log.size();) {
       const MemRecord& rec = log[r];
-      const bool anchor = rec.kind == MemRecord::Kind::points && rec.a == 1 && P.ops[rec.index].microbatch >= 0;
+      const bool anchor = skipping && rec.kind == MemRecord::Kind::points && rec.a == 1 && P.ops[rec.index].microbatch >= 0;
       if (anchor) {
         const std::int32_t mb = P.ops[rec.index].microbatch;
         if (confirming && r == start + period) {
@@ -914,6 +915,7 @@ struct Player {
       const auto prog = static_cast<std::int32_t>(pi);
       const Program& P = plan.programs[pi];
       AllocatorRun run(P);
+      if (plan.compressed && plan.steady_state) run.model.allocator().keep_fingerprint();
       for (const auto& e : AllocatorModel::state_buffers(P))
         allocator_book(prog, run, -1, nullptr, e, -1, core::TimePoint{}, 0);
       replay_log(prog, run);

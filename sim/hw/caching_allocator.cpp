@@ -119,6 +119,7 @@ std::uint64_t CachingAllocator::power(std::int64_t e) {
 }
 
 void CachingAllocator::hash(std::int32_t b, int sign) {
+  if (!fingerprinting_) return;
   const Block& k = blocks_[b];
   const std::uint64_t fixed_key = k.allocated ? (k.key & ~kLow) | 1 : 0;
   std::uint64_t h = mix(static_cast<std::uint64_t>(k.addr) * 0x9E3779B97F4A7C15ULL ^

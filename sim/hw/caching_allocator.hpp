@@ -69,6 +69,9 @@ class CachingAllocator {
   // fingerprint(c): a hash of the state with indices taken relative to c, kept incrementally
   // (equivalent states relative to c and c + d have equal fingerprints; equal fingerprints are
   // checked with canonical()). shift(d) relabels every live shiftable key by d.
+  // Fingerprints cost a few multiplications per block change: off until turned on (before the
+  // first request).
+  void keep_fingerprint() { fingerprinting_ = true; }
   std::uint64_t fingerprint(std::int64_t c);
   struct CanonicalBlock {
     std::int64_t addr, size;
@@ -105,6 +108,7 @@ class CachingAllocator {
   void hash(std::int32_t b, int sign);
   std::uint64_t power(std::int64_t e);
   std::uint64_t h_fixed_ = 0, h_shift_ = 0;
+  bool fingerprinting_ = false;
   std::vector<std::uint64_t> powers_, inverse_powers_;
 
   std::int64_t capacity_;

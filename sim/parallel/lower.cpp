@@ -725,6 +725,7 @@ Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
   plan.math = s.training.precision == scenario::Precision::fp32 ? cost::MathMode::fp32 : cost::MathMode::half;
   plan.compressed = options.compress;
   plan.caching_allocator = s.training.caching_allocator;
+  plan.steady_state = s.parallel.schedule != scenario::Schedule::gpipe;
   const int zero = L.d > 1 ? s.parallel.zero : 0;
   plan.programs.resize(L.p);
   for (int stage = 0; stage < L.p; ++stage) {

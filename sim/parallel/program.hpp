@@ -155,6 +155,10 @@ struct Plan {
   bool compressed = false;  // lowered with LowerOptions::compress (some ops may be macros)
   // training.allocator: memory goes through the caching-allocator model (exec::play).
   bool caching_allocator = true;
+  // The schedule has a steady state where each stage alternates forward and backward units
+  // (1F1B, interleaved), so a device's memory can repeat from period to period; GPipe's grows
+  // through the forwards and shrinks through the backwards, and never repeats.
+  bool steady_state = false;
   // Offload (training.offload): each GPU's PCIe link to host memory, and its share of the
   // node's DRAM bandwidth for the CPU optimizer (node bandwidth / GPUs per node).
   hw::LinkSpec pcie;

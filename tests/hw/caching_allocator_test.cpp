@@ -117,3 +117,34 @@ TEST_CASE("caching allocator: best fit takes the smallest cached block that hold
   CHECK(a.allocate(5, 11 * MiB, false).block == 12 * MiB);  // 1 MiB left: not split
   CHECK(a.reserved() == 58 * MiB);
 }
+
+TEST_CASE("caching allocator: states with micro-batches shifted share a fingerprint and a canonical form") {
+  // A key's low 32 bits are the shiftable index (micro-batch + 1).
+  auto key = [](std::uint64_t tensor, std::uint64_t mb) { return (tensor << 32) | (mb + 1); };
+  auto play = [&](CachingAllocator& a, std::uint64_t first_mb) {
+    a.keep_fingerprint();
+    for (std::uint64_t j = first_mb; j < first_mb + 3; ++j) {
+      a.allocate(key(1, j), 3 * MiB, false);
+      a.allocate(key(2, j), 700 * 1024, false);
+    }
+    a.release(key(1, first_mb));
+    a.allocate((std::uint64_t{9} << 32), 5 * MiB, false);  // not per micro-batch
+  };
+  CachingAllocator a(Bytes{1 << 30}), b(Bytes{1 << 30});
+  play(a, 0);
+  play(b, 4);
+  CHECK(a.fingerprint(1) == b.fingerprint(5));
+  CHECK(a.fingerprint(1) != b.fingerprint(4));
+  CHECK(a.canonical(1) == b.canonical(5));
+  CHECK_FALSE(a.canonical(1) == b.canonical(4));
+  // Relabelled by 4, `a` holds b's tensors: the same frees work and leave equal states.
+  a.shift(4);
+  CHECK(a.fingerprint(5) == b.fingerprint(5));
+  for (auto* x : {&a, &b}) {
+    CHECK(x->release(key(2, 4)) == 700 * 1024);
+    CHECK(x->release(key(1, 6)) == 3 * MiB);
+    CHECK(x->release(key(1, 4)) == -1);  // freed before the shift
+  }
+  CHECK(a.canonical(5) == b.canonical(5));
+  CHECK(a.fingerprint(5) == b.fingerprint(5));
+}
