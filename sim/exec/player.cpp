@@ -206,23 +206,30 @@ struct Player {
     const bool first_here = !oom_seen[prog];
     oom_seen[prog] = 1;
     if (!first_here && !opt.all_ooms) return;
+    tl.ooms.push_back(gpu_oom(prog, idx, op, op ? op->microbatch : -1, cat, b, before, now, order));
+  }
+
+  // An allocation on device `prog` that did not fit: what asked, how much, what was held.
+  OomPoint gpu_oom(std::int32_t prog, std::int32_t idx, const Op* op, std::int32_t microbatch, hw::MemCategory cat,
+                   core::Bytes requested, const hw::MemBreakdown& in_use, core::TimePoint at,
+                   std::uint64_t order) const {
+    const Program& P = plan.programs[prog];
     OomPoint pt;
     pt.order = order;
     pt.program = prog;
-    pt.time = now;
+    pt.time = at;
     pt.op = idx;
     if (op) {
       pt.kind = op->kind;
       pt.layer = op->layer;
-      pt.microbatch = op->microbatch;
+      pt.microbatch = microbatch;
     }
     pt.category = cat;
-    pt.requested = b;
-    pt.in_use = before;
-    pt.capacity = led.capacity();
-    pt.cause = plan.programs[prog].model_states.total() > led.capacity() ? OomCause::model_states
-                                                                          : OomCause::activations;
-    tl.ooms.push_back(pt);
+    pt.requested = requested;
+    pt.in_use = in_use;
+    pt.capacity = P.device.memory;
+    pt.cause = P.model_states.total() > P.device.memory ? OomCause::model_states : OomCause::activations;
+    return pt;
   }
 
   // Offloaded states sit in host memory before the step, like the model states on the GPU
@@ -723,9 +730,7 @@ struct Player {
     AllocatorModel model;
     core::Bytes peak{};
     hw::MemBreakdown at_peak;
-    bool fits = true;
-    bool seen = false;  // an OOM point was recorded
-    std::int64_t failures = 0;  // requests that did not fit
+    std::int64_t failures = 0;  // requests that did not fit (the first is an OOM point)
     explicit AllocatorRun(const Program& P) : model(P), peak(model.total()), at_peak(model.state()) {}
   };
 
@@ -741,30 +746,13 @@ struct Player {
       run.at_peak = run.model.state();
     }
     if (r.fits) return;
-    run.fits = false;
-    ++run.failures;
-    if (run.seen && !opt.all_ooms) return;
-    run.seen = true;
-    const Program& P = plan.programs[prog];
-    OomPoint pt;
-    pt.order = order;
-    pt.program = prog;
-    pt.time = at;
-    pt.op = idx;
-    if (op) {
-      pt.kind = op->kind;
-      pt.layer = op->layer;
-      pt.microbatch = microbatch;
-    }
-    pt.category = e.category;
-    pt.requested = e.bytes;
-    pt.segment = core::Bytes{r.new_segment};
+    if (++run.failures > 1 && !opt.all_ooms) return;  // the first is recorded
     // What was in use before the request: the tensors without it, the cache without its segment.
-    pt.in_use = run.model.state();
-    pt.in_use[e.category] -= e.bytes;
-    pt.in_use[hw::MemCategory::allocator_cache] += e.bytes - core::Bytes{r.new_segment};
-    pt.capacity = P.device.memory;
-    pt.cause = P.model_states.total() > P.device.memory ? OomCause::model_states : OomCause::activations;
+    hw::MemBreakdown before = run.model.state();
+    before[e.category] -= e.bytes;
+    before[hw::MemCategory::allocator_cache] += e.bytes - core::Bytes{r.new_segment};
+    OomPoint pt = gpu_oom(prog, idx, op, microbatch, e.category, e.bytes, before, at, order);
+    pt.segment = core::Bytes{r.new_segment};
     allocator_ooms.push_back(pt);
   }
 
@@ -924,7 +912,7 @@ struct Player {
       DeviceTimeline& d = tl.devices[pi];
       d.peak = run.peak;
       d.at_peak = run.at_peak;
-      d.fits = run.fits;
+      d.fits = run.failures == 0;
       d.allocated_peak = core::Bytes{run.model.allocator().peak_allocated()};
       d.reserved_peak = core::Bytes{run.model.allocator().peak_reserved()};
       kept.insert(kept.end(), allocator_ooms.begin(), allocator_ooms.end());

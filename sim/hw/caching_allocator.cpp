@@ -162,6 +162,14 @@ void CachingAllocator::shift(std::int64_t d) {
   h_shift_ = mulmod(h_shift_, power(d));
 }
 
+void CachingAllocator::absorb_next(std::int32_t b) {
+  const std::int32_t n = blocks_[b].next;
+  blocks_[b].size += blocks_[n].size;
+  blocks_[b].next = blocks_[n].next;
+  if (blocks_[b].next >= 0) blocks_[blocks_[b].next].prev = b;
+  spare(n);
+}
+
 void CachingAllocator::spare(std::int32_t b) {
   blocks_[b].spare = true;
   spare_.push_back(b);
@@ -281,27 +289,19 @@ std::int64_t CachingAllocator::release(std::uint64_t key) {
   allocated_ -= freed;
   hash(b, -1);
   blocks_[b].allocated = false;
-  // Merge with free neighbours of the segment.
+  // Merge with free neighbours of the segment (each leaves the pool and the fingerprint first).
   const std::int32_t prev = blocks_[b].prev;
   if (prev >= 0 && !blocks_[prev].allocated) {
     uncache(prev);
     hash(prev, -1);
-    Block& p = blocks_[prev];
-    p.size += blocks_[b].size;
-    p.next = blocks_[b].next;
-    if (p.next >= 0) blocks_[p.next].prev = prev;
-    spare(b);
+    absorb_next(prev);
     b = prev;
   }
   const std::int32_t next = blocks_[b].next;
   if (next >= 0 && !blocks_[next].allocated) {
     uncache(next);
     hash(next, -1);
-    Block& k = blocks_[b];
-    k.size += blocks_[next].size;
-    k.next = blocks_[next].next;
-    if (k.next >= 0) blocks_[k.next].prev = b;
-    spare(next);
+    absorb_next(b);
   }
   cache(b);
   hash(b, +1);

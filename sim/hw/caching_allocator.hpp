@@ -103,6 +103,7 @@ class CachingAllocator {
   void release_free_segments();
   void take(std::int32_t b, std::int64_t size, std::uint64_t key);
   void spare(std::int32_t b);
+  void absorb_next(std::int32_t b);  // block b takes over its next neighbour in the segment
   // The fingerprint's two sums (mod 2^61 - 1): blocks whose contribution does not shift and
   // those weighted by X^index; `sign` adds (+1) or removes (-1) block b's contribution.
   void hash(std::int32_t b, int sign);
