@@ -308,22 +308,31 @@ struct Player {
     f.applied = upto;
   }
 
+  // Points [a, b] of template `macro` op by op: point j >= 2 first releases op j-2's frees
+  // (ended(op)), then every point j books op j-1's allocations (started(op, j)).
+  template <typename Ended, typename Started>
+  void for_points(const Program& P, std::int32_t macro, std::uint32_t a, std::uint32_t b, Ended&& ended,
+                  Started&& started) const {
+    const parallel::MacroTemplate& t = P.macros[macro];
+    for (std::uint32_t j = a; j <= b; ++j) {
+      if (j >= 2) ended(P.macro_ops[t.begin + j - 2]);
+      started(P.macro_ops[t.begin + j - 1], j);
+    }
+  }
+
   void replay_points(std::int32_t prog, InFlight& f, std::uint32_t upto) {
     const Program& P = plan.programs[prog];
     const MacroProfile& m = profiles[prog][f.macro];
-    const parallel::MacroTemplate& t = P.macros[f.macro];
-    for (std::uint32_t j = f.applied + 1; j <= upto; ++j) {
-      const core::TimePoint at = f.t0 + m.offset[j - 1];
-      if (j >= 2) {
-        const Op& ended = P.macro_ops[t.begin + j - 2];
-        release(prog, f.index, ended, ended.free_begin, ended.free_end);
-      }
-      Op op = P.macro_ops[t.begin + j - 1];
-      op.microbatch = P.ops[f.index].microbatch;
-      for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
-        book(prog, f.index, &op, P.effects[e].category, P.effects[e].bytes, at,
-             effect_order(f.key0 + j - 1, e - op.alloc_begin));
-    }
+    for_points(
+        P, f.macro, f.applied + 1, upto,
+        [&](const Op& ended) { release(prog, f.index, ended, ended.free_begin, ended.free_end); },
+        [&](const Op& next, std::uint32_t j) {
+          Op op = next;
+          op.microbatch = P.ops[f.index].microbatch;
+          for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
+            book(prog, f.index, &op, P.effects[e].category, P.effects[e].bytes, f.t0 + m.offset[j - 1],
+                 effect_order(f.key0 + j - 1, e - op.alloc_begin));
+        });
     f.applied = upto;
   }
 
@@ -782,19 +791,18 @@ struct Player {
         for (auto e = r.a; e < r.b; ++e) allocator_free(prog, run, op, P.effects[e], op.microbatch);
         break;
       case MemRecord::Kind::points: {
-        const MacroProfile* m = &profiles[prog][op.macro];
-        const parallel::MacroTemplate& t = P.macros[op.macro];
-        for (std::uint32_t j = r.a; j <= r.b; ++j) {
-          if (j >= 2) {
-            const Op& ended = P.macro_ops[t.begin + j - 2];
-            for (auto e = ended.free_begin; e < ended.free_end; ++e)
-              allocator_free(prog, run, ended, P.effects[e], op.microbatch);
-          }
-          const Op& next = P.macro_ops[t.begin + j - 1];
-          for (auto e = next.alloc_begin; e < next.alloc_end; ++e)
-            allocator_book(prog, run, r.index, &next, P.effects[e], op.microbatch, r.time + m->offset[j - 1],
-                           effect_order(r.key + j - 1, e - next.alloc_begin));
-        }
+        const MacroProfile& m = profiles[prog][op.macro];
+        for_points(
+            P, op.macro, r.a, r.b,
+            [&](const Op& ended) {
+              for (auto e = ended.free_begin; e < ended.free_end; ++e)
+                allocator_free(prog, run, ended, P.effects[e], op.microbatch);
+            },
+            [&](const Op& next, std::uint32_t j) {
+              for (auto e = next.alloc_begin; e < next.alloc_end; ++e)
+                allocator_book(prog, run, r.index, &next, P.effects[e], op.microbatch, r.time + m.offset[j - 1],
+                               effect_order(r.key + j - 1, e - next.alloc_begin));
+            });
         break;
       }
       case MemRecord::Kind::tail: {
@@ -815,14 +823,7 @@ struct Player {
     if (x.kind == MemRecord::Kind::points || x.kind == MemRecord::Kind::tail)
       return a.macro == b.macro && x.a == y.a && x.b == y.b;
     if (x.b - x.a != y.b - y.a) return false;
-    for (std::uint32_t k = 0; k < x.b - x.a; ++k) {
-      const parallel::MemEffect& e = P.effects[x.a + k];
-      const parallel::MemEffect& f = P.effects[y.a + k];
-      if (e.category != f.category || e.bytes != f.bytes || e.tensor != f.tensor || e.layer != f.layer ||
-          e.per_microbatch != f.per_microbatch)
-        return false;
-    }
-    return true;
+    return std::equal(P.effects.begin() + x.a, P.effects.begin() + x.b, P.effects.begin() + y.a);
   }
 
   // The log through the allocator. In a pipeline's steady state the units repeat: when the

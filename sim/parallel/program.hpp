@@ -68,6 +68,7 @@ struct MemEffect {
   TensorKind tensor = TensorKind::none;
   std::int32_t layer = -1;
   bool per_microbatch = true;
+  bool operator==(const MemEffect&) const = default;
 };
 
 // Refers to an op of any program: programs[program].ops[index].
