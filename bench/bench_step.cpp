@@ -50,6 +50,16 @@ void BM_Gpt3_175B_1024_Fast_NoAllocator(benchmark::State& state) {
   run_scenario(state, "scenarios/parallel/06_gpt3_175b_megatron.yaml", {"training.allocator=none"}, true);
 }
 
+// The sweep bench's eight layouts one by one (micro-batch, tensor, pipeline; data fills 1024
+// GPUs), fast play with the allocator model: which layouts cost the most.
+void BM_Gpt3_175B_1024_Layout(benchmark::State& state) {
+  const auto mb = state.range(0), t = state.range(1), p = state.range(2);
+  run_scenario(state, "scenarios/parallel/06_gpt3_175b_megatron.yaml",
+               {"training.micro_batch=" + std::to_string(mb), "parallel.tensor=" + std::to_string(t),
+                "parallel.pipeline=" + std::to_string(p), "parallel.data=" + std::to_string(1024 / (t * p))},
+               true);
+}
+
 // 16,384 GPUs: the same model with 128-way data parallelism (global batch 24,576).
 void BM_Gpt3_175B_16384(benchmark::State& state) {
   run_scenario(state, "scenarios/parallel/06_gpt3_175b_megatron.yaml",
@@ -68,6 +78,9 @@ BENCHMARK(BM_Load)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gpt3_175B_1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gpt3_175B_1024_Fast)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gpt3_175B_1024_Fast_NoAllocator)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Gpt3_175B_1024_Layout)
+    ->ArgsProduct({{1, 2}, {4, 8}, {8, 16}})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gpt3_175B_16384)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Llama70B_64)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Quickstart)->Unit(benchmark::kMicrosecond);

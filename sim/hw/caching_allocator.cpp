@@ -144,7 +144,8 @@ std::vector<CachingAllocator::CanonicalBlock> CachingAllocator::canonical(std::i
   for (const Block& k : blocks_) {
     if (k.spare) continue;
     std::uint64_t key = ~std::uint64_t{0};
-    if (k.allocated) key = (k.key & kLow) != 0 ? (k.key & ~kLow) | ((k.key & kLow) - static_cast<std::uint64_t>(c)) : k.key;
+    if (k.allocated)
+      key = (k.key & kLow) != 0 ? (k.key & ~kLow) | (((k.key & kLow) - static_cast<std::uint64_t>(c)) & kLow) : k.key;
     out.push_back({k.addr, k.size, key});
   }
   std::sort(out.begin(), out.end(), [](const CanonicalBlock& a, const CanonicalBlock& b) { return a.addr < b.addr; });
@@ -188,11 +189,13 @@ std::int32_t CachingAllocator::new_block(const Block& b) {
 
 void CachingAllocator::cache(std::int32_t b) {
   const Block& k = blocks_[b];
+  if (k.prev < 0 && k.next < 0) ++free_segments_;
   (k.small ? small_free_ : large_free_).insert(FreeKey{k.size, k.addr, b});
 }
 
 void CachingAllocator::uncache(std::int32_t b) {
   const Block& k = blocks_[b];
+  if (k.prev < 0 && k.next < 0) --free_segments_;
   (k.small ? small_free_ : large_free_).erase(FreeKey{k.size, k.addr, b});
 }
 
@@ -233,6 +236,8 @@ void CachingAllocator::take(std::int32_t b, std::int64_t size, std::uint64_t key
 }
 
 void CachingAllocator::release_free_segments() {
+  if (free_segments_ == 0) return;  // nothing to give back: no need to look
+  free_segments_ = 0;
   for (auto* pool : {&small_free_, &large_free_}) {
     for (auto it = pool->begin(); it != pool->end();) {
       const Block& k = blocks_[it->block];

@@ -115,6 +115,7 @@ class CachingAllocator {
   std::int64_t capacity_;
   std::int64_t allocated_ = 0, reserved_ = 0, peak_allocated_ = 0, peak_reserved_ = 0;
   std::int64_t next_addr_ = 0, segments_ = 0;
+  std::int64_t free_segments_ = 0;  // cached blocks that are whole segments (what an OOM gives back)
   std::vector<Block> blocks_;
   std::vector<std::int32_t> spare_;  // unused entries of blocks_
   std::set<FreeKey> small_free_, large_free_;

@@ -148,3 +148,31 @@ TEST_CASE("caching allocator: states with micro-batches shifted share a fingerpr
   CHECK(a.canonical(5) == b.canonical(5));
   CHECK(a.fingerprint(5) == b.fingerprint(5));
 }
+
+TEST_CASE("caching allocator: a canonical form keeps the tensor of a block older than its reference") {
+  // Relative to micro-batch 5, blocks of micro-batch 0 have a negative index; which tensor they
+  // hold must still tell the states apart.
+  auto key = [](std::uint64_t tensor, std::uint64_t mb) { return (tensor << 32) | (mb + 1); };
+  CachingAllocator a(Bytes{1 << 30}), b(Bytes{1 << 30});
+  a.allocate(key(1, 0), 3 * MiB, false);
+  b.allocate(key(2, 0), 3 * MiB, false);
+  CHECK_FALSE(a.canonical(6) == b.canonical(6));
+  CHECK(a.canonical(6) == a.canonical(6));
+}
+
+TEST_CASE("caching allocator: an out-of-memory request gives back only whole free segments, each once") {
+  CachingAllocator a(Bytes{40 * MiB});
+  a.allocate(1, 12 * MiB, false);  // its own 12 MiB segment
+  a.allocate(2, 14 * MiB, false);  // its own 14 MiB segment
+  a.release(1);                    // 12 MiB cached, a whole segment
+  // 16 MiB more does not fit beside 26 reserved: the cached segment goes back, then it fits.
+  CHECK(a.allocate(3, 16 * MiB, false).fits);
+  CHECK(a.reserved() == 30 * MiB);
+  CHECK(a.segments() == 2);
+  // Nothing whole is cached now: a request that cannot fit fails and leaves the rest as it was.
+  CHECK_FALSE(a.allocate(4, 12 * MiB, false).fits);
+  CHECK(a.reserved() == 30 * MiB);
+  a.release(2);
+  CHECK(a.allocate(5, 10 * MiB, false).fits);  // best fit: the cached 14 MiB block, no new segment
+  CHECK(a.reserved() == 30 * MiB);
+}
