@@ -46,6 +46,11 @@ std::uint64_t inverse(std::uint64_t a) {  // a^(p-2) mod p
   return r;
 }
 constexpr std::uint64_t kLow = 0xFFFFFFFFULL;
+// A key with its shiftable index (low 32 bits, when not 0) moved by d, modulo 2^32.
+std::uint64_t shifted(std::uint64_t key, std::int64_t d) {
+  if ((key & kLow) == 0) return key;
+  return (key & ~kLow) | (((key & kLow) + static_cast<std::uint64_t>(d)) & kLow);
+}
 }  // namespace
 
 std::size_t CachingAllocator::KeyTable::home(std::uint64_t key) const {
@@ -144,8 +149,7 @@ std::vector<CachingAllocator::CanonicalBlock> CachingAllocator::canonical(std::i
   for (const Block& k : blocks_) {
     if (k.spare) continue;
     std::uint64_t key = ~std::uint64_t{0};
-    if (k.allocated)
-      key = (k.key & kLow) != 0 ? (k.key & ~kLow) | (((k.key & kLow) - static_cast<std::uint64_t>(c)) & kLow) : k.key;
+    if (k.allocated) key = shifted(k.key, -c);
     out.push_back({k.addr, k.size, key});
   }
   std::sort(out.begin(), out.end(), [](const CanonicalBlock& a, const CanonicalBlock& b) { return a.addr < b.addr; });
@@ -157,7 +161,7 @@ void CachingAllocator::shift(std::int64_t d) {
   for (std::size_t i = 0; i < blocks_.size(); ++i) {
     Block& k = blocks_[i];
     if (k.spare || !k.allocated) continue;
-    if ((k.key & kLow) != 0) k.key = (k.key & ~kLow) | (((k.key & kLow) + static_cast<std::uint64_t>(d)) & kLow);
+    k.key = shifted(k.key, d);
     live_.insert(k.key, static_cast<std::int32_t>(i));
   }
   h_shift_ = mulmod(h_shift_, power(d));
