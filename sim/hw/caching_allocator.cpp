@@ -1,6 +1,7 @@
 #include "sim/hw/caching_allocator.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include "sim/core/error.hpp"
 
@@ -19,32 +20,15 @@ std::int64_t CachingAllocator::segment_size(std::int64_t bytes) {
 }
 
 namespace {
-constexpr std::uint64_t kMod = (std::uint64_t{1} << 61) - 1;
-constexpr std::uint64_t kBase = 0x1F3D5B79A3C1E5ULL % kMod;
-std::uint64_t mulmod(std::uint64_t a, std::uint64_t b) {
-  const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
-  std::uint64_t r = static_cast<std::uint64_t>(p & kMod) + static_cast<std::uint64_t>(p >> 61);
-  return r >= kMod ? r - kMod : r;
-}
-std::uint64_t addmod(std::uint64_t a, std::uint64_t b) {
-  const std::uint64_t r = a + b;
-  return r >= kMod ? r - kMod : r;
-}
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-std::uint64_t inverse(std::uint64_t a) {  // a^(p-2) mod p
-  std::uint64_t r = 1, e = kMod - 2;
-  while (e) {
-    if (e & 1) r = mulmod(r, a);
-    a = mulmod(a, a);
-    e >>= 1;
-  }
-  return r;
-}
+// Fingerprint arithmetic is modulo 2^64 (wrapping unsigned products and sums): the base is
+// odd, so it has an inverse and X^-c undoes X^c.
+constexpr std::uint64_t kBase = 0x1F3D5B79A3C1E5ULL;  // odd
+constexpr std::uint64_t kBaseInverse = [] {
+  std::uint64_t x = kBase;  // Newton's iteration doubles the correct low bits: 3 -> 6 -> ... -> 96
+  for (int i = 0; i < 5; ++i) x *= 2 - kBase * x;
+  return x;
+}();
+static_assert(kBase * kBaseInverse == 1);
 constexpr std::uint64_t kLow = 0xFFFFFFFFULL;
 // A key with its shiftable index (low 32 bits, when not 0) moved by d, modulo 2^32.
 std::uint64_t shifted(std::uint64_t key, std::int64_t d) {
@@ -53,73 +37,70 @@ std::uint64_t shifted(std::uint64_t key, std::int64_t d) {
 }
 }  // namespace
 
-std::size_t CachingAllocator::KeyTable::home(std::uint64_t key) const {
-  return static_cast<std::size_t>(mix(key)) & (keys_.size() - 1);
-}
-
 const std::int32_t* CachingAllocator::KeyTable::find(std::uint64_t key) const {
-  if (keys_.empty()) return nullptr;
-  for (std::size_t i = home(key);; i = (i + 1) & (keys_.size() - 1)) {
-    if (keys_[i] == key) return &values_[i];
-    if (keys_[i] == kEmpty) return nullptr;
+  if (slots_.empty()) return nullptr;
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = home(key);; i = (i + 1) & mask) {
+    if (slots_[i].key == key) return &slots_[i].value;
+    if (slots_[i].key == kEmpty) return nullptr;
   }
 }
 
 void CachingAllocator::KeyTable::grow() {
-  std::vector<std::uint64_t> keys = std::move(keys_);
-  std::vector<std::int32_t> values = std::move(values_);
-  keys_.assign(keys.empty() ? 64 : 2 * keys.size(), kEmpty);
-  values_.assign(keys_.size(), -1);
+  std::vector<Slot> old = std::move(slots_);
+  const std::size_t n = old.empty() ? 64 : 2 * old.size();
+  slots_.assign(n, Slot{});
+  shift_ = 64 - std::countr_zero(n);
   size_ = 0;
-  for (std::size_t i = 0; i < keys.size(); ++i)
-    if (keys[i] != kEmpty) insert(keys[i], values[i]);
+  for (const Slot& s : old)
+    if (s.key != kEmpty) *insert(s.key) = s.value;
 }
 
-bool CachingAllocator::KeyTable::insert(std::uint64_t key, std::int32_t value) {
+std::int32_t* CachingAllocator::KeyTable::insert(std::uint64_t key) {
   TRAINSIM_CHECK(key != kEmpty, "allocator key out of range");
-  if (2 * (size_ + 1) > keys_.size()) grow();
+  if (2 * (size_ + 1) > slots_.size()) grow();
+  const std::size_t mask = slots_.size() - 1;
   std::size_t i = home(key);
-  for (; keys_[i] != kEmpty; i = (i + 1) & (keys_.size() - 1))
-    if (keys_[i] == key) return false;
-  keys_[i] = key;
-  values_[i] = value;
+  for (; slots_[i].key != kEmpty; i = (i + 1) & mask)
+    if (slots_[i].key == key) return nullptr;
+  slots_[i].key = key;
   ++size_;
-  return true;
+  return &slots_[i].value;
 }
 
 bool CachingAllocator::KeyTable::erase(std::uint64_t key, std::int32_t& value) {
-  if (keys_.empty()) return false;
-  const std::size_t mask = keys_.size() - 1;
+  if (slots_.empty()) return false;
+  const std::size_t mask = slots_.size() - 1;
   std::size_t i = home(key);
-  for (; keys_[i] != key; i = (i + 1) & mask)
-    if (keys_[i] == kEmpty) return false;
-  value = values_[i];
+  for (; slots_[i].key != key; i = (i + 1) & mask)
+    if (slots_[i].key == kEmpty) return false;
+  value = slots_[i].value;
   // Backward-shift deletion: pull later entries of the probe run into the hole.
-  for (std::size_t j = (i + 1) & mask; keys_[j] != kEmpty; j = (j + 1) & mask) {
-    const std::size_t h = home(keys_[j]);
+  for (std::size_t j = (i + 1) & mask; slots_[j].key != kEmpty; j = (j + 1) & mask) {
+    const std::size_t h = home(slots_[j].key);
     // Entry j may move to the hole i when its home does not lie cyclically in (i, j].
     if (((j - h) & mask) >= ((j - i) & mask)) {
-      keys_[i] = keys_[j];
-      values_[i] = values_[j];
+      slots_[i] = slots_[j];
       i = j;
     }
   }
-  keys_[i] = kEmpty;
+  slots_[i].key = kEmpty;
   --size_;
   return true;
 }
 
 void CachingAllocator::KeyTable::clear() {
-  std::fill(keys_.begin(), keys_.end(), kEmpty);
+  for (Slot& s : slots_) s.key = kEmpty;
   size_ = 0;
 }
 
 std::uint64_t CachingAllocator::power(std::int64_t e) {
   auto& table = e >= 0 ? powers_ : inverse_powers_;
   const auto n = static_cast<std::size_t>(e >= 0 ? e : -e);
+  if (table.size() > n) return table[n];
   if (table.empty()) table.push_back(1);
-  const std::uint64_t step = e >= 0 ? kBase : inverse(kBase);
-  while (table.size() <= n) table.push_back(mulmod(table.back(), step));
+  const std::uint64_t step = e >= 0 ? kBase : kBaseInverse;
+  while (table.size() <= n) table.push_back(table.back() * step);
   return table[n];
 }
 
@@ -127,21 +108,19 @@ void CachingAllocator::hash(std::int32_t b, int sign) {
   if (!fingerprinting_) return;
   const Block& k = blocks_[b];
   const std::uint64_t fixed_key = k.allocated ? (k.key & ~kLow) | 1 : 0;
-  std::uint64_t h = mix(static_cast<std::uint64_t>(k.addr) * 0x9E3779B97F4A7C15ULL ^
-                        static_cast<std::uint64_t>(k.size) * 0xC2B2AE3D27D4EB4FULL ^ fixed_key);
-  h = (h & kMod) + (h >> 61);  // < 2^61 + 8: reduce once more
-  if (h >= kMod) h -= kMod;
+  // Three independent products folded once: a fingerprint match is confirmed by canonical(), so
+  // the hash only has to keep false matches rare, and it runs a few times per request.
+  std::uint64_t h = static_cast<std::uint64_t>(k.addr) * 0x9E3779B97F4A7C15ULL ^
+                    static_cast<std::uint64_t>(k.size) * 0xC2B2AE3D27D4EB4FULL ^ fixed_key * 0x94D049BB133111EBULL;
+  h ^= h >> 31;
   const bool shifting = k.allocated && (k.key & kLow) != 0;
   std::uint64_t& sum = shifting ? h_shift_ : h_fixed_;
-  if (shifting) {
-    const auto e = static_cast<std::size_t>(k.key & kLow);
-    h = mulmod(h, e < powers_.size() ? powers_[e] : power(static_cast<std::int64_t>(e)));
-  }
-  sum = sign > 0 ? addmod(sum, h) : addmod(sum, kMod - h);
+  if (shifting) h *= power(static_cast<std::int64_t>(k.key & kLow));
+  sum = sign > 0 ? sum + h : sum - h;
 }
 
 std::uint64_t CachingAllocator::fingerprint(std::int64_t c) {
-  return addmod(h_fixed_, mulmod(h_shift_, power(-c)));
+  return h_fixed_ + h_shift_ * power(-c);
 }
 
 std::vector<CachingAllocator::CanonicalBlock> CachingAllocator::canonical(std::int64_t c) const {
@@ -162,9 +141,9 @@ void CachingAllocator::shift(std::int64_t d) {
     Block& k = blocks_[i];
     if (k.spare || !k.allocated) continue;
     k.key = shifted(k.key, d);
-    live_.insert(k.key, static_cast<std::int32_t>(i));
+    *live_.insert(k.key) = static_cast<std::int32_t>(i);
   }
-  h_shift_ = mulmod(h_shift_, power(d));
+  h_shift_ *= power(d);
 }
 
 void CachingAllocator::absorb_next(std::int32_t b) {
@@ -194,25 +173,29 @@ std::int32_t CachingAllocator::new_block(const Block& b) {
 void CachingAllocator::cache(std::int32_t b) {
   const Block& k = blocks_[b];
   if (k.prev < 0 && k.next < 0) ++free_segments_;
-  (k.small ? small_free_ : large_free_).insert(FreeKey{k.size, k.addr, b});
+  auto& pool = k.small ? small_free_ : large_free_;
+  const FreeKey f{k.size, k.addr, b};
+  pool.insert(std::upper_bound(pool.begin(), pool.end(), f), f);
 }
 
 void CachingAllocator::uncache(std::int32_t b) {
   const Block& k = blocks_[b];
   if (k.prev < 0 && k.next < 0) --free_segments_;
-  (k.small ? small_free_ : large_free_).erase(FreeKey{k.size, k.addr, b});
+  auto& pool = k.small ? small_free_ : large_free_;
+  const auto it = std::lower_bound(pool.begin(), pool.end(), FreeKey{k.size, k.addr, b});
+  TRAINSIM_CHECK(it != pool.end() && it->block == b, "allocator pool lost a cached block");
+  pool.erase(it);
 }
 
 std::int32_t CachingAllocator::best_fit(std::int64_t size, bool small) const {
   const auto& pool = small ? small_free_ : large_free_;
-  const auto it = pool.lower_bound(FreeKey{size, -1, -1});
+  const auto it = std::lower_bound(pool.begin(), pool.end(), FreeKey{size, -1, -1});
   return it == pool.end() ? -1 : it->block;
 }
 
-// Hands out block b (free, uncached) for a request of `size`, splitting off the rest when the
-// pool's rule allows it.
+// Hands out block b (free, out of the pools and the fingerprint) for a request of `size`,
+// splitting off the rest when the pool's rule allows it.
 void CachingAllocator::take(std::int32_t b, std::int64_t size, std::uint64_t key) {
-  hash(b, -1);
   Block& k = blocks_[b];
   const std::int64_t rest = k.size - size;
   const bool split = k.small ? rest >= kMinBlock : rest > kSmallSize;
@@ -243,24 +226,22 @@ void CachingAllocator::release_free_segments() {
   if (free_segments_ == 0) return;  // nothing to give back: no need to look
   free_segments_ = 0;
   for (auto* pool : {&small_free_, &large_free_}) {
-    for (auto it = pool->begin(); it != pool->end();) {
-      const Block& k = blocks_[it->block];
-      if (k.prev >= 0 || k.next >= 0) {
-        ++it;
-        continue;
-      }
+    std::erase_if(*pool, [&](const FreeKey& f) {
+      const Block& k = blocks_[f.block];
+      if (k.prev >= 0 || k.next >= 0) return false;
       reserved_ -= k.size;
       --segments_;
-      hash(it->block, -1);
-      spare(it->block);
-      it = pool->erase(it);
-    }
+      hash(f.block, -1);
+      spare(f.block);
+      return true;
+    });
   }
 }
 
 CachingAllocator::Result CachingAllocator::allocate(std::uint64_t key, std::int64_t bytes, bool book_anyway) {
   TRAINSIM_CHECK(bytes > 0, "allocator asked for a non-positive size");
-  TRAINSIM_CHECK(!live(key), "allocator asked twice for one live tensor");
+  std::int32_t* slot = live_.insert(key);
+  TRAINSIM_CHECK(slot != nullptr, "allocator asked twice for one live tensor");
   Result r;
   const std::int64_t size = block_size(bytes);
   const bool small = size <= kSmallSize;
@@ -270,7 +251,11 @@ CachingAllocator::Result CachingAllocator::allocate(std::uint64_t key, std::int6
     if (reserved_ + r.new_segment > capacity_) release_free_segments();
     if (reserved_ + r.new_segment > capacity_) {
       r.fits = false;
-      if (!book_anyway) return r;
+      if (!book_anyway) {
+        std::int32_t unused = -1;
+        live_.erase(key, unused);
+        return r;
+      }
     }
     Block seg;
     seg.addr = next_addr_;
@@ -280,14 +265,14 @@ CachingAllocator::Result CachingAllocator::allocate(std::uint64_t key, std::int6
     reserved_ += r.new_segment;
     ++segments_;
     if (reserved_ > peak_reserved_) peak_reserved_ = reserved_;
-    b = new_block(seg);
-    hash(b, +1);
+    b = new_block(seg);  // a new segment is in no pool and not in the fingerprint yet
   } else {
     uncache(b);
+    hash(b, -1);
   }
   take(b, size, key);
   r.block = blocks_[b].size;
-  live_.insert(key, b);
+  *slot = b;
   return r;
 }
 

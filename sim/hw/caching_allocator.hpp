@@ -18,7 +18,6 @@
 // workspaces are outside the allocator: the caller takes them off the device's capacity.
 // Tensors are named by a 64-bit key chosen by the caller.
 #include <cstdint>
-#include <set>
 #include <vector>
 
 #include "sim/core/units.hpp"
@@ -104,7 +103,7 @@ class CachingAllocator {
   void take(std::int32_t b, std::int64_t size, std::uint64_t key);
   void spare(std::int32_t b);
   void absorb_next(std::int32_t b);  // block b takes over its next neighbour in the segment
-  // The fingerprint's two sums (mod 2^61 - 1): blocks whose contribution does not shift and
+  // The fingerprint's two sums (mod 2^64): blocks whose contribution does not shift and
   // those weighted by X^index; `sign` adds (+1) or removes (-1) block b's contribution.
   void hash(std::int32_t b, int sign);
   std::uint64_t power(std::int64_t e);
@@ -118,23 +117,33 @@ class CachingAllocator {
   std::int64_t free_segments_ = 0;  // cached blocks that are whole segments (what an OOM gives back)
   std::vector<Block> blocks_;
   std::vector<std::int32_t> spare_;  // unused entries of blocks_
-  std::set<FreeKey> small_free_, large_free_;
+  // Cached free blocks of each pool, sorted by (size, address): a step keeps a few dozen at a
+  // time (hundreds at most), so a sorted vector beats a node-based set that allocates per block.
+  std::vector<FreeKey> small_free_, large_free_;
   // Live tensors: key -> block, open addressing with linear probing (a step books and frees
-  // hundreds of thousands of tensors; a node-based map allocated for each).
+  // hundreds of thousands of tensors; a node-based map allocated for each). Keys and values sit
+  // side by side, and a key's home slot is Fibonacci hashing of it (one multiplication).
   class KeyTable {
    public:
     const std::int32_t* find(std::uint64_t key) const;
-    bool insert(std::uint64_t key, std::int32_t value);  // false when the key is present
+    // The value slot of a new key, or nullptr when the key is present.
+    std::int32_t* insert(std::uint64_t key);
     bool erase(std::uint64_t key, std::int32_t& value);  // false when absent
     void clear();
     std::size_t size() const { return size_; }
 
    private:
     static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
-    std::size_t home(std::uint64_t key) const;
+    struct Slot {
+      std::uint64_t key = kEmpty;
+      std::int32_t value = -1;
+    };
+    std::size_t home(std::uint64_t key) const {
+      return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> shift_);
+    }
     void grow();
-    std::vector<std::uint64_t> keys_;
-    std::vector<std::int32_t> values_;
+    std::vector<Slot> slots_;
+    int shift_ = 64;  // 64 - log2(slots)
     std::size_t size_ = 0;
   };
   KeyTable live_;
