@@ -9,6 +9,7 @@ AllocatorModel::AllocatorModel(const parallel::Program& P)
           0, (P.device.memory - P.persistent[hw::MemCategory::reserved]).value)}),
       context_(P.persistent[hw::MemCategory::reserved]) {
   now_[hw::MemCategory::reserved] = context_;
+  now_total_ = context_;
 }
 
 std::vector<parallel::MemEffect> AllocatorModel::state_buffers(const parallel::Program& P) {
@@ -31,12 +32,14 @@ std::uint64_t AllocatorModel::key(const parallel::MemEffect& e, std::int32_t mic
 hw::CachingAllocator::Result AllocatorModel::allocate(const parallel::MemEffect& e, std::int32_t microbatch) {
   const auto r = alloc_.allocate(key(e, microbatch), e.bytes.value, /*book_anyway=*/true);
   now_[e.category] += e.bytes;
+  now_total_ += e.bytes;
   return r;
 }
 
 bool AllocatorModel::release(const parallel::MemEffect& e, std::int32_t microbatch) {
   if (alloc_.release(key(e, microbatch)) < 0) return false;
   now_[e.category] -= e.bytes;
+  now_total_ -= e.bytes;
   return true;
 }
 

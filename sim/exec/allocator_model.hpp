@@ -32,10 +32,13 @@ class AllocatorModel {
   const hw::CachingAllocator& allocator() const { return alloc_; }
   hw::CachingAllocator& allocator() { return alloc_; }
   const hw::MemBreakdown& tensors() const { return now_; }
+  // tensors().total(), kept as effects come (asked at every request that meets the peak).
+  core::Bytes tensors_total() const { return now_total_; }
 
  private:
   hw::CachingAllocator alloc_;
   hw::MemBreakdown now_;  // tensors' bytes by category, with the context
+  core::Bytes now_total_;
   core::Bytes context_;
 };
 

@@ -750,7 +750,7 @@ struct Player {
     // The peak is the most the device holds (context + reserved); of the moments it holds that
     // much, the breakdown shows the one whose tensors take the most of it (the earliest if tied).
     const core::Bytes total = run.model.total();
-    if (total > run.peak || (total == run.peak && run.model.tensors().total() + run.at_peak[hw::MemCategory::allocator_cache] > run.peak)) {
+    if (total > run.peak || (total == run.peak && run.model.tensors_total() + run.at_peak[hw::MemCategory::allocator_cache] > run.peak)) {
       run.peak = total;
       run.at_peak = run.model.state();
     }

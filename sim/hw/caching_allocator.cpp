@@ -94,7 +94,7 @@ void CachingAllocator::KeyTable::clear() {
   size_ = 0;
 }
 
-std::uint64_t CachingAllocator::power(std::int64_t e) {
+std::uint64_t CachingAllocator::grow_power(std::int64_t e) {
   auto& table = e >= 0 ? powers_ : inverse_powers_;
   const auto n = static_cast<std::size_t>(e >= 0 ? e : -e);
   if (table.size() > n) return table[n];

@@ -106,7 +106,11 @@ class CachingAllocator {
   // The fingerprint's two sums (mod 2^64): blocks whose contribution does not shift and
   // those weighted by X^index; `sign` adds (+1) or removes (-1) block b's contribution.
   void hash(std::int32_t b, int sign);
-  std::uint64_t power(std::int64_t e);
+  std::uint64_t power(std::int64_t e) {  // X^e, from the tables (grown on demand)
+    if (e >= 0 && static_cast<std::size_t>(e) < powers_.size()) return powers_[static_cast<std::size_t>(e)];
+    return grow_power(e);
+  }
+  std::uint64_t grow_power(std::int64_t e);
   std::uint64_t h_fixed_ = 0, h_shift_ = 0;
   bool fingerprinting_ = false;
   std::vector<std::uint64_t> powers_, inverse_powers_;
