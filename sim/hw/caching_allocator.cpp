@@ -187,10 +187,15 @@ void CachingAllocator::uncache(std::int32_t b) {
   pool.erase(it);
 }
 
-std::int32_t CachingAllocator::best_fit(std::int64_t size, bool small) const {
-  const auto& pool = small ? small_free_ : large_free_;
+std::int32_t CachingAllocator::take_best_fit(std::int64_t size, bool small) {
+  auto& pool = small ? small_free_ : large_free_;
   const auto it = std::lower_bound(pool.begin(), pool.end(), FreeKey{size, -1, -1});
-  return it == pool.end() ? -1 : it->block;
+  if (it == pool.end()) return -1;
+  const std::int32_t b = it->block;
+  const Block& k = blocks_[b];
+  if (k.prev < 0 && k.next < 0) --free_segments_;
+  pool.erase(it);
+  return b;
 }
 
 // Hands out block b (free, out of the pools and the fingerprint) for a request of `size`,
@@ -245,7 +250,7 @@ CachingAllocator::Result CachingAllocator::allocate(std::uint64_t key, std::int6
   Result r;
   const std::int64_t size = block_size(bytes);
   const bool small = size <= kSmallSize;
-  std::int32_t b = best_fit(size, small);
+  std::int32_t b = take_best_fit(size, small);
   if (b < 0) {
     r.new_segment = segment_size(bytes);
     if (reserved_ + r.new_segment > capacity_) release_free_segments();
@@ -267,7 +272,6 @@ CachingAllocator::Result CachingAllocator::allocate(std::uint64_t key, std::int6
     if (reserved_ > peak_reserved_) peak_reserved_ = reserved_;
     b = new_block(seg);  // a new segment is in no pool and not in the fingerprint yet
   } else {
-    uncache(b);
     hash(b, -1);
   }
   take(b, size, key);

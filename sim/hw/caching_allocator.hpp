@@ -98,7 +98,9 @@ class CachingAllocator {
   std::int32_t new_block(const Block& b);
   void cache(std::int32_t b);
   void uncache(std::int32_t b);
-  std::int32_t best_fit(std::int64_t size, bool small) const;
+  // The smallest cached block of the pool that holds `size` (lowest address on ties), taken out
+  // of the pool; -1 when none.
+  std::int32_t take_best_fit(std::int64_t size, bool small);
   void release_free_segments();
   void take(std::int32_t b, std::int64_t size, std::uint64_t key);
   void spare(std::int32_t b);
