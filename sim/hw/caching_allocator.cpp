@@ -170,32 +170,69 @@ std::int32_t CachingAllocator::new_block(const Block& b) {
   return static_cast<std::int32_t>(blocks_.size() - 1);
 }
 
+namespace {
+// Heap order for a min-heap on the address (std heaps keep the greatest on top).
+struct LaterAddress {
+  template <class E>
+  bool operator()(const E& a, const E& b) const { return a.addr > b.addr; }
+};
+}  // namespace
+
+CachingAllocator::SizeClass& CachingAllocator::size_class(Pool& pool, std::int64_t size) {
+  auto it = std::lower_bound(pool.begin(), pool.end(), size,
+                             [](const SizeClass& c, std::int64_t s) { return c.size < s; });
+  if (it == pool.end() || it->size != size) {
+    it = pool.insert(it, SizeClass{});
+    it->size = size;
+  }
+  return *it;
+}
+
+void CachingAllocator::drop_stale(SizeClass& c) {
+  std::erase_if(c.heap, [&](const Entry& e) { return !current(e); });
+  std::make_heap(c.heap.begin(), c.heap.end(), LaterAddress{});
+}
+
 void CachingAllocator::cache(std::int32_t b) {
-  const Block& k = blocks_[b];
+  Block& k = blocks_[b];
   if (k.prev < 0 && k.next < 0) ++free_segments_;
-  auto& pool = k.small ? small_free_ : large_free_;
-  const FreeKey f{k.size, k.addr, b};
-  pool.insert(std::upper_bound(pool.begin(), pool.end(), f), f);
+  k.cached = true;
+  k.stamp = ++stamps_;
+  SizeClass& c = size_class(pool(k.small), k.size);
+  c.heap.push_back(Entry{k.addr, k.stamp, b});
+  std::push_heap(c.heap.begin(), c.heap.end(), LaterAddress{});
+  ++c.live;
 }
 
 void CachingAllocator::uncache(std::int32_t b) {
-  const Block& k = blocks_[b];
+  Block& k = blocks_[b];
   if (k.prev < 0 && k.next < 0) --free_segments_;
-  auto& pool = k.small ? small_free_ : large_free_;
-  const auto it = std::lower_bound(pool.begin(), pool.end(), FreeKey{k.size, k.addr, b});
-  TRAINSIM_CHECK(it != pool.end() && it->block == b, "allocator pool lost a cached block");
-  pool.erase(it);
+  k.cached = false;  // its entry goes stale
+  SizeClass& c = size_class(pool(k.small), k.size);
+  --c.live;
+  if (c.heap.size() > 2 * static_cast<std::size_t>(c.live) + 64) drop_stale(c);
 }
 
 std::int32_t CachingAllocator::take_best_fit(std::int64_t size, bool small) {
-  auto& pool = small ? small_free_ : large_free_;
-  const auto it = std::lower_bound(pool.begin(), pool.end(), FreeKey{size, -1, -1});
-  if (it == pool.end()) return -1;
-  const std::int32_t b = it->block;
-  const Block& k = blocks_[b];
-  if (k.prev < 0 && k.next < 0) --free_segments_;
-  pool.erase(it);
-  return b;
+  Pool& p = pool(small);
+  auto it = std::lower_bound(p.begin(), p.end(), size, [](const SizeClass& c, std::int64_t s) { return c.size < s; });
+  for (; it != p.end(); ++it) {
+    if (it->live == 0) continue;
+    auto& heap = it->heap;
+    while (!current(heap.front())) {
+      std::pop_heap(heap.begin(), heap.end(), LaterAddress{});
+      heap.pop_back();
+    }
+    const std::int32_t b = heap.front().block;
+    std::pop_heap(heap.begin(), heap.end(), LaterAddress{});
+    heap.pop_back();
+    --it->live;
+    Block& k = blocks_[b];
+    k.cached = false;
+    if (k.prev < 0 && k.next < 0) --free_segments_;
+    return b;
+  }
+  return -1;
 }
 
 // Hands out block b (free, out of the pools and the fingerprint) for a request of `size`,
@@ -230,16 +267,20 @@ void CachingAllocator::take(std::int32_t b, std::int64_t size, std::uint64_t key
 void CachingAllocator::release_free_segments() {
   if (free_segments_ == 0) return;  // nothing to give back: no need to look
   free_segments_ = 0;
-  for (auto* pool : {&small_free_, &large_free_}) {
-    std::erase_if(*pool, [&](const FreeKey& f) {
-      const Block& k = blocks_[f.block];
-      if (k.prev >= 0 || k.next >= 0) return false;
-      reserved_ -= k.size;
-      --segments_;
-      hash(f.block, -1);
-      spare(f.block);
-      return true;
-    });
+  for (Pool* p : {&small_free_, &large_free_}) {
+    for (SizeClass& c : *p) {
+      for (const Entry& e : c.heap) {
+        Block& k = blocks_[e.block];
+        if (!current(e) || k.prev >= 0 || k.next >= 0) continue;
+        reserved_ -= k.size;
+        --segments_;
+        --c.live;
+        k.cached = false;
+        hash(e.block, -1);
+        spare(e.block);
+      }
+      drop_stale(c);
+    }
   }
 }
 

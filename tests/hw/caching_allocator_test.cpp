@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <iterator>
+#include <vector>
+
 #include "sim/hw/caching_allocator.hpp"
 
 using trainsim::core::Bytes;
@@ -175,4 +179,154 @@ TEST_CASE("caching allocator: an out-of-memory request gives back only whole fre
   a.release(2);
   CHECK(a.allocate(5, 10 * MiB, false).fits);  // best fit: the cached 14 MiB block, no new segment
   CHECK(a.reserved() == 30 * MiB);
+}
+
+namespace {
+// The allocator's rules written the plain way (every block in one address-sorted list, best fit
+// by scanning it), to check the pools' bookkeeping against.
+class ReferenceAllocator {
+ public:
+  explicit ReferenceAllocator(std::int64_t capacity) : capacity_(capacity) {}
+  CachingAllocator::Result allocate(std::uint64_t key, std::int64_t bytes) {
+    CachingAllocator::Result r;
+    const std::int64_t size = CachingAllocator::block_size(bytes);
+    const bool small = size <= CachingAllocator::kSmallSize;
+    std::size_t best = blocks_.size();
+    for (std::size_t i = 0; i < blocks_.size(); ++i) {
+      const Block& b = blocks_[i];
+      if (b.allocated || b.small != small || b.size < size) continue;
+      if (best == blocks_.size() || b.size < blocks_[best].size) best = i;  // ties: lowest address first
+    }
+    if (best == blocks_.size()) {
+      r.new_segment = CachingAllocator::segment_size(bytes);
+      if (reserved_ + r.new_segment > capacity_) {
+        std::erase_if(blocks_, [&](const Block& b) {
+          if (b.allocated || !whole(b)) return false;
+          reserved_ -= b.size;
+          return true;
+        });
+      }
+      if (reserved_ + r.new_segment > capacity_) {
+        r.fits = false;
+        return r;
+      }
+      blocks_.push_back({next_addr_, r.new_segment, next_segment_++, 0, false, small});
+      next_addr_ += r.new_segment;
+      reserved_ += r.new_segment;
+      best = blocks_.size() - 1;
+    }
+    Block& b = blocks_[best];
+    const std::int64_t rest = b.size - size;
+    if (small ? rest >= CachingAllocator::kMinBlock : rest > CachingAllocator::kSmallSize) {
+      Block tail = b;
+      tail.addr += size;
+      tail.size = rest;
+      b.size = size;
+      blocks_.insert(blocks_.begin() + static_cast<std::ptrdiff_t>(best) + 1, tail);
+    }
+    blocks_[best].allocated = true;
+    blocks_[best].key = key;
+    allocated_ += blocks_[best].size;
+    r.block = blocks_[best].size;
+    return r;
+  }
+  std::int64_t release(std::uint64_t key) {
+    std::size_t i = 0;
+    while (i < blocks_.size() && !(blocks_[i].allocated && blocks_[i].key == key)) ++i;
+    if (i == blocks_.size()) return -1;
+    const std::int64_t freed = blocks_[i].size;
+    allocated_ -= freed;
+    blocks_[i].allocated = false;
+    if (i + 1 < blocks_.size() && mergeable(i, i + 1)) {
+      blocks_[i].size += blocks_[i + 1].size;
+      blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    }
+    if (i > 0 && mergeable(i - 1, i)) {
+      blocks_[i - 1].size += blocks_[i].size;
+      blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    return freed;
+  }
+  std::vector<CachingAllocator::CanonicalBlock> state() const {
+    std::vector<CachingAllocator::CanonicalBlock> out;
+    for (const Block& b : blocks_) out.push_back({b.addr, b.size, b.allocated ? b.key : ~std::uint64_t{0}});
+    return out;
+  }
+  std::int64_t allocated() const { return allocated_; }
+  std::int64_t reserved() const { return reserved_; }
+
+ private:
+  struct Block {
+    std::int64_t addr, size, segment;
+    std::uint64_t key;
+    bool allocated, small;
+  };
+  bool whole(const Block& b) const {
+    return std::count_if(blocks_.begin(), blocks_.end(), [&](const Block& o) { return o.segment == b.segment; }) == 1;
+  }
+  bool mergeable(std::size_t a, std::size_t b) const {
+    return blocks_[a].segment == blocks_[b].segment && !blocks_[a].allocated && !blocks_[b].allocated;
+  }
+  std::int64_t capacity_, reserved_ = 0, allocated_ = 0, next_addr_ = 0, next_segment_ = 0;
+  std::vector<Block> blocks_;
+};
+}  // namespace
+
+TEST_CASE("caching allocator: random requests and frees match the rules played the plain way") {
+  // A few sizes repeat (tensors of a layer), so many cached blocks share a size and leave their
+  // pool from the middle (merged, given back); the capacity is tight enough to run out.
+  const std::int64_t sizes[] = {1000, 4096, 700 * 1024, MiB, 3 * MiB, 9 * MiB, 12 * MiB, 48 * MiB, 50 * MiB + 512};
+  for (std::uint32_t seed : {1u, 2u, 3u, 4u}) {
+    std::uint64_t state = seed * 0x9E3779B97F4A7C15ULL;
+    auto next = [&](std::uint64_t n) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      return (state >> 33) % n;
+    };
+    CachingAllocator a(Bytes{600 * MiB});
+    a.keep_fingerprint();
+    ReferenceAllocator ref(600 * MiB);
+    std::vector<std::uint64_t> live;
+    std::uint64_t next_key = 1;
+    for (int step = 0; step < 4000; ++step) {
+      if (live.empty() || next(5) < 3) {
+        const std::int64_t bytes = sizes[next(std::size(sizes))] + static_cast<std::int64_t>(next(3)) * 512;
+        const auto got = a.allocate(next_key, bytes, false);
+        const auto want = ref.allocate(next_key, bytes);
+        REQUIRE(got.fits == want.fits);
+        REQUIRE(got.new_segment == want.new_segment);
+        if (got.fits) {
+          REQUIRE(got.block == want.block);
+          live.push_back(next_key);
+        }
+        ++next_key;
+      } else {
+        const std::size_t i = next(live.size());
+        REQUIRE(a.release(live[i]) == ref.release(live[i]));
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      REQUIRE(a.allocated() == ref.allocated());
+      REQUIRE(a.reserved() == ref.reserved());
+      if (step % 50 == 0) REQUIRE(a.canonical(0) == ref.state());
+    }
+    REQUIRE(a.canonical(0) == ref.state());
+  }
+}
+
+TEST_CASE("caching allocator: blocks merged away from the middle of their pool are never handed out") {
+  // 400 blocks of 4 KiB across small segments; freeing the odd ones caches 200 blocks of one
+  // size, freeing the even ones merges them all away (their pool entries go stale and are
+  // dropped); what is then handed out must be what the plain rules hand out.
+  CachingAllocator a(Bytes{64 * MiB});
+  ReferenceAllocator ref(64 * MiB);
+  for (std::uint64_t k = 1; k <= 400; ++k) REQUIRE(a.allocate(k, 4096, false).block == ref.allocate(k, 4096).block);
+  for (std::uint64_t k = 1; k <= 400; k += 2) REQUIRE(a.release(k) == ref.release(k));
+  REQUIRE(a.canonical(0) == ref.state());
+  for (std::uint64_t k = 2; k <= 300; k += 2) REQUIRE(a.release(k) == ref.release(k));
+  REQUIRE(a.canonical(0) == ref.state());
+  for (std::uint64_t k = 1000; k < 1100; ++k) {
+    const std::int64_t bytes = k % 3 == 0 ? 4096 : 12288;
+    REQUIRE(a.allocate(k, bytes, false).block == ref.allocate(k, bytes).block);
+  }
+  REQUIRE(a.canonical(0) == ref.state());
+  REQUIRE(a.allocated() == ref.allocated());
 }
