@@ -1,7 +1,6 @@
 #include "sim/hw/caching_allocator.hpp"
 
 #include <algorithm>
-#include <bit>
 
 #include "sim/core/error.hpp"
 
@@ -37,60 +36,109 @@ std::uint64_t shifted(std::uint64_t key, std::int64_t d) {
 }
 }  // namespace
 
-const std::int32_t* CachingAllocator::KeyTable::find(std::uint64_t key) const {
-  if (slots_.empty()) return nullptr;
-  const std::size_t mask = slots_.size() - 1;
-  for (std::size_t i = home(key);; i = (i + 1) & mask) {
-    if (slots_[i].key == key) return &slots_[i].value;
-    if (slots_[i].key == kEmpty) return nullptr;
+namespace {
+std::size_t tensor_home(std::uint32_t tensor, std::size_t mask) {
+  return static_cast<std::size_t>((tensor * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+}
+}  // namespace
+
+std::int32_t CachingAllocator::KeyTable::ring(std::uint32_t tensor) const {
+  if (tensors_.empty()) return -1;
+  const std::size_t mask = tensors_.size() - 1;
+  for (std::size_t i = tensor_home(tensor, mask);; i = (i + 1) & mask) {
+    if (tensors_[i] == tensor) return ring_of_[i];
+    if (tensors_[i] == kNoTensor) return -1;
   }
 }
 
-void CachingAllocator::KeyTable::grow() {
-  std::vector<Slot> old = std::move(slots_);
-  const std::size_t n = old.empty() ? 64 : 2 * old.size();
-  slots_.assign(n, Slot{});
-  shift_ = 64 - std::countr_zero(n);
-  size_ = 0;
-  for (const Slot& s : old)
-    if (s.key != kEmpty) *insert(s.key) = s.value;
+std::int32_t CachingAllocator::KeyTable::add_ring(std::uint32_t tensor) {
+  TRAINSIM_CHECK(tensor != kNoTensor, "allocator key out of range");
+  if (2 * (rings_.size() + 1) > tensors_.size()) {  // grow the tensor table, re-placing every tensor
+    std::vector<std::uint32_t> old = std::move(tensors_);
+    std::vector<std::int32_t> old_rings = std::move(ring_of_);
+    tensors_.assign(old.empty() ? 64 : 2 * old.size(), kNoTensor);
+    ring_of_.assign(tensors_.size(), -1);
+    const std::size_t mask = tensors_.size() - 1;
+    for (std::size_t j = 0; j < old.size(); ++j) {
+      if (old[j] == kNoTensor) continue;
+      std::size_t i = tensor_home(old[j], mask);
+      while (tensors_[i] != kNoTensor) i = (i + 1) & mask;
+      tensors_[i] = old[j];
+      ring_of_[i] = old_rings[j];
+    }
+  }
+  const std::size_t mask = tensors_.size() - 1;
+  std::size_t i = tensor_home(tensor, mask);
+  while (tensors_[i] != kNoTensor) i = (i + 1) & mask;
+  tensors_[i] = tensor;
+  ring_of_[i] = static_cast<std::int32_t>(rings_.size());
+  rings_.emplace_back(8);
+  return ring_of_[i];
+}
+
+void CachingAllocator::KeyTable::grow(std::vector<Entry>& ring) {
+  std::vector<Entry> old = std::move(ring);
+  for (std::size_t n = 2 * old.size();; n *= 2) {
+    TRAINSIM_CHECK(n <= (std::size_t{1} << 26), "allocator keys of one tensor too far apart");
+    ring.assign(n, Entry{});
+    bool placed = true;
+    for (const Entry& e : old) {
+      if (e.value == kFree) continue;
+      Entry& slot = ring[e.index & (n - 1)];
+      if (slot.value != kFree) {
+        placed = false;
+        break;
+      }
+      slot = e;
+    }
+    if (placed) return;
+  }
+}
+
+const std::int32_t* CachingAllocator::KeyTable::find(std::uint64_t key) const {
+  const std::int32_t r = ring(static_cast<std::uint32_t>(key >> 32));
+  if (r < 0) return nullptr;
+  const auto& ring = rings_[static_cast<std::size_t>(r)];
+  const auto index = static_cast<std::uint32_t>(key);
+  const Entry& e = ring[index & (ring.size() - 1)];
+  return e.value != kFree && e.index == index ? &e.value : nullptr;
 }
 
 std::int32_t* CachingAllocator::KeyTable::insert(std::uint64_t key) {
-  TRAINSIM_CHECK(key != kEmpty, "allocator key out of range");
-  if (2 * (size_ + 1) > slots_.size()) grow();
-  const std::size_t mask = slots_.size() - 1;
-  std::size_t i = home(key);
-  for (; slots_[i].key != kEmpty; i = (i + 1) & mask)
-    if (slots_[i].key == key) return nullptr;
-  slots_[i].key = key;
-  ++size_;
-  return &slots_[i].value;
+  const auto tensor = static_cast<std::uint32_t>(key >> 32);
+  std::int32_t r = ring(tensor);
+  if (r < 0) r = add_ring(tensor);
+  auto& ring = rings_[static_cast<std::size_t>(r)];
+  const auto index = static_cast<std::uint32_t>(key);
+  for (;;) {
+    Entry& e = ring[index & (ring.size() - 1)];
+    if (e.value == kFree) {
+      e.index = index;
+      e.value = kTaken;
+      ++size_;
+      return &e.value;
+    }
+    if (e.index == index) return nullptr;
+    grow(ring);
+  }
 }
 
 bool CachingAllocator::KeyTable::erase(std::uint64_t key, std::int32_t& value) {
-  if (slots_.empty()) return false;
-  const std::size_t mask = slots_.size() - 1;
-  std::size_t i = home(key);
-  for (; slots_[i].key != key; i = (i + 1) & mask)
-    if (slots_[i].key == kEmpty) return false;
-  value = slots_[i].value;
-  // Backward-shift deletion: pull later entries of the probe run into the hole.
-  for (std::size_t j = (i + 1) & mask; slots_[j].key != kEmpty; j = (j + 1) & mask) {
-    const std::size_t h = home(slots_[j].key);
-    // Entry j may move to the hole i when its home does not lie cyclically in (i, j].
-    if (((j - h) & mask) >= ((j - i) & mask)) {
-      slots_[i] = slots_[j];
-      i = j;
-    }
-  }
-  slots_[i].key = kEmpty;
+  const std::int32_t r = ring(static_cast<std::uint32_t>(key >> 32));
+  if (r < 0) return false;
+  auto& ring = rings_[static_cast<std::size_t>(r)];
+  const auto index = static_cast<std::uint32_t>(key);
+  Entry& e = ring[index & (ring.size() - 1)];
+  if (e.value == kFree || e.index != index) return false;
+  value = e.value;
+  e.value = kFree;
   --size_;
   return true;
 }
 
 void CachingAllocator::KeyTable::clear() {
-  for (Slot& s : slots_) s.key = kEmpty;
+  for (auto& ring : rings_)
+    for (Entry& e : ring) e.value = kFree;
   size_ = 0;
 }
 
@@ -197,6 +245,7 @@ void CachingAllocator::cache(std::int32_t b) {
   Block& k = blocks_[b];
   if (k.prev < 0 && k.next < 0) ++free_segments_;
   k.cached = true;
+  TRAINSIM_CHECK(stamps_ != ~std::uint32_t{0}, "allocator model: too many cached blocks for one step");
   k.stamp = ++stamps_;
   SizeClass& c = size_class(pool(k.small), k.size);
   c.heap.push_back(Entry{k.addr, k.stamp, b});

@@ -86,7 +86,7 @@ class CachingAllocator {
     std::int64_t addr = 0, size = 0;
     std::uint64_t key = 0;              // the tensor, when allocated
     std::int32_t prev = -1, next = -1;  // neighbours in the segment
-    std::uint64_t stamp = 0;            // when cached: its entry in the pool (see Entry)
+    std::uint32_t stamp = 0;            // when cached: its entry in the pool (see Entry)
     bool allocated = false;
     bool small = false;
     bool spare = false;                 // an unused entry of blocks_
@@ -100,9 +100,9 @@ class CachingAllocator {
   // at the top or when they outnumber the live ones. Every operation is O(log n) without a
   // node allocation (a sorted vector moved thousands of entries per request under GPipe, where
   // a backward frees blocks by the thousand).
-  struct Entry {
+  struct Entry {  // 16 bytes: heaps under GPipe hold thousands
     std::int64_t addr;
-    std::uint64_t stamp;
+    std::uint32_t stamp;
     std::int32_t block;
   };
   struct SizeClass {
@@ -144,10 +144,13 @@ class CachingAllocator {
   std::vector<Block> blocks_;
   std::vector<std::int32_t> spare_;  // unused entries of blocks_
   Pool small_free_, large_free_;
-  std::uint64_t stamps_ = 0;
-  // Live tensors: key -> block, open addressing with linear probing (a step books and frees
-  // hundreds of thousands of tensors; a node-based map allocated for each). Keys and values sit
-  // side by side, and a key's home slot is Fibonacci hashing of it (one multiplication).
+  std::uint32_t stamps_ = 0;  // a step caches well under 2^32 blocks (checked)
+  // Live tensors: key -> block. A key is a tensor (high 32 bits: kind and layer, a few hundred
+  // per step) and an index (low 32 bits: the micro-batch). Each tensor has a ring of entries
+  // indexed by the index modulo the ring's size (a power of two, doubled when two live indices
+  // meet); the tensor finds its ring by open addressing in a small table. A step's live keys per
+  // tensor are a window of micro-batches, so the rings stay small and in cache, where one table
+  // over all keys missed it at every request.
   class KeyTable {
    public:
     const std::int32_t* find(std::uint64_t key) const;
@@ -158,17 +161,18 @@ class CachingAllocator {
     std::size_t size() const { return size_; }
 
    private:
-    static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
-    struct Slot {
-      std::uint64_t key = kEmpty;
-      std::int32_t value = -1;
+    static constexpr std::uint32_t kNoTensor = ~std::uint32_t{0};
+    static constexpr std::int32_t kFree = -1, kTaken = -2;  // an entry's value before it is set
+    struct Entry {
+      std::uint32_t index = 0;
+      std::int32_t value = kFree;
     };
-    std::size_t home(std::uint64_t key) const {
-      return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> shift_);
-    }
-    void grow();
-    std::vector<Slot> slots_;
-    int shift_ = 64;  // 64 - log2(slots)
+    std::int32_t ring(std::uint32_t tensor) const;  // -1 when the tensor has none
+    std::int32_t add_ring(std::uint32_t tensor);
+    void grow(std::vector<Entry>& ring);
+    std::vector<std::uint32_t> tensors_;  // open addressing: tensor or kNoTensor
+    std::vector<std::int32_t> ring_of_;
+    std::vector<std::vector<Entry>> rings_;
     std::size_t size_ = 0;
   };
   KeyTable live_;

@@ -330,3 +330,29 @@ TEST_CASE("caching allocator: blocks merged away from the middle of their pool a
   REQUIRE(a.canonical(0) == ref.state());
   REQUIRE(a.allocated() == ref.allocated());
 }
+
+TEST_CASE("caching allocator: tensors are found by key when their indices collide in a ring") {
+  // Indices 1, 9, 8001 of one tensor meet modulo 8 (its ring's first size) and force it to grow;
+  // a key of another tensor with the same index stays apart.
+  auto key = [](std::uint64_t tensor, std::uint64_t index) { return (tensor << 32) | index; };
+  CachingAllocator a(Bytes{1 << 30});
+  const std::uint64_t keys[] = {key(5, 1), key(5, 9), key(5, 8001), key(6, 1), key(5, 0)};
+  std::int64_t bytes = MiB;
+  for (auto k : keys) {
+    REQUIRE(a.allocate(k, bytes, false).fits);
+    bytes += MiB;
+  }
+  REQUIRE(a.live_count() == 5);
+  REQUIRE_THROWS(a.allocate(key(5, 9), MiB, false));  // asked twice for one live tensor
+  bytes = MiB;
+  for (auto k : keys) {
+    REQUIRE(a.live(k));
+    REQUIRE(a.release(k) == CachingAllocator::block_size(bytes));
+    REQUIRE_FALSE(a.live(k));
+    REQUIRE(a.release(k) == -1);
+    bytes += MiB;
+  }
+  REQUIRE(a.live_count() == 0);
+  REQUIRE(a.release(key(7, 1)) == -1);  // a tensor never seen
+  REQUIRE(a.allocate(key(5, 9), MiB, false).fits);  // a freed key can be asked again
+}
