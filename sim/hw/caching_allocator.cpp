@@ -42,76 +42,76 @@ std::size_t tensor_home(std::uint32_t tensor, std::size_t mask) {
 }
 }  // namespace
 
-std::int32_t CachingAllocator::KeyTable::ring(std::uint32_t tensor) const {
-  if (tensors_.empty()) return -1;
+std::size_t CachingAllocator::KeyTable::find_tensor(std::uint32_t tensor) const {
+  if (tensors_.empty()) return kNone;
   const std::size_t mask = tensors_.size() - 1;
   for (std::size_t i = tensor_home(tensor, mask);; i = (i + 1) & mask) {
-    if (tensors_[i] == tensor) return ring_of_[i];
-    if (tensors_[i] == kNoTensor) return -1;
+    if (tensors_[i].tensor == tensor) return i;
+    if (tensors_[i].tensor == kNoTensor) return kNone;
   }
 }
 
-std::int32_t CachingAllocator::KeyTable::add_ring(std::uint32_t tensor) {
+std::size_t CachingAllocator::KeyTable::add_tensor(std::uint32_t tensor) {
   TRAINSIM_CHECK(tensor != kNoTensor, "allocator key out of range");
-  if (2 * (rings_.size() + 1) > tensors_.size()) {  // grow the tensor table, re-placing every tensor
-    std::vector<std::uint32_t> old = std::move(tensors_);
-    std::vector<std::int32_t> old_rings = std::move(ring_of_);
-    tensors_.assign(old.empty() ? 64 : 2 * old.size(), kNoTensor);
-    ring_of_.assign(tensors_.size(), -1);
+  auto place = [this](const Tensor& t) {
     const std::size_t mask = tensors_.size() - 1;
-    for (std::size_t j = 0; j < old.size(); ++j) {
-      if (old[j] == kNoTensor) continue;
-      std::size_t i = tensor_home(old[j], mask);
-      while (tensors_[i] != kNoTensor) i = (i + 1) & mask;
-      tensors_[i] = old[j];
-      ring_of_[i] = old_rings[j];
-    }
+    std::size_t i = tensor_home(t.tensor, mask);
+    while (tensors_[i].tensor != kNoTensor) i = (i + 1) & mask;
+    tensors_[i] = t;
+    return i;
+  };
+  if (2 * (tensor_count_ + 1) > tensors_.size()) {  // grow the table, re-placing every tensor
+    std::vector<Tensor> old = std::move(tensors_);
+    tensors_.assign(old.empty() ? 64 : 2 * old.size(), Tensor{});
+    for (const Tensor& t : old)
+      if (t.tensor != kNoTensor) place(t);
   }
-  const std::size_t mask = tensors_.size() - 1;
-  std::size_t i = tensor_home(tensor, mask);
-  while (tensors_[i] != kNoTensor) i = (i + 1) & mask;
-  tensors_[i] = tensor;
-  ring_of_[i] = static_cast<std::int32_t>(rings_.size());
-  rings_.emplace_back(8);
-  return ring_of_[i];
+  ++tensor_count_;
+  constexpr std::size_t kFirstRing = 8;
+  const Tensor t{tensor, kFirstRing - 1, entries_.size()};
+  entries_.resize(entries_.size() + kFirstRing);
+  return place(t);
 }
 
-void CachingAllocator::KeyTable::grow(std::vector<Entry>& ring) {
-  std::vector<Entry> old = std::move(ring);
-  for (std::size_t n = 2 * old.size();; n *= 2) {
+void CachingAllocator::KeyTable::grow(Tensor& t) {
+  const std::size_t from = t.offset, old_size = std::size_t{t.mask} + 1, end = entries_.size();
+  for (std::size_t n = 2 * old_size;; n *= 2) {
     TRAINSIM_CHECK(n <= (std::size_t{1} << 26), "allocator keys of one tensor too far apart");
-    ring.assign(n, Entry{});
+    entries_.resize(end);
+    entries_.resize(end + n);
     bool placed = true;
-    for (const Entry& e : old) {
+    for (std::size_t i = from; i < from + old_size && placed; ++i) {
+      const Entry e = entries_[i];
       if (e.value == kFree) continue;
-      Entry& slot = ring[e.index & (n - 1)];
-      if (slot.value != kFree) {
-        placed = false;
-        break;
-      }
-      slot = e;
+      Entry& slot = entries_[end + (e.index & (n - 1))];
+      if (slot.value != kFree) placed = false;
+      else slot = e;
     }
-    if (placed) return;
+    if (placed) {
+      for (std::size_t i = from; i < from + old_size; ++i) entries_[i].value = kFree;  // left unused
+      t.offset = end;
+      t.mask = static_cast<std::uint32_t>(n - 1);
+      return;
+    }
   }
 }
 
 const std::int32_t* CachingAllocator::KeyTable::find(std::uint64_t key) const {
-  const std::int32_t r = ring(static_cast<std::uint32_t>(key >> 32));
-  if (r < 0) return nullptr;
-  const auto& ring = rings_[static_cast<std::size_t>(r)];
+  const std::size_t i = find_tensor(static_cast<std::uint32_t>(key >> 32));
+  if (i == kNone) return nullptr;
   const auto index = static_cast<std::uint32_t>(key);
-  const Entry& e = ring[index & (ring.size() - 1)];
+  const Entry& e = entries_[tensors_[i].offset + (index & tensors_[i].mask)];
   return e.value != kFree && e.index == index ? &e.value : nullptr;
 }
 
 std::int32_t* CachingAllocator::KeyTable::insert(std::uint64_t key) {
   const auto tensor = static_cast<std::uint32_t>(key >> 32);
-  std::int32_t r = ring(tensor);
-  if (r < 0) r = add_ring(tensor);
-  auto& ring = rings_[static_cast<std::size_t>(r)];
+  std::size_t i = find_tensor(tensor);
+  if (i == kNone) i = add_tensor(tensor);
+  Tensor& t = tensors_[i];  // grow() moves entries, never tensors
   const auto index = static_cast<std::uint32_t>(key);
   for (;;) {
-    Entry& e = ring[index & (ring.size() - 1)];
+    Entry& e = entries_[t.offset + (index & t.mask)];
     if (e.value == kFree) {
       e.index = index;
       e.value = kTaken;
@@ -119,16 +119,15 @@ std::int32_t* CachingAllocator::KeyTable::insert(std::uint64_t key) {
       return &e.value;
     }
     if (e.index == index) return nullptr;
-    grow(ring);
+    grow(t);
   }
 }
 
 bool CachingAllocator::KeyTable::erase(std::uint64_t key, std::int32_t& value) {
-  const std::int32_t r = ring(static_cast<std::uint32_t>(key >> 32));
-  if (r < 0) return false;
-  auto& ring = rings_[static_cast<std::size_t>(r)];
+  const std::size_t i = find_tensor(static_cast<std::uint32_t>(key >> 32));
+  if (i == kNone) return false;
   const auto index = static_cast<std::uint32_t>(key);
-  Entry& e = ring[index & (ring.size() - 1)];
+  Entry& e = entries_[tensors_[i].offset + (index & tensors_[i].mask)];
   if (e.value == kFree || e.index != index) return false;
   value = e.value;
   e.value = kFree;
@@ -137,8 +136,7 @@ bool CachingAllocator::KeyTable::erase(std::uint64_t key, std::int32_t& value) {
 }
 
 void CachingAllocator::KeyTable::clear() {
-  for (auto& ring : rings_)
-    for (Entry& e : ring) e.value = kFree;
+  for (Entry& e : entries_) e.value = kFree;
   size_ = 0;
 }
 

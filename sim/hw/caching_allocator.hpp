@@ -167,12 +167,18 @@ class CachingAllocator {
       std::uint32_t index = 0;
       std::int32_t value = kFree;
     };
-    std::int32_t ring(std::uint32_t tensor) const;  // -1 when the tensor has none
-    std::int32_t add_ring(std::uint32_t tensor);
-    void grow(std::vector<Entry>& ring);
-    std::vector<std::uint32_t> tensors_;  // open addressing: tensor or kNoTensor
-    std::vector<std::int32_t> ring_of_;
-    std::vector<std::vector<Entry>> rings_;
+    struct Tensor {  // a slot of the tensor table: the tensor and where its ring lies
+      std::uint32_t tensor = kNoTensor;
+      std::uint32_t mask = 0;  // the ring's size - 1
+      std::size_t offset = 0;  // the ring's first entry in entries_
+    };
+    static constexpr std::size_t kNone = ~std::size_t{0};
+    std::size_t find_tensor(std::uint32_t tensor) const;  // its slot, kNone when it has no ring
+    std::size_t add_tensor(std::uint32_t tensor);
+    void grow(Tensor& t);
+    std::vector<Tensor> tensors_;  // open addressing
+    std::size_t tensor_count_ = 0;
+    std::vector<Entry> entries_;   // the rings one after another (a grown ring moves to the end)
     std::size_t size_ = 0;
   };
   KeyTable live_;
