@@ -34,9 +34,7 @@ std::uint64_t shifted(std::uint64_t key, std::int64_t d) {
   if ((key & kLow) == 0) return key;
   return (key & ~kLow) | (((key & kLow) + static_cast<std::uint64_t>(d)) & kLow);
 }
-}  // namespace
-
-namespace {
+// A tensor's home slot in a table of mask + 1 slots (Fibonacci hashing).
 std::size_t tensor_home(std::uint32_t tensor, std::size_t mask) {
   return static_cast<std::size_t>((tensor * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
 }
@@ -222,11 +220,15 @@ struct LaterAddress {
   template <class E>
   bool operator()(const E& a, const E& b) const { return a.addr > b.addr; }
 };
+// The first size class of a pool (sorted by size) whose blocks hold `size`.
+template <class Pool>
+auto first_class_holding(Pool& pool, std::int64_t size) {
+  return std::lower_bound(pool.begin(), pool.end(), size, [](const auto& c, std::int64_t s) { return c.size < s; });
+}
 }  // namespace
 
 CachingAllocator::SizeClass& CachingAllocator::size_class(Pool& pool, std::int64_t size) {
-  auto it = std::lower_bound(pool.begin(), pool.end(), size,
-                             [](const SizeClass& c, std::int64_t s) { return c.size < s; });
+  auto it = first_class_holding(pool, size);
   if (it == pool.end() || it->size != size) {
     it = pool.insert(it, SizeClass{});
     it->size = size;
@@ -262,7 +264,7 @@ void CachingAllocator::uncache(std::int32_t b) {
 
 std::int32_t CachingAllocator::take_best_fit(std::int64_t size, bool small) {
   Pool& p = pool(small);
-  auto it = std::lower_bound(p.begin(), p.end(), size, [](const SizeClass& c, std::int64_t s) { return c.size < s; });
+  auto it = first_class_holding(p, size);
   for (; it != p.end(); ++it) {
     if (it->live == 0) continue;
     auto& heap = it->heap;
