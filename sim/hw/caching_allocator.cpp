@@ -253,10 +253,14 @@ void CachingAllocator::cache(std::int32_t b) {
   ++c.live;
 }
 
+void CachingAllocator::leave_pool(Block& k) {
+  if (k.prev < 0 && k.next < 0) --free_segments_;
+  k.cached = false;  // its entry goes stale (taken from the top: already popped)
+}
+
 void CachingAllocator::uncache(std::int32_t b) {
   Block& k = blocks_[b];
-  if (k.prev < 0 && k.next < 0) --free_segments_;
-  k.cached = false;  // its entry goes stale
+  leave_pool(k);
   SizeClass& c = size_class(pool(k.small), k.size);
   --c.live;
   if (c.heap.size() > 2 * static_cast<std::size_t>(c.live) + 64) drop_stale(c);
@@ -276,9 +280,7 @@ std::int32_t CachingAllocator::take_best_fit(std::int64_t size, bool small) {
     std::pop_heap(heap.begin(), heap.end(), LaterAddress{});
     heap.pop_back();
     --it->live;
-    Block& k = blocks_[b];
-    k.cached = false;
-    if (k.prev < 0 && k.next < 0) --free_segments_;
+    leave_pool(blocks_[b]);
     return b;
   }
   return -1;

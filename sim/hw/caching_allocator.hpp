@@ -118,6 +118,7 @@ class CachingAllocator {
   std::int32_t new_block(const Block& b);
   void cache(std::int32_t b);
   void uncache(std::int32_t b);
+  void leave_pool(Block& k);  // a cached block's bookkeeping as it leaves its pool
   // The smallest cached block of the pool that holds `size` (lowest address on ties), taken out
   // of the pool; -1 when none.
   std::int32_t take_best_fit(std::int64_t size, bool small);
