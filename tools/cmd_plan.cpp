@@ -1,5 +1,6 @@
 // `trainsim plan SCENARIO --gpus N`: the best parallel layouts for N GPUs, ranked by an
 // objective, with why the best beats the runner-up and the overrides that reproduce each.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -87,10 +88,15 @@ int cmd_plan(const std::vector<std::string>& args) {
     std::cout << "no layout fits\n";
     return kExitOom;
   }
-  std::printf("%-4s %-42s %10s %22s %7s %7s\n", "rank", "layout", "step (s)", "peak", "MFU", "bubble");
-  for (std::size_t i = 0; i < r.ranked.size() && i < static_cast<std::size_t>(top); ++i) {
+  // The layout column is as wide as the longest layout shown, so the figures stay aligned.
+  const std::size_t shown = std::min(r.ranked.size(), static_cast<std::size_t>(top));
+  int width = 6;
+  for (std::size_t i = 0; i < shown; ++i)
+    width = std::max(width, static_cast<int>(sweep::describe(r.ranked[i].layout).size()));
+  std::printf("%-4s %-*s %10s %22s %7s %7s\n", "rank", width, "layout", "step (s)", "peak", "MFU", "bubble");
+  for (std::size_t i = 0; i < shown; ++i) {
     const auto& s = r.ranked[i].summary;
-    std::printf("%-4zu %-42s %10.3f %22s %6.1f%% %6.1f%%\n", i + 1, sweep::describe(r.ranked[i].layout).c_str(),
+    std::printf("%-4zu %-*s %10.3f %22s %6.1f%% %6.1f%%\n", i + 1, width, sweep::describe(r.ranked[i].layout).c_str(),
                 s.step_time_s, core::format_bytes(s.peak).c_str(), 100 * s.mfu, 100 * s.bubble_fraction);
   }
   std::cout << "\n";
