@@ -148,22 +148,39 @@ std::uint64_t CachingAllocator::grow_power(std::int64_t e) {
   return table[n];
 }
 
-void CachingAllocator::hash(std::int32_t b, int sign) {
-  if (!fingerprinting_) return;
-  const Block& k = blocks_[b];
-  const std::uint64_t fixed_key = k.allocated ? (k.key & ~kLow) | 1 : 0;
-  // Three independent products folded once: a fingerprint match is confirmed by canonical(), so
-  // the hash only has to keep false matches rare, and it runs a few times per request.
-  std::uint64_t h = static_cast<std::uint64_t>(k.addr) * 0x9E3779B97F4A7C15ULL ^
-                    static_cast<std::uint64_t>(k.size) * 0xC2B2AE3D27D4EB4FULL ^ fixed_key * 0x94D049BB133111EBULL;
-  h ^= h >> 31;
-  const bool shifting = k.allocated && (k.key & kLow) != 0;
-  std::uint64_t& sum = shifting ? h_shift_ : h_fixed_;
-  if (shifting) h *= power(static_cast<std::int64_t>(k.key & kLow));
-  sum = sign > 0 ? sum + h : sum - h;
+void CachingAllocator::keep_fingerprint() {
+  if (fingerprinting_) return;
+  fingerprinting_ = true;
+  prints_.resize(blocks_.size());
+  for (std::size_t b = 0; b < blocks_.size(); ++b)
+    if (!blocks_[b].spare) touch(static_cast<std::int32_t>(b));
+}
+
+void CachingAllocator::flush() {
+  for (const std::int32_t b : dirty_) {
+    Print& p = prints_[static_cast<std::size_t>(b)];
+    Block& k = blocks_[static_cast<std::size_t>(b)];
+    k.dirty = false;
+    if (p.counted) (p.shifting ? h_shift_ : h_fixed_) -= p.h;
+    p.counted = false;
+    if (k.spare) continue;
+    const std::uint64_t fixed_key = k.allocated ? (k.key & ~kLow) | 1 : 0;
+    // Three independent products folded once: a fingerprint match is confirmed by canonical(),
+    // so the hash only has to keep false matches rare.
+    std::uint64_t h = static_cast<std::uint64_t>(k.addr) * 0x9E3779B97F4A7C15ULL ^
+                      static_cast<std::uint64_t>(k.size) * 0xC2B2AE3D27D4EB4FULL ^ fixed_key * 0x94D049BB133111EBULL;
+    h ^= h >> 31;
+    p.shifting = k.allocated && (k.key & kLow) != 0;
+    if (p.shifting) h *= power(static_cast<std::int64_t>(k.key & kLow));
+    p.h = h;
+    p.counted = true;
+    (p.shifting ? h_shift_ : h_fixed_) += h;
+  }
+  dirty_.clear();
 }
 
 std::uint64_t CachingAllocator::fingerprint(std::int64_t c) {
+  flush();
   return h_fixed_ + h_shift_ * power(-c);
 }
 
@@ -180,6 +197,12 @@ std::vector<CachingAllocator::CanonicalBlock> CachingAllocator::canonical(std::i
 }
 
 void CachingAllocator::shift(std::int64_t d) {
+  flush();
+  if (fingerprinting_) {
+    const std::uint64_t x = power(d);
+    for (Print& p : prints_)
+      if (p.counted && p.shifting) p.h *= x;
+  }
   live_.clear();
   for (std::size_t i = 0; i < blocks_.size(); ++i) {
     Block& k = blocks_[i];
@@ -211,6 +234,7 @@ std::int32_t CachingAllocator::new_block(const Block& b) {
     return i;
   }
   blocks_.push_back(b);
+  if (fingerprinting_) prints_.resize(blocks_.size());
   return static_cast<std::int32_t>(blocks_.size() - 1);
 }
 
@@ -305,12 +329,12 @@ void CachingAllocator::take(std::int32_t b, std::int64_t size, std::uint64_t key
     head.next = t;
     head.size = size;
     cache(t);
-    hash(t, +1);
+    touch(t);
   }
   Block& head = blocks_[b];
   head.allocated = true;
   head.key = key;
-  hash(b, +1);
+  touch(b);
   allocated_ += head.size;
   if (allocated_ > peak_allocated_) peak_allocated_ = allocated_;
 }
@@ -327,7 +351,7 @@ void CachingAllocator::release_free_segments() {
         --segments_;
         --c.live;
         k.cached = false;
-        hash(e.block, -1);
+        touch(e.block);
         spare(e.block);
       }
       drop_stale(c);
@@ -364,7 +388,7 @@ CachingAllocator::Result CachingAllocator::allocate(std::uint64_t key, std::int6
     if (reserved_ > peak_reserved_) peak_reserved_ = reserved_;
     b = new_block(seg);  // a new segment is in no pool and not in the fingerprint yet
   } else {
-    hash(b, -1);
+    touch(b);
   }
   take(b, size, key);
   r.block = blocks_[b].size;
@@ -377,24 +401,24 @@ std::int64_t CachingAllocator::release(std::uint64_t key) {
   if (!live_.erase(key, b)) return -1;
   const std::int64_t freed = blocks_[b].size;
   allocated_ -= freed;
-  hash(b, -1);
+  touch(b);
   blocks_[b].allocated = false;
   // Merge with free neighbours of the segment (each leaves the pool and the fingerprint first).
   const std::int32_t prev = blocks_[b].prev;
   if (prev >= 0 && !blocks_[prev].allocated) {
     uncache(prev);
-    hash(prev, -1);
+    touch(prev);
     absorb_next(prev);
     b = prev;
   }
   const std::int32_t next = blocks_[b].next;
   if (next >= 0 && !blocks_[next].allocated) {
     uncache(next);
-    hash(next, -1);
+    touch(next);
     absorb_next(b);
   }
   cache(b);
-  hash(b, +1);
+  touch(b);
   return freed;
 }
 

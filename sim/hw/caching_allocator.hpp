@@ -68,10 +68,10 @@ class CachingAllocator {
   // fingerprint(c): a hash of the state with indices taken relative to c, kept incrementally
   // (equivalent states relative to c and c + d have equal fingerprints; equal fingerprints are
   // checked with canonical()). shift(d) relabels every live shiftable key by d.
-  // Fingerprints cost a few multiplications per block change: off until turned on (before the
-  // first request).
-  void keep_fingerprint() { fingerprinting_ = true; }
-  std::uint64_t fingerprint(std::int64_t c);
+  // Fingerprints cost a few multiplications per block changed between two asks: off until
+  // turned on.
+  void keep_fingerprint();
+  std::uint64_t fingerprint(std::int64_t c);  // not const: takes in the blocks changed since the last call
   struct CanonicalBlock {
     std::int64_t addr, size;
     std::uint64_t key;  // relative to c; ~0 for a free block
@@ -91,6 +91,8 @@ class CachingAllocator {
     bool small = false;
     bool spare = false;                 // an unused entry of blocks_
     bool cached = false;                // free and in its pool
+    bool dirty = false;                 // changed since the fingerprint's last flush (a reused
+                                        // entry may be listed twice: flushing it twice is harmless)
   };
   // Cached free blocks of a pool, by size: one class per size (sorted; a step sees a few
   // distinct sizes, 97% of requests take a block of exactly their size), each a min-heap on
@@ -127,8 +129,25 @@ class CachingAllocator {
   void spare(std::int32_t b);
   void absorb_next(std::int32_t b);  // block b takes over its next neighbour in the segment
   // The fingerprint's two sums (mod 2^64): blocks whose contribution does not shift and
-  // those weighted by X^index; `sign` adds (+1) or removes (-1) block b's contribution.
-  void hash(std::int32_t b, int sign);
+  // those weighted by X^index. A change to block b only marks it (touch); the sums take each
+  // marked block's new contribution in place of its old one when the fingerprint is asked for
+  // (flush), so a block that changes many times between two asks (a step's temporaries) is
+  // hashed once.
+  void touch(std::int32_t b) {
+    if (!fingerprinting_) return;
+    Block& k = blocks_[static_cast<std::size_t>(b)];
+    if (k.dirty) return;
+    k.dirty = true;
+    dirty_.push_back(b);
+  }
+  void flush();
+  struct Print {                // a block's part of the fingerprint
+    std::uint64_t h = 0;        // its contribution, as in the sums
+    bool counted = false;       // h is in a sum
+    bool shifting = false;      // ... in h_shift_ (else h_fixed_)
+  };
+  std::vector<Print> prints_;   // by block index
+  std::vector<std::int32_t> dirty_;
   std::uint64_t power(std::int64_t e) {  // X^e, from the tables (grown on demand)
     if (e >= 0 && static_cast<std::size_t>(e) < powers_.size()) return powers_[static_cast<std::size_t>(e)];
     return grow_power(e);

@@ -285,6 +285,11 @@ TEST_CASE("caching allocator: random requests and frees match the rules played t
     CachingAllocator a(Bytes{600 * MiB});
     a.keep_fingerprint();
     ReferenceAllocator ref(600 * MiB);
+    // The same requests twice more: `b` asked for its fingerprint only every 50 steps, `c`
+    // fingerprinting only from step 2000 on. A fingerprint is a function of the state alone,
+    // however many changes were folded in between asks.
+    CachingAllocator b(Bytes{600 * MiB}), c(Bytes{600 * MiB});
+    b.keep_fingerprint();
     std::vector<std::uint64_t> live;
     std::uint64_t next_key = 1;
     for (int step = 0; step < 4000; ++step) {
@@ -292,6 +297,8 @@ TEST_CASE("caching allocator: random requests and frees match the rules played t
         const std::int64_t bytes = sizes[next(std::size(sizes))] + static_cast<std::int64_t>(next(3)) * 512;
         const auto got = a.allocate(next_key, bytes, false);
         const auto want = ref.allocate(next_key, bytes);
+        b.allocate(next_key, bytes, false);
+        c.allocate(next_key, bytes, false);
         REQUIRE(got.fits == want.fits);
         REQUIRE(got.new_segment == want.new_segment);
         if (got.fits) {
@@ -302,11 +309,19 @@ TEST_CASE("caching allocator: random requests and frees match the rules played t
       } else {
         const std::size_t i = next(live.size());
         REQUIRE(a.release(live[i]) == ref.release(live[i]));
+        b.release(live[i]);
+        c.release(live[i]);
         live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
       }
       REQUIRE(a.allocated() == ref.allocated());
       REQUIRE(a.reserved() == ref.reserved());
-      if (step % 50 == 0) REQUIRE(a.canonical(0) == ref.state());
+      const std::uint64_t fingerprint = a.fingerprint(7);
+      if (step == 2000) c.keep_fingerprint();
+      if (step % 50 == 0) {
+        REQUIRE(a.canonical(0) == ref.state());
+        REQUIRE(b.fingerprint(7) == fingerprint);
+        if (step >= 2000) REQUIRE(c.fingerprint(7) == fingerprint);
+      }
     }
     REQUIRE(a.canonical(0) == ref.state());
   }
