@@ -239,11 +239,6 @@ std::int32_t CachingAllocator::new_block(const Block& b) {
 }
 
 namespace {
-// Heap order for a min-heap on the address (std heaps keep the greatest on top).
-struct LaterAddress {
-  template <class E>
-  bool operator()(const E& a, const E& b) const { return a.addr > b.addr; }
-};
 // The first size class of a pool (sorted by size) whose blocks hold `size`.
 template <class Pool>
 auto first_class_holding(Pool& pool, std::int64_t size) {
@@ -261,8 +256,7 @@ CachingAllocator::SizeClass& CachingAllocator::size_class(Pool& pool, std::int64
 }
 
 void CachingAllocator::drop_stale(SizeClass& c) {
-  std::erase_if(c.heap, [&](const Entry& e) { return !current(e); });
-  std::make_heap(c.heap.begin(), c.heap.end(), LaterAddress{});
+  std::erase_if(c.blocks, [&](const Entry& e) { return !current(e); });  // keeps the order
 }
 
 void CachingAllocator::cache(std::int32_t b) {
@@ -272,8 +266,14 @@ void CachingAllocator::cache(std::int32_t b) {
   TRAINSIM_CHECK(stamps_ != ~std::uint32_t{0}, "allocator model: too many cached blocks for one step");
   k.stamp = ++stamps_;
   SizeClass& c = size_class(pool(k.small), k.size);
-  c.heap.push_back(Entry{k.addr, k.stamp, b});
-  std::push_heap(c.heap.begin(), c.heap.end(), LaterAddress{});
+  // Highest address first: a freed block usually lies below the others of its size (a
+  // temporary's block, a pipeline's freshly freed activations), so it goes in at or near the end.
+  auto& v = c.blocks;
+  auto at = v.end();
+  for (int step = 0; step < 8 && at != v.begin() && std::prev(at)->addr < k.addr; ++step) --at;
+  if (at != v.begin() && std::prev(at)->addr < k.addr)
+    at = std::upper_bound(v.begin(), at, k.addr, [](std::int64_t a, const Entry& e) { return a > e.addr; });
+  v.insert(at, Entry{k.addr, k.stamp, b});
   ++c.live;
 }
 
@@ -287,7 +287,7 @@ void CachingAllocator::uncache(std::int32_t b) {
   leave_pool(k);
   SizeClass& c = size_class(pool(k.small), k.size);
   --c.live;
-  if (c.heap.size() > 2 * static_cast<std::size_t>(c.live) + 64) drop_stale(c);
+  if (c.blocks.size() > 2 * static_cast<std::size_t>(c.live) + 64) drop_stale(c);
 }
 
 std::int32_t CachingAllocator::take_best_fit(std::int64_t size, bool small) {
@@ -295,14 +295,10 @@ std::int32_t CachingAllocator::take_best_fit(std::int64_t size, bool small) {
   auto it = first_class_holding(p, size);
   for (; it != p.end(); ++it) {
     if (it->live == 0) continue;
-    auto& heap = it->heap;
-    while (!current(heap.front())) {
-      std::pop_heap(heap.begin(), heap.end(), LaterAddress{});
-      heap.pop_back();
-    }
-    const std::int32_t b = heap.front().block;
-    std::pop_heap(heap.begin(), heap.end(), LaterAddress{});
-    heap.pop_back();
+    auto& v = it->blocks;
+    while (!current(v.back())) v.pop_back();
+    const std::int32_t b = v.back().block;
+    v.pop_back();
     --it->live;
     leave_pool(blocks_[b]);
     return b;
@@ -344,7 +340,7 @@ void CachingAllocator::release_free_segments() {
   free_segments_ = 0;
   for (Pool* p : {&small_free_, &large_free_}) {
     for (SizeClass& c : *p) {
-      for (const Entry& e : c.heap) {
+      for (const Entry& e : c.blocks) {
         Block& k = blocks_[e.block];
         if (!current(e) || k.prev >= 0 || k.next >= 0) continue;
         reserved_ -= k.size;
