@@ -239,6 +239,11 @@ std::int32_t CachingAllocator::new_block(const Block& b) {
 }
 
 namespace {
+// Heap order for a min-heap on the address (std heaps keep the greatest on top).
+struct LaterAddress {
+  template <class E>
+  bool operator()(const E& a, const E& b) const { return a.addr > b.addr; }
+};
 // The first size class of a pool (sorted by size) whose blocks hold `size`.
 template <class Pool>
 auto first_class_holding(Pool& pool, std::int64_t size) {
@@ -256,7 +261,8 @@ CachingAllocator::SizeClass& CachingAllocator::size_class(Pool& pool, std::int64
 }
 
 void CachingAllocator::drop_stale(SizeClass& c) {
-  std::erase_if(c.blocks, [&](const Entry& e) { return !current(e); });  // keeps the order
+  std::erase_if(c.blocks, [&](const Entry& e) { return !current(e); });  // keeps a sorted order
+  if (c.heap) std::make_heap(c.blocks.begin(), c.blocks.end(), LaterAddress{});
 }
 
 void CachingAllocator::cache(std::int32_t b) {
@@ -266,15 +272,27 @@ void CachingAllocator::cache(std::int32_t b) {
   TRAINSIM_CHECK(stamps_ != ~std::uint32_t{0}, "allocator model: too many cached blocks for one step");
   k.stamp = ++stamps_;
   SizeClass& c = size_class(pool(k.small), k.size);
+  ++c.live;
+  auto& v = c.blocks;
+  if (c.heap) {
+    v.push_back(Entry{k.addr, k.stamp, b});
+    std::push_heap(v.begin(), v.end(), LaterAddress{});
+    return;
+  }
   // Highest address first: a freed block usually lies below the others of its size (a
   // temporary's block, a pipeline's freshly freed activations), so it goes in at or near the end.
-  auto& v = c.blocks;
   auto at = v.end();
   for (int step = 0; step < 8 && at != v.begin() && std::prev(at)->addr < k.addr; ++step) --at;
   if (at != v.begin() && std::prev(at)->addr < k.addr)
     at = std::upper_bound(v.begin(), at, k.addr, [](std::int64_t a, const Entry& e) { return a > e.addr; });
+  c.moved += static_cast<std::uint64_t>(v.end() - at);
   v.insert(at, Entry{k.addr, k.stamp, b});
-  ++c.live;
+  // Blocks freed among many lower ones of their size (small tensors sharing segments across
+  // micro-batches) would move most of the vector each time: such a size becomes a heap.
+  if (++c.inserts >= 64 && c.moved > 32 * c.inserts) {
+    c.heap = true;
+    std::make_heap(v.begin(), v.end(), LaterAddress{});
+  }
 }
 
 void CachingAllocator::leave_pool(Block& k) {
@@ -296,9 +314,22 @@ std::int32_t CachingAllocator::take_best_fit(std::int64_t size, bool small) {
   for (; it != p.end(); ++it) {
     if (it->live == 0) continue;
     auto& v = it->blocks;
-    while (!current(v.back())) v.pop_back();
-    const std::int32_t b = v.back().block;
-    v.pop_back();
+    std::int32_t b = -1;
+    if (it->heap) {
+      for (;;) {
+        std::pop_heap(v.begin(), v.end(), LaterAddress{});
+        const Entry e = v.back();
+        v.pop_back();
+        if (current(e)) {
+          b = e.block;
+          break;
+        }
+      }
+    } else {
+      while (!current(v.back())) v.pop_back();
+      b = v.back().block;
+      v.pop_back();
+    }
     --it->live;
     leave_pool(blocks_[b]);
     return b;

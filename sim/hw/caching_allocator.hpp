@@ -98,11 +98,12 @@ class CachingAllocator {
   // distinct sizes, 97% of requests take a block of exactly their size), each a vector sorted
   // by address from the highest down, so best fit (ties: the lowest address) takes the last
   // entry, and a freed block, which usually lies below the others of its size, goes in at or
-  // near the end. A block leaving the pool other than from the end (merged with a neighbour,
-  // given back) leaves its entry behind: an entry counts only while its block is cached with
-  // the entry's stamp, and stale entries are dropped at the end or when they outnumber the live
-  // ones. (One vector over all sizes moved thousands of entries per request under GPipe; a
-  // min-heap per size paid a full sift-down per take.)
+  // near the end. A size whose freed blocks land far from the end (on average more than 32
+  // entries moved) turns into a min-heap on the address for good. A block leaving the pool other
+  // than from the end (merged with a neighbour, given back) leaves its entry behind: an entry
+  // counts only while its block is cached with the entry's stamp, and stale entries are dropped
+  // when taken or when they outnumber the live ones. (One vector over all sizes moved thousands
+  // of entries per request under GPipe; a min-heap for every size paid a full sift-down per take.)
   struct Entry {  // 16 bytes: a class under GPipe holds thousands
     std::int64_t addr;
     std::uint32_t stamp;
@@ -111,7 +112,9 @@ class CachingAllocator {
   struct SizeClass {
     std::int64_t size = 0;
     std::int64_t live = 0;  // entries whose block is cached with their stamp
-    std::vector<Entry> blocks;  // by address, highest first
+    std::vector<Entry> blocks;  // by address, highest first; or a heap
+    bool heap = false;
+    std::uint64_t inserts = 0, moved = 0;  // blocks cached while sorted; entries moved for them
   };
   using Pool = std::vector<SizeClass>;
   Pool& pool(bool small) { return small ? small_free_ : large_free_; }

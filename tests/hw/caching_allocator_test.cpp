@@ -371,3 +371,32 @@ TEST_CASE("caching allocator: tensors are found by key when their indices collid
   REQUIRE(a.release(key(7, 1)) == -1);  // a tensor never seen
   REQUIRE(a.allocate(key(5, 9), MiB, false).fits);  // a freed key can be asked again
 }
+
+TEST_CASE("caching allocator: a size whose frees land among many lower blocks still takes the lowest") {
+  // 300 pairs of 100 KiB blocks share 2 MiB segments; the first of each pair is freed from the
+  // lowest address up (its neighbours stay allocated, so nothing merges): each freed block goes
+  // in below none and above all the others of its size, the pattern that turns a size's sorted
+  // vector into a heap. Requests then take the freed blocks lowest address first, with frees in
+  // between, exactly as the rules played the plain way do.
+  CachingAllocator a(Bytes{1 << 30});
+  ReferenceAllocator ref(1 << 30);
+  const std::int64_t kib100 = 100 * 1024;
+  auto both_allocate = [&](std::uint64_t key) {
+    const auto got = a.allocate(key, kib100, false);
+    const auto want = ref.allocate(key, kib100);
+    REQUIRE(got.block == want.block);
+    REQUIRE(got.new_segment == want.new_segment);
+  };
+  auto both_release = [&](std::uint64_t key) { REQUIRE(a.release(key) == ref.release(key)); };
+  for (std::uint64_t i = 0; i < 600; ++i) both_allocate(i + 1);
+  for (std::uint64_t i = 0; i < 600; i += 2) both_release(i + 1);
+  REQUIRE(a.canonical(0) == ref.state());
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    both_allocate(1000 + i);
+    if (i % 3 == 0) both_release(1000 + i);
+    if (i % 50 == 0) REQUIRE(a.canonical(0) == ref.state());
+  }
+  REQUIRE(a.canonical(0) == ref.state());
+  REQUIRE(a.reserved() == ref.reserved());
+  REQUIRE(a.allocated() == ref.allocated());
+}
