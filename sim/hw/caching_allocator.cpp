@@ -413,11 +413,9 @@ CachingAllocator::Result CachingAllocator::allocate(std::uint64_t key, std::int6
     reserved_ += r.new_segment;
     ++segments_;
     if (reserved_ > peak_reserved_) peak_reserved_ = reserved_;
-    b = new_block(seg);  // a new segment is in no pool and not in the fingerprint yet
-  } else {
-    touch(b);
+    b = new_block(seg);  // a new segment is in no pool yet
   }
-  take(b, size, key);
+  take(b, size, key);  // marks b for the fingerprint
   r.block = blocks_[b].size;
   *slot = b;
   return r;
@@ -430,7 +428,8 @@ std::int64_t CachingAllocator::release(std::uint64_t key) {
   allocated_ -= freed;
   touch(b);
   blocks_[b].allocated = false;
-  // Merge with free neighbours of the segment (each leaves the pool and the fingerprint first).
+  // Merge with free neighbours of the segment (each leaves its pool; every block changed here is
+  // marked for the fingerprint once: b now, a neighbour as it merges).
   const std::int32_t prev = blocks_[b].prev;
   if (prev >= 0 && !blocks_[prev].allocated) {
     uncache(prev);
@@ -445,7 +444,6 @@ std::int64_t CachingAllocator::release(std::uint64_t key) {
     absorb_next(b);
   }
   cache(b);
-  touch(b);
   return freed;
 }
 
