@@ -4,9 +4,12 @@
 
 namespace trainsim::exec {
 
+core::Bytes AllocatorModel::capacity(const parallel::Program& P) {
+  return core::Bytes{std::max<std::int64_t>(0, (P.device.memory - P.persistent[hw::MemCategory::reserved]).value)};
+}
+
 AllocatorModel::AllocatorModel(const parallel::Program& P)
-    : alloc_(core::Bytes{std::max<std::int64_t>(
-          0, (P.device.memory - P.persistent[hw::MemCategory::reserved]).value)}),
+    : alloc_(capacity(P)),
       context_(P.persistent[hw::MemCategory::reserved]) {
   now_[hw::MemCategory::reserved] = context_;
   now_total_ = context_;

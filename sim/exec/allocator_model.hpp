@@ -16,6 +16,8 @@ class AllocatorModel {
   // The context (MemCategory::reserved of the program's persistent states) is off the
   // allocator's capacity. The caller books state_buffers(P) first.
   explicit AllocatorModel(const parallel::Program& P);
+  // What the allocator may reserve: the device's memory less the context.
+  static core::Bytes capacity(const parallel::Program& P);
   // The persistent model states, each category one flat buffer (as Megatron's and DeepSpeed's
   // contiguous buffers hold them), booked before the step.
   static std::vector<parallel::MemEffect> state_buffers(const parallel::Program& P);

@@ -4,10 +4,13 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "sim/core/error.hpp"
 #include "sim/core/event_queue.hpp"
+#include "sim/exec/allocator_memo.hpp"
 #include "sim/exec/allocator_model.hpp"
 #include "sim/exec/dependency_graph.hpp"
 
@@ -735,17 +738,9 @@ struct Player {
   // model: its peak becomes the context plus the peak reserved, its OOM points those of the
   // allocator (a request that finds no cached block and no room for a new segment, even after
   // the cache is given back).
-  struct AllocatorRun {
-    AllocatorModel model;
-    core::Bytes peak{};
-    hw::MemBreakdown at_peak;
-    std::int64_t failures = 0;  // requests that did not fit (the first is an OOM point)
-    explicit AllocatorRun(const Program& P) : model(P), peak(model.total()), at_peak(model.state()) {}
-  };
-
-  void allocator_book(std::int32_t prog, AllocatorRun& run, std::int32_t idx, const Op* op,
-                      const parallel::MemEffect& e, std::int32_t microbatch, core::TimePoint at,
-                      std::uint64_t order) {
+  // `where`: the request's place in the log (see AllocatorReplay::Failure).
+  void allocator_book(AllocatorReplay& run, const parallel::MemEffect& e, std::int32_t microbatch,
+                      std::size_t record, std::uint32_t point, std::uint32_t effect) {
     const auto r = run.model.allocate(e, microbatch);
     // The peak is the most the device holds (context + reserved); of the moments it holds that
     // much, the breakdown shows the one whose tensors take the most of it (the earliest if tied).
@@ -760,12 +755,35 @@ struct Player {
     hw::MemBreakdown before = run.model.state();
     before[e.category] -= e.bytes;
     before[hw::MemCategory::allocator_cache] += e.bytes - core::Bytes{r.new_segment};
-    OomPoint pt = gpu_oom(prog, idx, op, microbatch, e.category, e.bytes, before, at, order);
-    pt.segment = core::Bytes{r.new_segment};
-    allocator_ooms.push_back(pt);
+    run.failed.push_back({record, point, effect, e.category, e.bytes, before, core::Bytes{r.new_segment}});
   }
 
-  void allocator_free(std::int32_t prog, AllocatorRun& run, const Op& op, const parallel::MemEffect& e,
+  // A failed request's OOM point, named and timed from this play's log.
+  OomPoint failure_point(std::int32_t prog, const AllocatorReplay::Failure& f) const {
+    const Program& P = plan.programs[prog];
+    OomPoint pt;
+    if (f.record == AllocatorReplay::kBeforeStep) {
+      pt = gpu_oom(prog, -1, nullptr, -1, f.category, f.requested, f.in_use, core::TimePoint{}, 0);
+    } else {
+      const MemRecord& r = memlog[prog][f.record];
+      const Op& op = P.ops[r.index];
+      if (r.kind == MemRecord::Kind::allocs) {
+        Op named = op;
+        if (op.macro >= 0) named.kind = OpKind::p2p;  // a folded transfer's receive buffer
+        pt = gpu_oom(prog, r.index, &named, op.microbatch, f.category, f.requested, f.in_use, r.time,
+                     effect_order(r.key, f.effect - r.a));
+      } else {
+        const Op& next = P.macro_ops[P.macros[op.macro].begin + f.point - 1];
+        pt = gpu_oom(prog, r.index, &next, op.microbatch, f.category, f.requested, f.in_use,
+                     r.time + profiles[prog][op.macro].offset[f.point - 1],
+                     effect_order(r.key + f.point - 1, f.effect - next.alloc_begin));
+      }
+    }
+    pt.segment = f.segment;
+    return pt;
+  }
+
+  void allocator_free(std::int32_t prog, AllocatorReplay& run, const Op& op, const parallel::MemEffect& e,
                       std::int32_t microbatch) {
     TRAINSIM_CHECK(run.model.release(e, microbatch),
                    "stage " + std::to_string(prog) + ": " + std::string(parallel::to_string(op.kind)) + " of layer " +
@@ -773,25 +791,19 @@ struct Player {
                        " frees a tensor the allocator does not hold");
   }
 
-  std::vector<OomPoint> allocator_ooms;
-
-  void replay_record(std::int32_t prog, AllocatorRun& run, const MemRecord& r) {
+  void replay_record(std::int32_t prog, AllocatorReplay& run, std::size_t record) {
+    const MemRecord& r = memlog[prog][record];
     const Program& P = plan.programs[prog];
     const Op& op = P.ops[r.index];
     switch (r.kind) {
       case MemRecord::Kind::allocs: {
-        Op named = op;
-        if (op.macro >= 0) named.kind = OpKind::p2p;  // a folded transfer's receive buffer
-        for (auto e = r.a; e < r.b; ++e)
-          allocator_book(prog, run, r.index, &named, P.effects[e], op.microbatch, r.time,
-                         effect_order(r.key, e - r.a));
+        for (auto e = r.a; e < r.b; ++e) allocator_book(run, P.effects[e], op.microbatch, record, 0, e);
         break;
       }
       case MemRecord::Kind::frees:
         for (auto e = r.a; e < r.b; ++e) allocator_free(prog, run, op, P.effects[e], op.microbatch);
         break;
       case MemRecord::Kind::points: {
-        const MacroProfile& m = profiles[prog][op.macro];
         for_points(
             P, op.macro, r.a, r.b,
             [&](const Op& ended) {
@@ -800,8 +812,7 @@ struct Player {
             },
             [&](const Op& next, std::uint32_t j) {
               for (auto e = next.alloc_begin; e < next.alloc_end; ++e)
-                allocator_book(prog, run, r.index, &next, P.effects[e], op.microbatch, r.time + m.offset[j - 1],
-                               effect_order(r.key + j - 1, e - next.alloc_begin));
+                allocator_book(run, P.effects[e], op.microbatch, record, j, e);
             });
         break;
       }
@@ -826,14 +837,85 @@ struct Player {
     return std::equal(P.effects.begin() + x.a, P.effects.begin() + x.b, P.effects.begin() + y.a);
   }
 
-  // The log through the allocator. In a pipeline's steady state the units repeat: when the
-  // allocator's state at the start of a unit is the state at the start of an earlier unit of the
-  // same template with micro-batches shifted (its fingerprint says so, a canonical comparison
-  // confirms it one period later) and the log repeats with the same shift, whole periods are
-  // skipped — they would end in the same state, shifted, reaching no new peak and no OOM. The
-  // expanded plan has no macro ops and replays every record: the reference of the fast-play
-  // tests.
-  void replay_log(std::int32_t prog, AllocatorRun& run) {
+  // --- Replays shared across plays (PlayOptions::allocator_memo) -----------------------------
+  // A replay depends on the start state (the family) and on the records it read: each record's
+  // kind, op micro-batch and macro, range, and the effects it books and frees (by content).
+  static std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+    std::uint64_t x = (h ^ v) * 0x9E3779B97F4A7C15ULL;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ULL;
+    return x ^ (x >> 32);
+  }
+  static std::uint64_t fold(std::uint64_t h, const parallel::MemEffect& e) {
+    const std::uint64_t what = static_cast<std::uint64_t>(e.category) | (static_cast<std::uint64_t>(e.tensor) << 8) |
+                               (static_cast<std::uint64_t>(e.per_microbatch) << 16) |
+                               (static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.layer)) << 32);
+    return mix(h ^ what, static_cast<std::uint64_t>(e.bytes.value));
+  }
+  std::uint64_t family(std::size_t program) const {
+    const Program& P = plan.programs[program];
+    std::uint64_t h = mix(mix(0x7472616E73696D31ULL, plan.compressed && plan.steady_state), program);
+    for (std::size_t c = 0; c < hw::kMemCategories; ++c) h = mix(h, static_cast<std::uint64_t>(P.persistent.bytes[c].value));
+    return h;
+  }
+  // prefix[k]: records [0, k) of the program's log. A record of allocations or frees is named by
+  // its effect range and a hash of every effect up to the range's end (equal hashes: equal
+  // effects, the range's included), a macro's points by the hash of its template's effects.
+  void prefix_hashes(const Program& P, const std::vector<MemRecord>& log, std::vector<std::uint64_t>& prefix) const {
+    std::vector<std::uint64_t> effects(P.effects.size() + 1);
+    effects[0] = 0;
+    for (std::size_t e = 0; e < P.effects.size(); ++e) effects[e + 1] = fold(effects[e], P.effects[e]);
+    std::vector<std::uint64_t> templates(P.macros.size());
+    for (std::size_t t = 0; t < P.macros.size(); ++t) {
+      std::uint64_t h = mix(0, P.macros[t].end - P.macros[t].begin);
+      for (auto k = P.macros[t].begin; k < P.macros[t].end; ++k) {
+        const Op& op = P.macro_ops[k];
+        h = mix(h, op.alloc_end - op.alloc_begin);
+        for (auto e = op.alloc_begin; e < op.alloc_end; ++e) h = fold(h, P.effects[e]);
+        h = mix(h, op.free_end - op.free_begin);
+        for (auto e = op.free_begin; e < op.free_end; ++e) h = fold(h, P.effects[e]);
+      }
+      templates[t] = h;
+    }
+    prefix.resize(log.size() + 1);
+    prefix[0] = 0;
+    for (std::size_t k = 0; k < log.size(); ++k) {
+      const MemRecord& r = log[k];
+      const Op& op = P.ops[r.index];
+      const bool effects_range = r.kind == MemRecord::Kind::allocs || r.kind == MemRecord::Kind::frees;
+      const std::uint64_t w1 = static_cast<std::uint64_t>(r.kind) ^
+                               (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.macro)) << 8) ^
+                               (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.microbatch)) << 32);
+      const std::uint64_t w2 = static_cast<std::uint64_t>(r.a) | (static_cast<std::uint64_t>(r.b) << 32);
+      prefix[k + 1] = mix(mix(prefix[k] ^ w1, w2), effects_range ? effects[r.b] : templates[static_cast<std::size_t>(op.macro)]);
+    }
+  }
+  // Where this play's replay of one device meets the memo: the replays it pauses (copies) at
+  // `targets` for later plays.
+  struct Sharing {
+    std::vector<std::size_t> targets;  // records before which to pause a copy, ascending
+    std::size_t next = 0;
+    std::vector<std::shared_ptr<const AllocatorReplay>> paused;
+    void offer(AllocatorReplay& run, std::size_t r) {
+      while (next < targets.size() && targets[next] <= r) ++next;
+      run.record = r;
+      hw::CachingAllocator& alloc = run.model.allocator();
+      auto fingerprint = alloc.detach_fingerprint();  // the copy would not use it
+      paused.push_back(std::make_shared<const AllocatorReplay>(run));
+      alloc.attach_fingerprint(std::move(fingerprint));
+    }
+  };
+
+  // The log through the allocator, from record run.record. In a pipeline's steady state the
+  // units repeat: when the allocator's state at the start of a unit is the state at the start of
+  // an earlier unit of the same template with micro-batches shifted (its fingerprint says so, a
+  // canonical comparison confirms it one period later) and the log repeats with the same shift,
+  // whole periods are skipped — they would end in the same state, shifted, reaching no new peak
+  // and no OOM. The expanded plan has no macro ops and replays every record: the reference of
+  // the fast-play tests. The state before a record therefore depends on the records before it
+  // alone (the skip looks ahead to decide, but what it skips changes only micro-batch indices,
+  // which it relabels): a replay paused there and resumed with another log goes on exactly.
+  void replay_log(std::int32_t prog, AllocatorReplay& run, Sharing* share) {
     const Program& P = plan.programs[prog];
     const std::vector<MemRecord>& log = memlog[prog];
     hw::CachingAllocator& alloc = run.model.allocator();
@@ -856,7 +938,8 @@ struct Player {
         if (!same_record(P, log[from - period + k], log[from + k], shift)) return false;
       return true;
     };
-    for (std::size_t r = 0; r < log.size();) {
+    for (std::size_t r = run.record; r < log.size();) {
+      if (share && share->next < share->targets.size() && r >= share->targets[share->next]) share->offer(run, r);
       const MemRecord& rec = log[r];
       const bool anchor = skipping && rec.kind == MemRecord::Kind::points && rec.a == 1 && P.ops[rec.index].microbatch >= 0;
       if (anchor) {
@@ -891,9 +974,10 @@ struct Player {
           }
         }
       }
-      replay_record(prog, run, rec);
+      replay_record(prog, run, r);
       ++r;
     }
+    if (share && share->next < share->targets.size()) share->offer(run, log.size());
   }
 
   void model_allocator() {
@@ -903,11 +987,39 @@ struct Player {
     for (std::size_t pi = 0; pi < plan.programs.size(); ++pi) {
       const auto prog = static_cast<std::int32_t>(pi);
       const Program& P = plan.programs[pi];
-      AllocatorRun run(P);
+      AllocatorReplay run(P);
+      bool resumed = false;
+      std::optional<Sharing> share;
+      std::shared_ptr<AllocatorMemo::Prefix> prefix;
+      if (opt.allocator_memo && !opt.all_ooms && opt.allocator_memo->worth_looking()) {
+        const std::size_t n = memlog[pi].size();
+        prefix = std::make_shared<AllocatorMemo::Prefix>();
+        prefix_hashes(P, memlog[pi], *prefix);
+        const std::int64_t capacity = AllocatorModel::capacity(P).value;
+        const AllocatorMemo::Match m = opt.allocator_memo->find(family(pi), *prefix, capacity);
+        // A copy costs about what replaying a sixteenth of a log does: resume and pause only
+        // where that saves more.
+        if (m.replay && m.replay->record >= n / 8) {
+          run = *m.replay;
+          run.model.allocator().set_capacity(core::Bytes{capacity});
+          resumed = true;
+        }
+        // Pause a copy where this log parts from the closest stored one (the next point of the
+        // same kind is likely to part there too) or, when none is close, at two late records
+        // (logs that differ in timing alone part in the last backward).
+        share.emplace();
+        if (m.shared < n / 2) {
+          if (m.promising) share->targets = {n - n / 4, n - n / 16};
+        }
+        else if (m.shared >= run.record + n / 8) share->targets = {m.shared};
+        std::erase_if(share->targets, [&](std::size_t t) { return t <= run.record; });
+      }
+      if (!resumed)
+        for (const auto& e : AllocatorModel::state_buffers(P))
+          allocator_book(run, e, -1, AllocatorReplay::kBeforeStep, 0, 0);
       if (plan.compressed && plan.steady_state) run.model.allocator().keep_fingerprint();
-      for (const auto& e : AllocatorModel::state_buffers(P))
-        allocator_book(prog, run, -1, nullptr, e, -1, core::TimePoint{}, 0);
-      replay_log(prog, run);
+      replay_log(prog, run, share ? &*share : nullptr);
+      if (share) opt.allocator_memo->add(family(pi), std::move(prefix), std::move(share->paused));
       TRAINSIM_CHECK(run.model.tensors().total() == P.persistent.total(),
                      "stage " + std::to_string(prog) + " ends the step with tensors the allocator still holds");
       DeviceTimeline& d = tl.devices[pi];
@@ -916,8 +1028,7 @@ struct Player {
       d.fits = run.failures == 0;
       d.allocated_peak = core::Bytes{run.model.allocator().peak_allocated()};
       d.reserved_peak = core::Bytes{run.model.allocator().peak_reserved()};
-      kept.insert(kept.end(), allocator_ooms.begin(), allocator_ooms.end());
-      allocator_ooms.clear();
+      for (const auto& f : run.failed) kept.push_back(failure_point(prog, f));
     }
     tl.ooms = std::move(kept);
   }

@@ -11,9 +11,15 @@
 
 namespace trainsim::exec {
 
+class AllocatorMemo;
+
 struct PlayOptions {
   bool all_ooms = false;              // record every allocation that exceeds capacity
   std::size_t max_oom_points = 10000; // cap on recorded points with all_ooms
+  // Caching-allocator replays shared with other plays (a sweep's points): each device resumes
+  // the furthest stored replay of a log it shares a prefix with, and stores its own part way
+  // (sim/exec/allocator_memo.hpp). Reports are the same without it.
+  AllocatorMemo* allocator_memo = nullptr;
 };
 
 // Throws core::InternalError when an invariant breaks (deadlock, negative ledger, leaked bytes).

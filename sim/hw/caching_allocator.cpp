@@ -139,7 +139,7 @@ void CachingAllocator::KeyTable::clear() {
 }
 
 std::uint64_t CachingAllocator::grow_power(std::int64_t e) {
-  auto& table = e >= 0 ? powers_ : inverse_powers_;
+  auto& table = e >= 0 ? fp_.powers : fp_.inverse_powers;
   const auto n = static_cast<std::size_t>(e >= 0 ? e : -e);
   if (table.size() > n) return table[n];
   if (table.empty()) table.push_back(1);
@@ -149,19 +149,21 @@ std::uint64_t CachingAllocator::grow_power(std::int64_t e) {
 }
 
 void CachingAllocator::keep_fingerprint() {
-  if (fingerprinting_) return;
-  fingerprinting_ = true;
-  prints_.resize(blocks_.size());
+  if (fp_.on) return;
+  fp_ = Fingerprint{};
+  fp_.on = true;
+  fp_.prints.resize(blocks_.size());
+  for (Block& k : blocks_) k.dirty = false;  // marks copied from a detached state mean nothing here
   for (std::size_t b = 0; b < blocks_.size(); ++b)
     if (!blocks_[b].spare) touch(static_cast<std::int32_t>(b));
 }
 
 void CachingAllocator::flush() {
-  for (const std::int32_t b : dirty_) {
-    Print& p = prints_[static_cast<std::size_t>(b)];
+  for (const std::int32_t b : fp_.dirty) {
+    Fingerprint::Print& p = fp_.prints[static_cast<std::size_t>(b)];
     Block& k = blocks_[static_cast<std::size_t>(b)];
     k.dirty = false;
-    if (p.counted) (p.shifting ? h_shift_ : h_fixed_) -= p.h;
+    if (p.counted) (p.shifting ? fp_.h_shift : fp_.h_fixed) -= p.h;
     p.counted = false;
     if (k.spare) continue;
     const std::uint64_t fixed_key = k.allocated ? (k.key & ~kLow) | 1 : 0;
@@ -174,14 +176,14 @@ void CachingAllocator::flush() {
     if (p.shifting) h *= power(static_cast<std::int64_t>(k.key & kLow));
     p.h = h;
     p.counted = true;
-    (p.shifting ? h_shift_ : h_fixed_) += h;
+    (p.shifting ? fp_.h_shift : fp_.h_fixed) += h;
   }
-  dirty_.clear();
+  fp_.dirty.clear();
 }
 
 std::uint64_t CachingAllocator::fingerprint(std::int64_t c) {
   flush();
-  return h_fixed_ + h_shift_ * power(-c);
+  return fp_.h_fixed + fp_.h_shift * power(-c);
 }
 
 std::vector<CachingAllocator::CanonicalBlock> CachingAllocator::canonical(std::int64_t c) const {
@@ -198,9 +200,9 @@ std::vector<CachingAllocator::CanonicalBlock> CachingAllocator::canonical(std::i
 
 void CachingAllocator::shift(std::int64_t d) {
   flush();
-  if (fingerprinting_) {
+  if (fp_.on) {
     const std::uint64_t x = power(d);
-    for (Print& p : prints_)
+    for (Fingerprint::Print& p : fp_.prints)
       if (p.counted && p.shifting) p.h *= x;
   }
   live_.clear();
@@ -210,7 +212,7 @@ void CachingAllocator::shift(std::int64_t d) {
     k.key = shifted(k.key, d);
     *live_.insert(k.key) = static_cast<std::int32_t>(i);
   }
-  h_shift_ *= power(d);
+  fp_.h_shift *= power(d);
 }
 
 void CachingAllocator::absorb_next(std::int32_t b) {
@@ -234,7 +236,7 @@ std::int32_t CachingAllocator::new_block(const Block& b) {
     return i;
   }
   blocks_.push_back(b);
-  if (fingerprinting_) prints_.resize(blocks_.size());
+  if (fp_.on) fp_.prints.resize(blocks_.size());
   return static_cast<std::int32_t>(blocks_.size() - 1);
 }
 
@@ -445,6 +447,22 @@ std::int64_t CachingAllocator::release(std::uint64_t key) {
   }
   cache(b);
   return freed;
+}
+
+}  // namespace trainsim::hw
+
+namespace trainsim::hw {
+
+std::size_t CachingAllocator::footprint() const {
+  std::size_t n = sizeof(*this) + blocks_.capacity() * sizeof(Block) + spare_.capacity() * sizeof(std::int32_t) +
+                  live_.footprint();
+  for (const Pool* p : {&small_free_, &large_free_}) {
+    n += p->capacity() * sizeof(SizeClass);
+    for (const SizeClass& c : *p) n += c.blocks.capacity() * sizeof(Entry);
+  }
+  n += fp_.prints.capacity() * sizeof(Fingerprint::Print) + fp_.dirty.capacity() * sizeof(std::int32_t) +
+       (fp_.powers.capacity() + fp_.inverse_powers.capacity()) * sizeof(std::uint64_t);
+  return n;
 }
 
 }  // namespace trainsim::hw

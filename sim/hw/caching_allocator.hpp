@@ -18,6 +18,7 @@
 // workspaces are outside the allocator: the caller takes them off the device's capacity.
 // Tensors are named by a 64-bit key chosen by the caller.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/core/units.hpp"
@@ -59,6 +60,10 @@ class CachingAllocator {
   std::int64_t peak_allocated() const { return peak_allocated_; }
   std::int64_t peak_reserved() const { return peak_reserved_; }
   std::int64_t capacity() const { return capacity_; }
+  // Another capacity for a state reached with this one: the state is what the allocator would
+  // have reached with the new capacity when no request failed and the peak reserved fits it
+  // (only a segment that does not fit depends on the capacity); the caller checks.
+  void set_capacity(core::Bytes capacity) { capacity_ = capacity.value; }
   std::int64_t segments() const { return segments_; }
 
   // Periodic states (fast play skips repeated pipeline units). A key's low 32 bits are a
@@ -79,6 +84,27 @@ class CachingAllocator {
   };
   std::vector<CanonicalBlock> canonical(std::int64_t c) const;
   void shift(std::int64_t d);
+  // The fingerprint's bookkeeping (the two sums, each block's part, the blocks changed since the
+  // last ask, tables of powers). Detached, the allocator is cheap to copy (a paused replay kept
+  // for a later play, sim/exec/allocator_memo.hpp) and fingerprints nothing; attached back it
+  // goes on as before. A copy made while detached starts a fingerprint of its own with
+  // keep_fingerprint().
+  struct Fingerprint {
+    struct Print {            // a block's part of the fingerprint
+      std::uint64_t h = 0;    // its contribution, as in the sums
+      bool counted = false;   // h is in a sum
+      bool shifting = false;  // ... in h_shift (else h_fixed)
+    };
+    std::vector<Print> prints;  // by block index
+    std::vector<std::int32_t> dirty;
+    std::uint64_t h_fixed = 0, h_shift = 0;
+    bool on = false;
+    std::vector<std::uint64_t> powers, inverse_powers;
+  };
+  // Bytes the state takes (its tables' capacities), for callers that keep copies.
+  std::size_t footprint() const;
+  Fingerprint detach_fingerprint() { return std::exchange(fp_, Fingerprint{}); }
+  void attach_fingerprint(Fingerprint&& f) { fp_ = std::move(f); }
   std::int64_t next_address() const { return next_addr_; }
 
  private:
@@ -138,28 +164,19 @@ class CachingAllocator {
   // (flush), so a block that changes many times between two asks (a step's temporaries) is
   // hashed once.
   void touch(std::int32_t b) {
-    if (!fingerprinting_) return;
+    if (!fp_.on) return;
     Block& k = blocks_[static_cast<std::size_t>(b)];
     if (k.dirty) return;
     k.dirty = true;
-    dirty_.push_back(b);
+    fp_.dirty.push_back(b);
   }
   void flush();
-  struct Print {                // a block's part of the fingerprint
-    std::uint64_t h = 0;        // its contribution, as in the sums
-    bool counted = false;       // h is in a sum
-    bool shifting = false;      // ... in h_shift_ (else h_fixed_)
-  };
-  std::vector<Print> prints_;   // by block index
-  std::vector<std::int32_t> dirty_;
   std::uint64_t power(std::int64_t e) {  // X^e, from the tables (grown on demand)
-    if (e >= 0 && static_cast<std::size_t>(e) < powers_.size()) return powers_[static_cast<std::size_t>(e)];
+    if (e >= 0 && static_cast<std::size_t>(e) < fp_.powers.size()) return fp_.powers[static_cast<std::size_t>(e)];
     return grow_power(e);
   }
   std::uint64_t grow_power(std::int64_t e);
-  std::uint64_t h_fixed_ = 0, h_shift_ = 0;
-  bool fingerprinting_ = false;
-  std::vector<std::uint64_t> powers_, inverse_powers_;
+  Fingerprint fp_;
 
   std::int64_t capacity_;
   std::int64_t allocated_ = 0, reserved_ = 0, peak_allocated_ = 0, peak_reserved_ = 0;
@@ -183,6 +200,9 @@ class CachingAllocator {
     bool erase(std::uint64_t key, std::int32_t& value);  // false when absent
     void clear();
     std::size_t size() const { return size_; }
+    std::size_t footprint() const {
+      return tensors_.capacity() * sizeof(Tensor) + entries_.capacity() * sizeof(Entry);
+    }
 
    private:
     static constexpr std::uint32_t kNoTensor = ~std::uint32_t{0};

@@ -14,13 +14,13 @@ std::string_view to_string(Status s) {
   return "?";
 }
 
-PointResult run_point(const BaseScenario& base, const std::vector<std::string>& sets) {
+PointResult run_point(const BaseScenario& base, const std::vector<std::string>& sets, exec::AllocatorMemo* memo) {
   PointResult r;
   try {
     scenario::Scenario s = base.load(sets);
     {
       const parallel::Plan plan = parallel::lower(s, {.compress = true});
-      const exec::Timeline tl = exec::play(plan);
+      const exec::Timeline tl = exec::play(plan, {.allocator_memo = memo});
       r.summary = report::summarize(s, plan, tl, false);
     }
     r.status = r.summary->fits ? Status::fits : Status::oom;

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "sim/exec/allocator_memo.hpp"
 #include "sim/report/summary.hpp"
 #include "sim/sweep/spec.hpp"
 
@@ -29,7 +30,10 @@ struct PointResult {
 
 // Simulates base + sets. A ConfigError or OverflowError (the point's scenario is not valid) is
 // an `invalid` result; an InternalError propagates (a bug must not look like a result).
-PointResult run_point(const BaseScenario& base, const std::vector<std::string>& sets);
+// `memo`: caching-allocator replays shared with the other points (sim/exec/allocator_memo.hpp;
+// results are the same without it).
+PointResult run_point(const BaseScenario& base, const std::vector<std::string>& sets,
+                      exec::AllocatorMemo* memo = nullptr);
 
 // Calls work(i) for i in [0, n) on `jobs` threads and sink(i, result) for i = 0, 1, ... in order
 // as soon as each is ready (a reorder buffer), the sink one call at a time. When *stop becomes

@@ -1,0 +1,208 @@
+// Caching-allocator replays shared across plays (sim/exec/allocator_memo.hpp): a play that
+// resumes another's paused replay must report exactly what it reports alone — peaks and their
+// breakdown, allocated and reserved peaks, OOM points with their own times — over timing-only
+// variants (all-reduce algorithm, inter-node link), other global batches, other capacities, and
+// out-of-memory points (activations, model states). Each case also checks that replays were
+// resumed, so an inert memo cannot pass.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/exec/allocator_memo.hpp"
+#include "sim/exec/player.hpp"
+#include "sim/parallel/lower.hpp"
+#include "sim/report/summary.hpp"
+#include "sim/report/writers.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace {
+
+using namespace trainsim;
+
+const std::string kRoot = TRAINSIM_SOURCE_DIR;
+const std::string kGpt3 = kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml";
+
+std::string played(const std::string& file, const std::vector<std::string>& sets, exec::AllocatorMemo* memo,
+                   bool compress = true) {
+  const auto s = scenario::load_scenario(file, sets);
+  const parallel::Plan plan = parallel::lower(s, {.compress = compress});
+  const exec::Timeline tl = exec::play(plan, {.allocator_memo = memo});
+  std::ostringstream out;
+  report::write_json(out, report::summarize(s, plan, tl, false));
+  return out.str();
+}
+
+// Plays every variant of `base` in order with one memo; each report must equal the memo-less one.
+exec::AllocatorMemo::Stats same_with_memo(const std::string& file, const std::vector<std::string>& base,
+                                          const std::vector<std::vector<std::string>>& variants,
+                                          bool compress = true) {
+  exec::AllocatorMemo memo;
+  for (const auto& v : variants) {
+    std::vector<std::string> sets = base;
+    sets.insert(sets.end(), v.begin(), v.end());
+    std::string what = file;
+    for (const auto& k : sets) what += " --set " + k;
+    INFO(what);
+    CHECK(played(file, sets, &memo, compress) == played(file, sets, nullptr, compress));
+  }
+  return memo.stats();
+}
+
+// all-reduce x inter-node link: the step's timing changes, its memory effects do not.
+std::vector<std::vector<std::string>> timing_variants() {
+  std::vector<std::vector<std::string>> out;
+  for (const char* a : {"ring", "tree"})
+    for (const char* l : {"ib-hdr", "ib-ndr"})
+      out.push_back({std::string("parallel.allreduce=") + a, std::string("cluster.inter_node=") + l});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("allocator memo: timing-only variants resume late and report the same", "[exec][allocator][memo]") {
+  for (const char* schedule : {"1f1b", "gpipe"}) {
+    const auto st = same_with_memo(kGpt3, {std::string("parallel.schedule=") + schedule, "training.global_batch=512"},
+                                   timing_variants());
+    CHECK(st.lookups == 4 * 16);
+    CHECK(st.hits >= 3 * 16 / 2);
+    // The variants part in the last backward: most of each later log is resumed.
+    CHECK(st.records_resumed * 2 > st.records);
+  }
+  const auto interleaved = same_with_memo(
+      kGpt3, {"parallel.schedule=interleaved", "parallel.virtual_stages=2", "training.global_batch=512"},
+      timing_variants());
+  CHECK(interleaved.hits > 0);
+}
+
+TEST_CASE("allocator memo: other global batches share the start of the step", "[exec][allocator][memo]") {
+  const auto st = same_with_memo(kGpt3, {"parallel.zero=1"},
+                                 {{"training.global_batch=512"}, {"training.global_batch=1024"},
+                                  {"training.global_batch=768"}, {"training.global_batch=512", "parallel.allreduce=tree"}});
+  CHECK(st.hits > 0);
+  CHECK(st.records_resumed > 0);
+}
+
+TEST_CASE("allocator memo: a replay holds for another capacity only while nothing failed and its peak fits",
+          "[exec][allocator][memo]") {
+  // 80 GiB fits; 78 GiB is above what the shared part reserved on most stages (resumed), 40 GiB
+  // is not (the stages run out of memory: replayed with their own capacity, then resumed by the
+  // next 40 GiB variant with its OOM points timed by that variant's log).
+  const auto st = same_with_memo(kGpt3, {"training.global_batch=512"},
+                                 {{"device.memory=80GiB"},
+                                  {"device.memory=78GiB", "cluster.inter_node=ib-ndr"},
+                                  {"device.memory=40GiB"},
+                                  {"device.memory=40GiB", "cluster.inter_node=ib-ndr"},
+                                  {"device.memory=40GiB", "parallel.allreduce=tree"}});
+  CHECK(st.hits > 0);
+}
+
+TEST_CASE("allocator memo: out-of-memory points resume with their own OOM points", "[exec][allocator][memo]") {
+  // Activations: micro-batch 4 runs out during the warm-up; model states: 40 GB without ZeRO
+  // fails at the weights and optimizer states (booked before the step) and plays on.
+  auto st = same_with_memo(kGpt3, {"training.micro_batch=4", "training.global_batch=1024"}, timing_variants());
+  CHECK(st.hits > 0);
+  st = same_with_memo(kGpt3, {"device=a100-40gb", "parallel.tensor=4", "parallel.pipeline=8", "parallel.data=32",
+                              "training.global_batch=1024"},
+                      timing_variants());
+  CHECK(st.hits > 0);
+}
+
+TEST_CASE("allocator memo: expanded plans, ZeRO, offload and small models", "[exec][allocator][memo]") {
+  const std::string zero = kRoot + "/scenarios/parallel/05_zero1.yaml";
+  const std::string pipe = kRoot + "/scenarios/parallel/04_pipeline_fits.yaml";
+  for (int z = 0; z <= 3; ++z)
+    CHECK(same_with_memo(zero, {"parallel.zero=" + std::to_string(z)}, timing_variants()).lookups > 0);
+  CHECK(same_with_memo(zero, {"training.offload.optimizer=cpu"}, timing_variants()).lookups > 0);
+  CHECK(same_with_memo(pipe, {}, {{"training.global_batch=64"}, {"training.global_batch=128"}}, /*compress=*/false).lookups > 0);
+  CHECK(same_with_memo(pipe, {"parallel.schedule=gpipe"}, timing_variants()).lookups > 0);
+}
+
+TEST_CASE("allocator memo: plays on two threads sharing one memo report as alone", "[exec][allocator][memo]") {
+  std::vector<std::vector<std::string>> points;
+  for (const char* gb : {"512", "768"})
+    for (auto v : timing_variants()) {
+      v.push_back(std::string("training.global_batch=") + gb);
+      points.push_back(v);
+    }
+  std::vector<std::string> alone, shared(points.size());
+  for (const auto& p : points) alone.push_back(played(kGpt3, p, nullptr));
+  exec::AllocatorMemo memo;
+  auto worker = [&](std::size_t first) {
+    for (std::size_t i = first; i < points.size(); i += 2) shared[i] = played(kGpt3, points[i], &memo);
+  };
+  std::thread other(worker, 1);
+  worker(0);
+  other.join();
+  for (std::size_t i = 0; i < points.size(); ++i) CHECK(shared[i] == alone[i]);
+  CHECK(memo.stats().hits > 0);
+}
+
+namespace {
+
+// A replay of a one-device program holding `mib` MiB in one large segment, paused at `record`.
+std::shared_ptr<const exec::AllocatorReplay> paused(const parallel::Program& P, std::int64_t mib, std::size_t record,
+                                                    bool failed = false) {
+  auto r = std::make_shared<exec::AllocatorReplay>(P);
+  const parallel::MemEffect e{hw::MemCategory::activations, core::Bytes{mib << 20}, parallel::TensorKind::output, 0, true};
+  r->model.allocate(e, 0);
+  if (failed) r->failures = 1;
+  r->record = record;
+  return r;
+}
+
+parallel::Program device_of(std::int64_t gib) {
+  parallel::Program P;
+  P.device.memory = core::Bytes{gib << 30};
+  return P;
+}
+
+exec::AllocatorMemo::Prefix prefix(std::size_t n, std::uint64_t salt_from = ~std::uint64_t{0}) {
+  exec::AllocatorMemo::Prefix p(n + 1);
+  for (std::size_t k = 0; k <= n; ++k) p[k] = k < salt_from ? k * 7919 : k * 7919 + 1;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("allocator memo: the furthest replay within the shared records, and one that holds for the capacity",
+          "[exec][allocator][memo]") {
+  const auto P = device_of(80);
+  exec::AllocatorMemo memo;
+  memo.add(1, std::make_shared<exec::AllocatorMemo::Prefix>(prefix(100)),
+           {paused(P, 1000, 50), paused(P, 3000, 75), paused(P, 5000, 95)});
+  // Agrees up to record 80 (records 80.. differ): the replay at 75, not 95.
+  auto m = memo.find(1, prefix(100, 81), 80LL << 30);
+  REQUIRE(m.replay);
+  CHECK(m.replay->record == 75);
+  CHECK(m.shared == 80);
+  // Another family finds nothing.
+  CHECK_FALSE(memo.find(2, prefix(100), 80LL << 30).replay);
+  // A smaller capacity: the replays whose reserved bytes fit it (nothing failed).
+  m = memo.find(1, prefix(100), 4000LL << 20);
+  REQUIRE(m.replay);
+  CHECK(m.replay->record == 75);
+  m = memo.find(1, prefix(100), 2000LL << 20);
+  REQUIRE(m.replay);
+  CHECK(m.replay->record == 50);
+  CHECK_FALSE(memo.find(1, prefix(100), 500LL << 20).replay);
+  // A replay with a failed request holds for its own capacity only.
+  memo.add(3, std::make_shared<exec::AllocatorMemo::Prefix>(prefix(100)), {paused(P, 1000, 60, /*failed=*/true)});
+  CHECK(memo.find(3, prefix(100), 80LL << 30).replay);
+  CHECK_FALSE(memo.find(3, prefix(100), 81LL << 30).replay);
+  CHECK_FALSE(memo.find(3, prefix(100), 79LL << 30).replay);
+}
+
+TEST_CASE("allocator memo: bounded in bytes, the least recently used go first", "[exec][allocator][memo]") {
+  const auto P = device_of(80);
+  exec::AllocatorMemo memo(std::size_t{1} << 20);  // 1 MiB: a few dozen small replays
+  for (std::uint64_t f = 0; f < 400; ++f) {
+    memo.add(f, std::make_shared<exec::AllocatorMemo::Prefix>(prefix(100)), {paused(P, 10, 90)});
+    CHECK(memo.stats().bytes <= std::size_t{1} << 20);
+  }
+  CHECK(memo.find(399, prefix(100), 80LL << 30).replay);
+  CHECK_FALSE(memo.find(1, prefix(100), 80LL << 30).replay);
+  CHECK(memo.stats().bytes > 0);
+}
