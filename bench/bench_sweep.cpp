@@ -1,6 +1,8 @@
 // Sweep throughput: points per second over a GPT-3 175B / 1024-GPU grid (micro-batch x
 // tensor x pipeline, with the rest data-parallel), each point a full load, lower, play and
-// summary, on 1 and 2 worker threads. Run: build/bench/trainsim_bench_sweep.
+// summary, on 1 and 2 worker threads; and a grid of timing and global-batch variants of the same
+// layouts with and without the allocator memo a sweep shares between its points. Run:
+// build/bench/trainsim_bench_sweep.
 #include "bench/bench_main.hpp"
 
 
@@ -43,10 +45,51 @@ void BM_SweepGpt3_175B_1024(benchmark::State& state) {
   state.counters["points/s"] = benchmark::Counter(static_cast<double>(done), benchmark::Counter::kIsRate);
 }
 
+// A grid whose points share memory effects: the same 8 layouts x all-reduce {ring, tree} x
+// inter-node link {HDR, NDR} x global batch {1536, 3072} = 64 distinct points, walked once per
+// iteration with a fresh memo (what `trainsim sweep` shares between points) or none.
+std::vector<std::vector<std::string>> timing_grid() {
+  std::vector<std::vector<std::string>> g;
+  for (int mb : {1, 2})
+    for (int t : {4, 8})
+      for (int p : {8, 16})
+        for (const char* gb : {"1536", "3072"})
+          for (const char* ar : {"ring", "tree"})
+            for (const char* link : {"ib-hdr", "ib-ndr"})
+              g.push_back({"training.micro_batch=" + std::to_string(mb), "parallel.tensor=" + std::to_string(t),
+                           "parallel.pipeline=" + std::to_string(p), "parallel.data=" + std::to_string(1024 / (t * p)),
+                           std::string("training.global_batch=") + gb, std::string("parallel.allreduce=") + ar,
+                           std::string("cluster.inter_node=") + link});
+  return g;
+}
+
+void BM_SweepGpt3_175B_1024_Shared(benchmark::State& state) {
+  const auto base = sweep::BaseScenario::from_file(kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml");
+  const auto points = timing_grid();
+  std::int64_t done = 0;
+  for (auto _ : state) {
+    exec::AllocatorMemo memo;
+    exec::AllocatorMemo* shared = state.range(1) != 0 ? &memo : nullptr;
+    sweep::run_in_order<sweep::Status>(
+        points.size(), static_cast<int>(state.range(0)),
+        [&](std::size_t i) { return sweep::run_point(base, points[i], shared).status; },
+        [&](std::size_t, sweep::Status&&) { ++done; });
+  }
+  state.counters["points/s"] = benchmark::Counter(static_cast<double>(done), benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
 // Args: threads, caching-allocator model (1) or not (0).
 BENCHMARK(BM_SweepGpt3_175B_1024)
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({1, 0})
+    ->Args({2, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+// Args: threads, allocator replays shared through a memo (1) or not (0).
+BENCHMARK(BM_SweepGpt3_175B_1024_Shared)
     ->Args({1, 1})
     ->Args({2, 1})
     ->Args({1, 0})
