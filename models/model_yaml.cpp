@@ -305,8 +305,10 @@ Model load_model_file(const std::string& path, const BuildOptions& opts) {
   return load_file(path, opts, nullptr, "", "");
 }
 
-Model build_model(const YAML::Node& node, const std::string& file, const std::string& key_path,
-                  const BuildOptions& opts, const std::string& base_dir) {
+namespace {
+
+Model build_any(const YAML::Node& node, const std::string& file, const std::string& key_path,
+                const BuildOptions& opts, const std::string& base_dir) {
   if (node.IsScalar()) {
     const Preset* p = find_preset(node.Scalar());
     if (!p)
@@ -339,6 +341,21 @@ Model build_model(const YAML::Node& node, const std::string& file, const std::st
       "expected one of the keys 'preset', 'file', 'hf_config' or 'layers' (a model is a preset "
       "name, {preset: NAME, ...}, {file: PATH}, {hf_config: config.json} or {name: ..., "
       "layers: [...]})");
+}
+
+}  // namespace
+
+Model build_model(const YAML::Node& node, const std::string& file, const std::string& key_path,
+                  const BuildOptions& opts, const std::string& base_dir) {
+  Model m = build_any(node, file, key_path, opts, base_dir);
+  // Each layer's count fits (the builders check), but their sum may not: a model whose total
+  // cannot be counted is refused here, where its text can be named.
+  try {
+    (void)m.parameters();
+  } catch (const core::OverflowError&) {
+    yamlio::fail(node, file, key_path, "the model's parameters add up to more than 64-bit counts hold");
+  }
+  return m;
 }
 
 }  // namespace trainsim::models

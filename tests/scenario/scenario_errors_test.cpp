@@ -533,3 +533,11 @@ TEST_CASE("an offload value given with --set is located in the argument") {
                        "--set training.offload.parameters=cpu"},
                {"training.offload.optimizer=cpu", "training.offload.parameters=cpu"});
 }
+
+TEST_CASE("a model whose layers each fit but whose parameters add up beyond 64 bits is a located error") {
+  // A fuzzer finding: hidden 1,638,416,384 with Llama 3 8B's 32 layers — every layer's count
+  // fits in 64 bits, their sum does not.
+  expect_error("model: {preset: llama3-8b, hidden: 1638416384, heads: 128, ffn: 53248}\ndevice: a100-80gb\n"
+               "training: {micro_batch: 1, seq_len: 128}\n",
+               {1, 8, "model", "parameters add up to more than 64-bit counts"});
+}
