@@ -21,13 +21,11 @@ std::size_t shared_records(const AllocatorMemo::Prefix& a, const AllocatorMemo::
 }
 }  // namespace
 
-namespace {
-bool resuming(const AllocatorMemo::Stats& s) { return s.lookups <= 64 || s.hits * 8 >= s.lookups; }
-}  // namespace
+bool AllocatorMemo::sharing() const { return stats_.lookups <= kWindow || since_close_ < kWindow; }
 
 bool AllocatorMemo::worth_looking() {
   std::lock_guard<std::mutex> lock(mu_);
-  return resuming(stats_) || ++passed_ % 16 == 0;
+  return sharing() || ++passed_ % 16 == 0;
 }
 
 AllocatorMemo::Match AllocatorMemo::find(std::uint64_t family, const Prefix& prefix, std::int64_t capacity) {
@@ -36,10 +34,11 @@ AllocatorMemo::Match AllocatorMemo::find(std::uint64_t family, const Prefix& pre
   stats_.records += prefix.size() - 1;
   Match m;
   Uses& uses = uses_[family];
+  ++since_close_;  // (reset below when a close log is found)
   ++uses.plays;
-  // A family's first play pauses copies while the memo as a whole finds replays to resume (a
-  // grid of distinct layouts resumes none: its copies would only cost).
-  m.promising = uses.hits > 0 || (uses.plays == 1 && resuming(stats_));
+  // A family's first play pauses copies while the memo shares (in a grid of distinct layouts
+  // they would only cost).
+  m.promising = uses.hits > 0 || (uses.plays == 1 && sharing());
   auto it = families_.find(family);
   if (it == families_.end()) return m;
   for (Log& log : it->second) {
@@ -54,6 +53,7 @@ AllocatorMemo::Match AllocatorMemo::find(std::uint64_t family, const Prefix& pre
         log.used = ++clock_;
       }
   }
+  if (m.shared > 0 && 2 * m.shared >= prefix.size() - 1) since_close_ = 0;
   if (m.replay) {
     ++uses.hits;
     ++stats_.hits;

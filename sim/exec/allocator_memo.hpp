@@ -61,7 +61,7 @@ class AllocatorMemo {
     std::shared_ptr<const AllocatorReplay> replay;  // the furthest paused replay this log can resume
     std::size_t shared = 0;  // the most records this log shares with a stored one (0: none)
     // Whether pausing copies on the way is likely to pay: a play of this family resumed a replay
-    // before, or this is its first play and the memo resumes replays (one play in eight or more).
+    // before, or this is its first play and the memo shares (see worth_looking).
     bool promising = false;
   };
   // For a device of `family` (which device and its start state, see Player) whose log hashes to
@@ -69,9 +69,10 @@ class AllocatorMemo {
   // which the logs agree, made with that capacity or — when nothing failed — one of at most
   // `capacity` reserved (only a segment that does not fit depends on the capacity).
   Match find(std::uint64_t family, const Prefix& prefix, std::int64_t capacity);
-  // Whether a play should hash its log and look: always while the memo resumes replays (one
-  // lookup in eight or more), else one play in sixteen (a grid of distinct layouts resumes
-  // nothing, and hashing every log would only cost; the sample notices when that changes).
+  // Whether a play should hash its log and look: always while the memo shares (one of the
+  // last kWindow lookups found a log sharing at least half its records), else one play in
+  // sixteen (in a grid of distinct layouts logs part early, and hashing every log would only
+  // cost; the sample notices when that changes).
   bool worth_looking();
   // Keeps a played log and replays of it paused at some of its records.
   void add(std::uint64_t family, std::shared_ptr<const Prefix> prefix,
@@ -93,13 +94,15 @@ class AllocatorMemo {
     std::size_t bytes;
   };
   void evict();  // the least recently used logs, down to 3/4 of the bound
+  static constexpr std::uint64_t kWindow = 64;
+  bool sharing() const;
   struct Uses {
     std::uint64_t plays = 0, hits = 0;
   };
   mutable std::mutex mu_;
   std::unordered_map<std::uint64_t, std::vector<Log>> families_;
   std::unordered_map<std::uint64_t, Uses> uses_;  // kept when the family's logs are evicted
-  std::uint64_t clock_ = 0, passed_ = 0;
+  std::uint64_t clock_ = 0, passed_ = 0, since_close_ = 0;
   std::size_t bytes_ = 0, max_bytes_;
   Stats stats_;
 };

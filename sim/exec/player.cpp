@@ -158,6 +158,8 @@ struct MemRecord {
   std::uint64_t key = 0;         // the op's fine id (allocs, frees); its first op's (points, tail)
 };
 
+thread_local std::vector<std::vector<MemRecord>> spare_logs;  // see Player::run
+
 struct Player {
   const Plan& plan;
   const PlayOptions& opt;
@@ -1052,7 +1054,11 @@ struct Player {
     tl.devices.resize(progs.size());
     oom_seen.assign(progs.size(), 0);
     inflight.assign(progs.size(), InFlight{});
-    memlog.assign(progs.size(), {});
+    // Logs reuse the buffers of this thread's last play (a sweep's points log similar amounts:
+    // growing them anew reallocated and faulted in megabytes per point).
+    memlog = std::move(spare_logs);
+    memlog.resize(progs.size());
+    for (auto& log : memlog) log.clear();
     for (const auto& P : progs) {
       ledgers.emplace_back(P.device.memory);
       auto& d = tl.devices[ledgers.size() - 1];
@@ -1095,6 +1101,7 @@ struct Player {
       tl.ooms_dropped = static_cast<std::int64_t>(tl.ooms.size() - opt.max_oom_points);
       tl.ooms.resize(opt.max_oom_points);
     }
+    spare_logs = std::move(memlog);
     return std::move(tl);
   }
 };
