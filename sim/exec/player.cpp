@@ -993,12 +993,13 @@ struct Player {
       bool resumed = false;
       std::optional<Sharing> share;
       std::shared_ptr<AllocatorMemo::Prefix> prefix;
+      const std::uint64_t fam = opt.allocator_memo ? family(pi) : 0;
       if (opt.allocator_memo && !opt.all_ooms && opt.allocator_memo->worth_looking()) {
         const std::size_t n = memlog[pi].size();
         prefix = std::make_shared<AllocatorMemo::Prefix>();
         prefix_hashes(P, memlog[pi], *prefix);
         const std::int64_t capacity = AllocatorModel::capacity(P).value;
-        const AllocatorMemo::Match m = opt.allocator_memo->find(family(pi), *prefix, capacity);
+        const AllocatorMemo::Match m = opt.allocator_memo->find(fam, *prefix, capacity);
         // A copy costs about what replaying a sixteenth of a log does: resume and pause only
         // where that saves more.
         if (m.replay && m.replay->record >= n / 8) {
@@ -1010,10 +1011,11 @@ struct Player {
         // same kind is likely to part there too) or, when none is close, at two late records
         // (logs that differ in timing alone part in the last backward).
         share.emplace();
-        if (m.shared < n / 2) {
-          if (m.promising) share->targets = {n - n / 4, n - n / 16};
+        if (m.shared >= n / 2) {
+          if (m.shared >= run.record + n / 8) share->targets = {m.shared};
+        } else if (m.promising) {
+          share->targets = {n - n / 4, n - n / 16};
         }
-        else if (m.shared >= run.record + n / 8) share->targets = {m.shared};
         std::erase_if(share->targets, [&](std::size_t t) { return t <= run.record; });
       }
       if (!resumed)
@@ -1021,7 +1023,7 @@ struct Player {
           allocator_book(run, e, -1, AllocatorReplay::kBeforeStep, 0, 0);
       if (plan.compressed && plan.steady_state) run.model.allocator().keep_fingerprint();
       replay_log(prog, run, share ? &*share : nullptr);
-      if (share) opt.allocator_memo->add(family(pi), std::move(prefix), std::move(share->paused));
+      if (share) opt.allocator_memo->add(fam, std::move(prefix), std::move(share->paused));
       TRAINSIM_CHECK(run.model.tensors().total() == P.persistent.total(),
                      "stage " + std::to_string(prog) + " ends the step with tensors the allocator still holds");
       DeviceTimeline& d = tl.devices[pi];
