@@ -7,7 +7,10 @@
 # report, input over 5 s or 2 GiB) and saves the input under tests/fuzz/regressions/<target>/
 # so that test_fuzz_regressions replays it in every build.
 # Needs clang++ and libclang-rt-14-dev; without them it fails, or exits 77 (ctest: skipped)
-# when TRAINSIM_SKIP_FUZZ=1. JOBS (default 2) sets the build parallelism.
+# when TRAINSIM_SKIP_FUZZ=1. JOBS (default 2) sets the build parallelism. FUZZ_SEED (default
+# 20261203) fixes libFuzzer's random seed so a run (the test suite's smoke run in CI among them)
+# explores the same inputs each time on a machine of the same speed; FUZZ_SEED=0 draws a new
+# seed per run, for longer hunts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,7 +61,7 @@ for t in "${targets[@]}"; do
   shopt -u nullglob globstar
   echo "fuzz.sh: fuzz_$t for ${per}s" >&2
   rc=0
-  "build-fuzz/tests/fuzz/fuzz_$t" -max_total_time="$per" -timeout=5 -rss_limit_mb=2048 \
+  "build-fuzz/tests/fuzz/fuzz_$t" -seed="${FUZZ_SEED:-20261203}" -max_total_time="$per" -timeout=5 -rss_limit_mb=2048 \
     -dict=tests/fuzz/trainsim.dict -artifact_prefix="$work/$t/artifacts/" -print_final_stats=1 \
     "$work/$t/corpus" "$work/$t/seeds" "tests/fuzz/regressions/$t" >"$work/$t.log" 2>&1 || rc=$?
   found=0
