@@ -80,20 +80,13 @@ void BM_SweepGpt3_175B_1024_Shared(benchmark::State& state) {
 
 }  // namespace
 
-// Args: threads, caching-allocator model (1) or not (0).
-BENCHMARK(BM_SweepGpt3_175B_1024)
-    ->Args({1, 1})
-    ->Args({2, 1})
-    ->Args({1, 0})
-    ->Args({2, 0})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-// Args: threads, allocator replays shared through a memo (1) or not (0).
-BENCHMARK(BM_SweepGpt3_175B_1024_Shared)
-    ->Args({1, 1})
-    ->Args({2, 1})
-    ->Args({1, 0})
-    ->Args({2, 0})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+// Args: threads (1, 2) x a switch (1, 0), timed in milliseconds of wall time.
+void threads_by_switch(benchmark::internal::Benchmark* b) {
+  b->Args({1, 1})->Args({2, 1})->Args({1, 0})->Args({2, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+// The switch: the caching-allocator model (1) or not (0).
+BENCHMARK(BM_SweepGpt3_175B_1024)->Apply(threads_by_switch);
+// The switch: allocator replays shared through a memo (1) or not (0).
+BENCHMARK(BM_SweepGpt3_175B_1024_Shared)->Apply(threads_by_switch);
 TRAINSIM_BENCHMARK_MAIN()

@@ -449,10 +449,6 @@ std::int64_t CachingAllocator::release(std::uint64_t key) {
   return freed;
 }
 
-}  // namespace trainsim::hw
-
-namespace trainsim::hw {
-
 std::size_t CachingAllocator::footprint() const {
   std::size_t n = sizeof(*this) + blocks_.capacity() * sizeof(Block) + spare_.capacity() * sizeof(std::int32_t) +
                   live_.footprint();
