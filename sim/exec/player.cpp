@@ -399,7 +399,7 @@ struct Player {
       const std::uint32_t s = succ[k];
       TRAINSIM_CHECK(waiting[s] > 0, "op became ready twice");
       const bool folded = arrival_from[s] != kNone;
-      if (folded && arrival_from[s] == id) begin_arrival(s, now, key);
+      if (folded && arrival_from[s] == id) begin_arrival(s, now);
       if (--waiting[s] != 0) continue;
       if (!folded) {
         start(s, now, key);
@@ -426,22 +426,9 @@ struct Player {
     f = InFlight{id, idx, op.macro, at, fine_first[id] + (op.arrival ? 1 : 0), key, 0};
   }
 
-  // A folded transfer starts when the op it waits for ends: its receive buffer is booked now,
-  // as the expanded plan's p2p op would book it.
-  void begin_arrival(std::uint32_t id, core::TimePoint now, std::uint64_t trigger) {
-    std::int32_t prog, idx;
-    const Op& op = op_at(id, prog, idx);
-    const Program& P = plan.programs[prog];
-    arrival_start[id] = now;
-    if (op.alloc_begin == op.alloc_end) return;
-    catch_up(prog, now, trigger);
-    log(prog, {MemRecord::Kind::allocs, idx, op.alloc_begin, op.alloc_end, now, fine_first[id]});
-    Op transfer = op;
-    transfer.kind = OpKind::p2p;
-    for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
-      book(prog, idx, &transfer, P.effects[e].category, P.effects[e].bytes, now,
-           effect_order(fine_first[id], e - op.alloc_begin));
-  }
+  // A folded transfer starts when the op it waits for ends. (It books no memory: the receive
+  // buffer is the receiving op's first allocation, see sim/parallel/lower.cpp.)
+  void begin_arrival(std::uint32_t id, core::TimePoint now) { arrival_start[id] = now; }
 
   void build_graph() {
     DependencyGraph g = build_dependency_graph(plan);
@@ -770,9 +757,7 @@ struct Player {
       const MemRecord& r = memlog[prog][f.record];
       const Op& op = P.ops[r.index];
       if (r.kind == MemRecord::Kind::allocs) {
-        Op named = op;
-        if (op.macro >= 0) named.kind = OpKind::p2p;  // a folded transfer's receive buffer
-        pt = gpu_oom(prog, r.index, &named, op.microbatch, f.category, f.requested, f.in_use, r.time,
+        pt = gpu_oom(prog, r.index, &op, op.microbatch, f.category, f.requested, f.in_use, r.time,
                      effect_order(r.key, f.effect - r.a));
       } else {
         const Op& next = P.macro_ops[P.macros[op.macro].begin + f.point - 1];

@@ -172,7 +172,7 @@ class ProgramBuilder {
   }
   // One macro op replaying template `macro` for micro-batch `mb`. When its input arrives by the
   // p2p op `transfer` (>= 0), just emitted, the transfer is folded into it (Op::arrival): the
-  // macro op takes the transfer's place, its receive buffer and its dependency.
+  // macro op takes the transfer's place and its dependency.
   std::int32_t emit_macro(std::int32_t macro, std::int32_t mb, std::int32_t transfer) {
     Op op = P_.macro_ops[P_.macros[macro].begin];
     op.kind = op.kind == OpKind::recompute ? OpKind::backward : op.kind;
@@ -184,10 +184,10 @@ class ProgramBuilder {
     TRAINSIM_CHECK(transfer + 1 == static_cast<std::int32_t>(P_.ops.size()) && P_.ops.back().kind == OpKind::p2p,
                    "a folded transfer must be the op just emitted");
     const Op& p2p = P_.ops.back();
+    TRAINSIM_CHECK(p2p.alloc_begin == p2p.free_end, "a folded transfer books no memory (its receiver does)");
     op.arrival = true;
     op.comm = p2p.comm;
-    op.alloc_begin = p2p.alloc_begin;
-    op.alloc_end = op.free_begin = op.free_end = p2p.alloc_end;
+    op.alloc_begin = op.alloc_end = op.free_begin = op.free_end = p2p.alloc_begin;
     op.dep_begin = p2p.dep_begin;
     op.dep_end = p2p.dep_end;
     P_.ops.back() = op;
@@ -457,9 +457,10 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       if (!first_g) {
         recv = L.shards[L.chunks[g - 1].end - 1].output * mb;
         const std::int32_t prev_stage = (g - 1) % L.p;
+        // The receive buffer is the first layer's (see `receive` below), not the transfer's.
         const std::int32_t op = B.emit(
             p2p_op(r.first, j, u.chunk, recv, inter_node_boundary(s, prev_stage, stage), L.shards[L.chunks[g - 1].end - 1]),
-            {activation(recv, TensorKind::received, r.first)}, {}, {});
+            {}, {}, {});
         B.add_dep_pending(op, true, g - 1, j);
         arrival = op;
       }
@@ -474,8 +475,13 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       for (std::int32_t i = r.first; i < r.end; ++i) {
         const auto& sh = L.shards[i];
         const Gathered gathered = zero3_gather(i, j, u.chunk, false);
-        allocs.assign({activation(sh.output * mb, TensorKind::output, i),
-                       activation(saved_in_forward(i) * mb, TensorKind::saved, i)});
+        allocs.clear();
+        // The stage allocates the buffer for the previous stage's activation when it posts the
+        // receive, just before this forward (Megatron-LM's recv_forward): booked where the stage's
+        // own program reaches it, whenever the transfer starts.
+        if (i == r.first && !first_g) allocs.push_back(activation(recv, TensorKind::received, r.first));
+        allocs.push_back(activation(sh.output * mb, TensorKind::output, i));
+        allocs.push_back(activation(saved_in_forward(i) * mb, TensorKind::saved, i));
         if (checkpointed(i) && is_block_first(i, r))
           allocs.push_back(activation(checkpoint_bytes(i, r, g), TensorKind::checkpoint, i));
         // Free at the end: outputs whose last consumer is this layer, and the received input.
@@ -526,14 +532,17 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       const std::int32_t next_stage = (g + 1) % L.p;
       const std::int32_t op = B.emit(
           p2p_op(r.end - 1, j, u.chunk, grad_in, inter_node_boundary(s, stage, next_stage), L.shards[r.end - 1]),
-          {activation(grad_in, TensorKind::grad, r.end - 1)}, {}, {});
+          {}, {}, {});
       B.add_dep_pending(op, false, g + 1, j);
       arrival = op;
     }
     const std::int32_t transfer = arrival;
-    // The unit's first compute op waits for the gradient to arrive.
-    auto take_arrival = [&]() {
-      const OpRef ref = arrival >= 0 ? B.ref(arrival) : OpRef{};
+    // The unit's first compute op waits for the gradient to arrive and allocates its buffer, as
+    // the stage posts the receive just before its backward (Megatron-LM's recv_backward).
+    auto take_arrival = [&](std::vector<MemEffect>& op_allocs) {
+      if (arrival < 0) return OpRef{};
+      op_allocs.insert(op_allocs.begin(), activation(L.shards[r.end - 1].output * mb, TensorKind::grad, r.end - 1));
+      const OpRef ref = B.ref(arrival);
       arrival = -1;
       return ref;
     };
@@ -574,14 +583,17 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
         op.model_flops = false;
         op.kernels = std::max(1, gemms);
         op.work.serial_memory = true;
-        const std::int32_t rec = B.emit(op, allocs, std::span<const MemEffect>{}, {take_arrival()});
+        const OpRef received = take_arrival(allocs);
+        const std::int32_t rec = B.emit(op, allocs, std::span<const MemEffect>{}, {received});
         if (collectives > 0) tp_collectives(rec, collectives, collective_bytes);
       }
       if (s.training.recompute == Recompute::selective && sh.saved_core.value > 0) {
         Op op = compute_op(OpKind::recompute, i, j, u.chunk, sh.core_flops * mb,
                            sh.saved_core * mb, true);
         op.model_flops = false;
-        B.emit(op, {activation(sh.saved_core * mb, TensorKind::core, i)}, {}, {take_arrival()});
+        allocs.assign({activation(sh.saved_core * mb, TensorKind::core, i)});
+        const OpRef received = take_arrival(allocs);
+        B.emit(op, allocs, std::span<const MemEffect>{}, {received});
       }
       const Gathered gathered = zero3_gather(i, j, u.chunk, true);
       allocs.clear();
@@ -616,10 +628,11 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
         allocs.push_back(held);
         param_grads.push_back(held);
       }
+      const OpRef received = take_arrival(allocs);
       last = B.emit(shaped(compute_op(OpKind::backward, i, j, u.chunk, sh.flops * sh.backward_factor * mb,
                                       sh.io * mb * 2 + core::Bytes{sh.params} * (wb + gb), sh.matmul),
                            sh, 2),
-                    allocs, frees, {take_arrival(), gather_ref()});
+                    allocs, frees, {received, gather_ref()});
       recent_compute.push_back(last);
       if (sh.allreduce_backward > 0) tp_collectives(last, sh.allreduce_backward, sh.full_output);
       offload_after_backward(i, j, u.chunk, last);

@@ -112,9 +112,10 @@ struct Op {
   // template Program::macros[macro] (kind, layer, micro-batch and chunk name the run; its own
   // effect ranges are empty, the template's ops carry the effects).
   std::int32_t macro = -1;
-  // A macro op whose incoming pipeline transfer is folded in: `comm` is the transfer, its allocs
-  // (the receive buffer) are booked when the transfer starts (its one dependency ends), and the
-  // macro starts no earlier than the transfer's end — as the expanded plan's p2p op would.
+  // A macro op whose incoming pipeline transfer is folded in: `comm` is the transfer, which
+  // starts when its one dependency ends, and the macro starts no earlier than the transfer's end
+  // — as the expanded plan's p2p op would. (A p2p op books no memory: the receive buffer is the
+  // first allocation of the op that consumes it.)
   bool arrival = false;
 };
 
