@@ -28,7 +28,8 @@ bool AllocatorMemo::worth_looking() {
   return sharing() || ++passed_ % 16 == 0;
 }
 
-AllocatorMemo::Match AllocatorMemo::find(std::uint64_t family, const Prefix& prefix, std::int64_t capacity) {
+AllocatorMemo::Match AllocatorMemo::find(std::uint64_t family, const Prefix& prefix, std::int64_t capacity,
+                                         std::size_t close_from) {
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.lookups;
   stats_.records += prefix.size() - 1;
@@ -53,7 +54,8 @@ AllocatorMemo::Match AllocatorMemo::find(std::uint64_t family, const Prefix& pre
         log.used = ++clock_;
       }
   }
-  if (m.shared > 0 && 2 * m.shared >= prefix.size() - 1) since_close_ = 0;
+  if (close_from == 0) close_from = prefix.size() / 2;  // half of the log's records, rounded up
+  if (m.shared > 0 && m.shared >= close_from) since_close_ = 0;
   if (m.replay) {
     ++uses.hits;
     ++stats_.hits;

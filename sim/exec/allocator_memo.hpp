@@ -68,9 +68,11 @@ class AllocatorMemo {
   // `prefix`, with `capacity` bytes for the allocator: a stored replay paused at a record up to
   // which the logs agree, made with that capacity or — when nothing failed — one of at most
   // `capacity` reserved (only a segment that does not fit depends on the capacity).
-  Match find(std::uint64_t family, const Prefix& prefix, std::int64_t capacity);
+  // A log sharing at least `close_from` records counts as close (see worth_looking; 0: half of
+  // this log's records).
+  Match find(std::uint64_t family, const Prefix& prefix, std::int64_t capacity, std::size_t close_from = 0);
   // Whether a play should hash its log and look: always while the memo shares (one of the
-  // last kWindow lookups found a log sharing at least half its records), else one play in
+  // last kWindow lookups found a close log), else one play in
   // sixteen (in a grid of distinct layouts logs part early, and hashing every log would only
   // cost; the sample notices when that changes).
   bool worth_looking();

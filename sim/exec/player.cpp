@@ -159,6 +159,7 @@ struct MemRecord {
 };
 
 thread_local std::vector<std::vector<MemRecord>> spare_logs;  // see Player::run
+thread_local std::vector<std::uint64_t> spare_work;  // see Player::model_allocator
 
 struct Player {
   const Plan& plan;
@@ -848,28 +849,44 @@ struct Player {
   // prefix[k]: records [0, k) of the program's log. A record of allocations or frees is named by
   // its effect range and a hash of every effect up to the range's end (equal hashes: equal
   // effects, the range's included), a macro's points by the hash of its template's effects.
-  void prefix_hashes(const Program& P, const std::vector<MemRecord>& log, std::vector<std::uint64_t>& prefix) const {
+  // work[k]: the requests records [0, k) make of the allocator (what replaying them costs: a
+  // record of a macro's points stands for hundreds, one of a reduction's buffer for one).
+  void prefix_hashes(const Program& P, const std::vector<MemRecord>& log, std::vector<std::uint64_t>& prefix,
+                     std::vector<std::uint64_t>& work) const {
     std::vector<std::uint64_t> effects(P.effects.size() + 1);
     effects[0] = 0;
     for (std::size_t e = 0; e < P.effects.size(); ++e) effects[e + 1] = fold(effects[e], P.effects[e]);
     std::vector<std::uint64_t> templates(P.macros.size());
+    // requests[t][j]: the requests of template t's points 1..j (point j frees op j-2's tensors
+    // and books op j-1's).
+    std::vector<std::vector<std::uint32_t>> requests(P.macros.size());
     for (std::size_t t = 0; t < P.macros.size(); ++t) {
       std::uint64_t h = mix(0, P.macros[t].end - P.macros[t].begin);
+      auto& q = requests[t];
+      q.assign(1, 0);
       for (auto k = P.macros[t].begin; k < P.macros[t].end; ++k) {
         const Op& op = P.macro_ops[k];
         h = mix(h, op.alloc_end - op.alloc_begin);
         for (auto e = op.alloc_begin; e < op.alloc_end; ++e) h = fold(h, P.effects[e]);
         h = mix(h, op.free_end - op.free_begin);
         for (auto e = op.free_begin; e < op.free_end; ++e) h = fold(h, P.effects[e]);
+        const std::uint32_t freed = k > P.macros[t].begin ? P.macro_ops[k - 1].free_end - P.macro_ops[k - 1].free_begin : 0;
+        q.push_back(q.back() + freed + (op.alloc_end - op.alloc_begin));
       }
       templates[t] = h;
     }
     prefix.resize(log.size() + 1);
     prefix[0] = 0;
+    work.resize(log.size() + 1);
+    work[0] = 0;
     for (std::size_t k = 0; k < log.size(); ++k) {
       const MemRecord& r = log[k];
       const Op& op = P.ops[r.index];
       const bool effects_range = r.kind == MemRecord::Kind::allocs || r.kind == MemRecord::Kind::frees;
+      std::uint64_t w = 1;
+      if (effects_range) w = r.b - r.a;
+      else if (r.kind == MemRecord::Kind::points) w = requests[static_cast<std::size_t>(op.macro)][r.b] - requests[static_cast<std::size_t>(op.macro)][r.a - 1];
+      work[k + 1] = work[k] + w;
       const std::uint64_t w1 = static_cast<std::uint64_t>(r.kind) ^
                                (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.macro)) << 8) ^
                                (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.microbatch)) << 32);
@@ -980,14 +997,19 @@ struct Player {
       std::shared_ptr<AllocatorMemo::Prefix> prefix;
       const std::uint64_t fam = opt.allocator_memo ? family(pi) : 0;
       if (opt.allocator_memo && !opt.all_ooms && opt.allocator_memo->worth_looking()) {
-        const std::size_t n = memlog[pi].size();
         prefix = std::make_shared<AllocatorMemo::Prefix>();
-        prefix_hashes(P, memlog[pi], *prefix);
+        std::vector<std::uint64_t>& work = spare_work;
+        prefix_hashes(P, memlog[pi], *prefix, work);
+        // Fractions of the log are fractions of its requests: the record where they reach w.
+        const std::uint64_t total = work.back();
+        auto record_at = [&](std::uint64_t w) {
+          return static_cast<std::size_t>(std::lower_bound(work.begin(), work.end(), w) - work.begin());
+        };
         const std::int64_t capacity = AllocatorModel::capacity(P).value;
-        const AllocatorMemo::Match m = opt.allocator_memo->find(fam, *prefix, capacity);
+        const AllocatorMemo::Match m = opt.allocator_memo->find(fam, *prefix, capacity, record_at(total / 2));
         // A copy costs about what replaying a sixteenth of a log does: resume and pause only
         // where that saves more.
-        if (m.replay && m.replay->record >= n / 8) {
+        if (m.replay && work[m.replay->record] >= total / 8) {
           run = *m.replay;
           run.model.allocator().set_capacity(core::Bytes{capacity});
           resumed = true;
@@ -996,10 +1018,10 @@ struct Player {
         // same kind is likely to part there too) or, when none is close, at two late records
         // (logs that differ in timing alone part in the last backward).
         share.emplace();
-        if (m.shared >= n / 2) {
-          if (m.shared >= run.record + n / 8) share->targets = {m.shared};
+        if (work[m.shared] >= total / 2) {
+          if (work[m.shared] >= work[run.record] + total / 8) share->targets = {m.shared};
         } else if (m.promising) {
-          share->targets = {n - n / 4, n - n / 16};
+          share->targets = {record_at(total - total / 4), record_at(total - total / 16)};
         }
         std::erase_if(share->targets, [&](std::size_t t) { return t <= run.record; });
       }
