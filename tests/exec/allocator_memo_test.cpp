@@ -83,6 +83,12 @@ TEST_CASE("allocator memo: other global batches share the start of the step", "[
                                   {"training.global_batch=768"}, {"training.global_batch=512", "parallel.allreduce=tree"}});
   CHECK(st.hits > 0);
   CHECK(st.records_resumed > 0);
+  // GPipe: the forwards of the smaller global batch are the start of the larger one's; the first
+  // play pauses before its last micro-batch's forward, where the next one resumes.
+  const auto gpipe = same_with_memo(kGpt3, {"parallel.schedule=gpipe"},
+                                    {{"training.global_batch=512"}, {"training.global_batch=1024"}});
+  CHECK(gpipe.hits >= 8);
+  CHECK(gpipe.records_resumed > 0);
 }
 
 TEST_CASE("allocator memo: a replay holds for another capacity only while nothing failed and its peak fits",
