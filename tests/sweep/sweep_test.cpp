@@ -5,6 +5,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -204,6 +205,28 @@ TEST_CASE("points that share a thread's model report as if each was loaded alone
     REQUIRE(shared.status != sweep::Status::invalid);
     CHECK(sweep::jsonl_line(spec, p, shared) == sweep::jsonl_line(spec, p, alone));
   }
+}
+
+TEST_CASE("points that differ in all-reduce and links alone share a thread's plan and report as if lowered alone") {
+  // The timing-only axes innermost (the thread's plan serves them) around one that changes the
+  // plan (micro-batch); each reference point runs on a fresh thread (nothing cached).
+  const auto spec = sweep::load_sweep(write_temp("plans.yaml",
+      "base: {file: " + kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml}\n"
+      "axes:\n  training.micro_batch: [1, 2]\n  training.global_batch: [384]\n"
+      "  parallel.allreduce: [ring, tree]\n  cluster.inter_node: [ib-hdr, ib-ndr]\n"
+      "  cluster.intra_node: [nvswitch-a100, nvlink2]\n"));
+  const auto pts = sweep::expand(spec);
+  REQUIRE(pts.size() == 16);
+  std::set<double> step_times;
+  for (const auto& p : pts) {
+    const auto shared = sweep::run_point(spec.base, sweep::point_sets(spec, p));
+    sweep::PointResult alone;
+    std::thread([&] { alone = sweep::run_point(spec.base, sweep::point_sets(spec, p)); }).join();
+    REQUIRE(shared.status != sweep::Status::invalid);
+    CHECK(sweep::jsonl_line(spec, p, shared) == sweep::jsonl_line(spec, p, alone));
+    step_times.insert(shared.summary->step_time_s);
+  }
+  CHECK(step_times.size() >= 8);  // the links and the algorithm do change the step
 }
 
 TEST_CASE("a sweep thread reuses the model handed back when the next point's model is the same") {
