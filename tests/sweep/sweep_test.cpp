@@ -123,6 +123,21 @@ TEST_CASE("the ordered pool hands results on in index order whatever the thread 
   }
 }
 
+TEST_CASE("the ordered pool hands each thread runs of neighbouring items") {
+  // 640 items on 2 threads: runs of 32 (at least eight per thread), each on one thread — a
+  // sweep's neighbouring points share plans and allocator replays only when played in turn.
+  std::vector<std::thread::id> by(640);
+  sweep::run_in_order<int>(
+      640, 2,
+      [&](std::size_t i) {
+        by[i] = std::this_thread::get_id();
+        std::this_thread::yield();
+        return 0;
+      },
+      [](std::size_t, int&&) {});
+  for (std::size_t i = 0; i < by.size(); ++i) CHECK(by[i] == by[i / 32 * 32]);
+}
+
 TEST_CASE("a stop request lets only an unbroken prefix reach the sink") {
   std::atomic<bool> stop{false};
   std::size_t last = 0;
