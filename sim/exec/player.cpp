@@ -883,9 +883,13 @@ struct Player {
       const MemRecord& r = log[k];
       const Op& op = P.ops[r.index];
       const bool effects_range = r.kind == MemRecord::Kind::allocs || r.kind == MemRecord::Kind::frees;
-      std::uint64_t w = 1;
-      if (effects_range) w = r.b - r.a;
-      else if (r.kind == MemRecord::Kind::points) w = requests[static_cast<std::size_t>(op.macro)][r.b] - requests[static_cast<std::size_t>(op.macro)][r.a - 1];
+      std::uint64_t w = 1;  // a tail: the last op's frees
+      if (effects_range) {
+        w = r.b - r.a;
+      } else if (r.kind == MemRecord::Kind::points) {
+        const auto& q = requests[static_cast<std::size_t>(op.macro)];
+        w = q[r.b] - q[r.a - 1];
+      }
       work[k + 1] = work[k] + w;
       const std::uint64_t w1 = static_cast<std::uint64_t>(r.kind) ^
                                (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.macro)) << 8) ^
@@ -1031,7 +1035,8 @@ struct Player {
               std::find_if(log.begin(), log.end(),
                            [&](const MemRecord& r) { return P.ops[r.index].microbatch == plan.microbatches - 1; }) -
               log.begin());
-          if (!plan.steady_state && last < log.size() && work[last] >= work[run.record] + total / 8 && last < share->targets[0])
+          const bool worth = last < log.size() && work[last] >= work[run.record] + total / 8;
+          if (!plan.steady_state && worth && last < share->targets[0])
             share->targets.insert(share->targets.begin(), last);
         }
         std::erase_if(share->targets, [&](std::size_t t) { return t <= run.record; });

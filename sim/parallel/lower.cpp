@@ -457,7 +457,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       if (!first_g) {
         recv = L.shards[L.chunks[g - 1].end - 1].output * mb;
         const std::int32_t prev_stage = (g - 1) % L.p;
-        // The receive buffer is the first layer's (see `receive` below), not the transfer's.
+        // The receive buffer is booked by the first layer's forward below, not by the transfer.
         const std::int32_t op = B.emit(
             p2p_op(r.first, j, u.chunk, recv, inter_node_boundary(s, prev_stage, stage), L.shards[L.chunks[g - 1].end - 1]),
             {}, {}, {});

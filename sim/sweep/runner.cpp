@@ -20,7 +20,9 @@ namespace {
 // differ in these alone lower to the same programs.
 bool timing_only(const std::string& set) {
   const std::string key = set.substr(0, set.find('='));
-  return key == "parallel.allreduce" || key.starts_with("cluster.intra_node") || key.starts_with("cluster.inter_node");
+  for (const char* link : {"cluster.intra_node", "cluster.inter_node"})
+    if (key == link || key.starts_with(std::string(link) + ".")) return true;
+  return key == "parallel.allreduce";
 }
 
 // The plan of this thread's last point, reused by the next whose base and other overrides are
