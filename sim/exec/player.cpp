@@ -1027,17 +1027,17 @@ struct Player {
           if (work[m.shared] >= work[run.record] + total / 8) share->targets = {m.shared};
         } else if (m.promising) {
           share->targets = {record_at(total - total / 16)};
-          // ... and before the last micro-batch's first record: a point with a larger global
-          // batch logs the same records up to there (more micro-batches follow instead of the
-          // cooldown).
-          const std::vector<MemRecord>& log = memlog[pi];
-          const auto last = static_cast<std::size_t>(
-              std::find_if(log.begin(), log.end(),
-                           [&](const MemRecord& r) { return P.ops[r.index].microbatch == plan.microbatches - 1; }) -
-              log.begin());
-          const bool worth = last < log.size() && work[last] >= work[run.record] + total / 8;
-          if (!plan.steady_state && worth && last < share->targets[0])
-            share->targets.insert(share->targets.begin(), last);
+          // GPipe: also before the last micro-batch's first record, where a point with a larger
+          // global batch still logs the same (more forwards follow instead of the backwards).
+          if (!plan.steady_state) {
+            const std::vector<MemRecord>& log = memlog[pi];
+            const auto last = static_cast<std::size_t>(
+                std::find_if(log.begin(), log.end(),
+                             [&](const MemRecord& r) { return P.ops[r.index].microbatch == plan.microbatches - 1; }) -
+                log.begin());
+            if (last < share->targets[0] && work[last] >= work[run.record] + total / 8)
+              share->targets.insert(share->targets.begin(), last);
+          }
         }
         std::erase_if(share->targets, [&](std::size_t t) { return t <= run.record; });
       }

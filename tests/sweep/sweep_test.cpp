@@ -37,6 +37,21 @@ std::string error_of(const std::string& text) {
   return "no error";
 }
 
+// Plays every point of `spec` in order on this thread (its caches serving) and again each on a
+// fresh thread (nothing cached): the JSON lines must agree. Returns this thread's results.
+std::vector<sweep::PointResult> same_as_alone(const sweep::SweepSpec& spec) {
+  std::vector<sweep::PointResult> out;
+  for (const auto& p : sweep::expand(spec)) {
+    auto shared = sweep::run_point(spec.base, sweep::point_sets(spec, p));
+    sweep::PointResult alone;
+    std::thread([&] { alone = sweep::run_point(spec.base, sweep::point_sets(spec, p)); }).join();
+    REQUIRE(shared.status != sweep::Status::invalid);
+    CHECK(sweep::jsonl_line(spec, p, shared) == sweep::jsonl_line(spec, p, alone));
+    out.push_back(std::move(shared));
+  }
+  return out;
+}
+
 std::vector<std::string> sets_of(const sweep::SweepSpec& s, const sweep::Point& p) {
   return sweep::point_sets(s, p);
 }
@@ -211,15 +226,7 @@ TEST_CASE("points that share a thread's model report as if each was loaded alone
       "base: {file: " + kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml}\n"
       "axes:\n  training.seq_len: [1024, 2048]\n  training.attention: [standard, flash]\n"
       "  training.micro_batch: [1, 2]\n  parallel.zero: [0, 1]\n"));
-  const auto pts = sweep::expand(spec);
-  REQUIRE(pts.size() == 16);
-  for (const auto& p : pts) {
-    const auto shared = sweep::run_point(spec.base, sweep::point_sets(spec, p));
-    sweep::PointResult alone;
-    std::thread([&] { alone = sweep::run_point(spec.base, sweep::point_sets(spec, p)); }).join();
-    REQUIRE(shared.status != sweep::Status::invalid);
-    CHECK(sweep::jsonl_line(spec, p, shared) == sweep::jsonl_line(spec, p, alone));
-  }
+  REQUIRE(same_as_alone(spec).size() == 16);
 }
 
 TEST_CASE("points that differ in all-reduce and links alone share a thread's plan and report as if lowered alone") {
@@ -230,17 +237,10 @@ TEST_CASE("points that differ in all-reduce and links alone share a thread's pla
       "axes:\n  training.micro_batch: [1, 2]\n  training.global_batch: [384]\n"
       "  parallel.allreduce: [ring, tree]\n  cluster.inter_node: [ib-hdr, ib-ndr]\n"
       "  cluster.intra_node: [nvswitch-a100, nvlink2]\n"));
-  const auto pts = sweep::expand(spec);
-  REQUIRE(pts.size() == 16);
+  const auto results = same_as_alone(spec);
+  REQUIRE(results.size() == 16);
   std::set<double> step_times;
-  for (const auto& p : pts) {
-    const auto shared = sweep::run_point(spec.base, sweep::point_sets(spec, p));
-    sweep::PointResult alone;
-    std::thread([&] { alone = sweep::run_point(spec.base, sweep::point_sets(spec, p)); }).join();
-    REQUIRE(shared.status != sweep::Status::invalid);
-    CHECK(sweep::jsonl_line(spec, p, shared) == sweep::jsonl_line(spec, p, alone));
-    step_times.insert(shared.summary->step_time_s);
-  }
+  for (const auto& r : results) step_times.insert(r.summary->step_time_s);
   CHECK(step_times.size() >= 8);  // the links and the algorithm do change the step
 }
 
