@@ -12,6 +12,7 @@ namespace trainsim::models::kinds {
 using core::Bytes;
 using detail::bytes;
 using detail::prod;
+using detail::sum;
 using detail::require_positive;
 
 namespace {
@@ -24,11 +25,12 @@ void require_image(const ImageShape& s) {
 // floor((x + 2 padding - kernel) / stride) + 1, which must be at least 1.
 std::int64_t window_out(std::int64_t x, std::int64_t kernel, std::int64_t stride,
                         std::int64_t padding, const char* what) {
-  const std::int64_t span = x + 2 * padding - kernel;
+  const std::int64_t padded = sum({x, prod({2, padding})});
+  const std::int64_t span = padded - kernel;
   if (span < 0)
     throw std::invalid_argument(std::string("kernel (") + std::to_string(kernel) +
                                 ") is larger than the padded input " + what + " (" +
-                                std::to_string(x + 2 * padding) + ")");
+                                std::to_string(padded) + ")");
   return span / stride + 1;
 }
 }  // namespace
@@ -58,7 +60,7 @@ Layer conv2d(std::string name, const Conv2dSpec& c, DType dtype) {
   Layer l;
   l.name = std::move(name);
   l.kind = LayerKind::conv2d;
-  l.params = prod({c.out_channels, in_per_group, k2}) + (c.bias ? c.out_channels : 0);
+  l.params = sum({prod({c.out_channels, in_per_group, k2}), c.bias ? c.out_channels : 0});
   const Bytes input = bytes({e, c.in_channels, c.height, c.width});
   l.saved = c.save_input ? input : Bytes{};
   l.output = bytes({e, c.out_channels, oh, ow});

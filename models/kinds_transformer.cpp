@@ -10,6 +10,7 @@ namespace trainsim::models::kinds {
 using core::Bytes;
 using detail::bytes;
 using detail::prod;
+using detail::sum;
 using detail::require_positive;
 
 // linear: params = in*out (+ out bias), replicated.
@@ -23,12 +24,12 @@ Layer linear(std::string name, const LinearSpec& spec, DType dtype) {
   Layer l;
   l.name = std::move(name);
   l.kind = LayerKind::linear;
-  l.params = prod({spec.in, spec.out}) + (spec.bias ? spec.out : 0);
+  l.params = sum({prod({spec.in, spec.out}), spec.bias ? spec.out : 0});
   l.saved = bytes({e, t, spec.in});
   l.output = bytes({e, t, spec.out});
   l.flops = 2.0 * double(t) * double(spec.in) * double(spec.out);
   l.matmul = true;
-  l.io_bytes = bytes({e, t, spec.in + spec.out});
+  l.io_bytes = bytes({e, t, sum({spec.in, spec.out})});
   return l;
 }
 
@@ -54,7 +55,7 @@ Layer embedding(std::string name, const EmbeddingSpec& spec, DType dtype) {
   l.name = std::move(name);
   l.kind = LayerKind::embedding;
   l.params_split = prod({spec.vocab, h});
-  l.params = l.params_split + prod({spec.max_positions + spec.token_types, h});
+  l.params = sum({l.params_split, prod({sum({spec.max_positions, spec.token_types}), h})});
   l.saved = spec.dropout ? Bytes{sh} : Bytes{};
   l.output = Bytes{e * sh};
   const int adds = (spec.max_positions > 0 ? 1 : 0) + (spec.token_types > 0 ? 1 : 0);
@@ -129,16 +130,17 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
   Layer l;
   l.name = std::move(name);
   l.kind = LayerKind::attention;
-  const std::int64_t qkv_w = prod({h, hq + 2 * hk}), qkv_b = spec.bias ? hq + 2 * hk : 0;
+  const std::int64_t qkv = sum({hq, prod({2, hk})});  // Q, K and V outputs
+  const std::int64_t qkv_w = prod({h, qkv}), qkv_b = spec.bias ? qkv : 0;
   const std::int64_t proj_w = prod({hq, h}), proj_b = spec.out_bias.value_or(spec.bias) ? h : 0;
-  l.params = qkv_w + qkv_b + proj_w + proj_b;
-  l.params_split = qkv_w + qkv_b + proj_w;
+  l.params_split = sum({qkv_w, qkv_b, proj_w});
+  l.params = sum({l.params_split, proj_b});
 
   const Bytes replicated = bytes({e, sh}) + (spec.dropout ? Bytes{sh} : Bytes{});
   const Bytes core =
       spec.flash ? Bytes{} : bytes({e, ass}) + (spec.dropout ? bytes({1 + e, ass}) : Bytes{});
   const Bytes lse = spec.flash ? bytes({4, a, s}) : Bytes{};
-  l.saved_split = bytes({e, 2 * shq + 2 * shk}) + lse + core;  // Q, proj input, K, V
+  l.saved_split = bytes({e, 2, sum({shq, shk})}) + lse + core;  // Q, proj input, K, V
   l.saved_attention_core = core;
   l.saved = replicated + l.saved_split;
 
@@ -153,11 +155,11 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
   //   [dropout reads e*a*s^2, writes (e+1)*a*s^2]; attn x V reads e*a*s^2 + V, writes e*s*h.
   // flash core: reads Q, K, V and writes e*s*h + the 4*a*s log-sum-exp.
   // [output dropout reads e*s*h, writes (e+1)*s*h].
-  Bytes io = bytes({e, sh + shq + 2 * shk}) + bytes({e, sh + shq});
+  Bytes io = bytes({e, sum({sh, shq, prod({2, shk})})}) + bytes({e, sum({sh, shq})});
   if (spec.flash) {
-    io += bytes({e, shq + 2 * shk}) + bytes({e, shq}) + lse;
+    io += bytes({e, sum({shq, prod({2, shk})})}) + bytes({e, shq}) + lse;
   } else {
-    io += bytes({e, shq + shk}) + bytes({e, ass});              // scores
+    io += bytes({e, sum({shq, shk})}) + bytes({e, ass});              // scores
     io += bytes({2 * e, ass});                                  // softmax
     if (spec.dropout) io += bytes({2 * e + 1, ass});            // attention dropout
     io += bytes({e, ass}) + bytes({e, shk}) + bytes({e, shq});  // attn x V
@@ -206,10 +208,10 @@ Layer mlp(std::string name, const MlpSpec& spec, DType dtype) {
   l.name = std::move(name);
   l.kind = LayerKind::mlp;
   const std::int64_t in_mats = glu ? 2 : 1;  // matrices h -> f
-  const std::int64_t expert_split = prod({in_mats + 1, hf}) + (spec.bias ? in_mats * f : 0);
+  const std::int64_t expert_split = sum({prod({in_mats + 1, hf}), spec.bias ? prod({in_mats, f}) : 0});
   const std::int64_t router = moe ? prod({h, E}) : 0;
   l.params_split = prod({E, expert_split});
-  l.params = l.params_split + prod({E, spec.bias ? h : 0}) + router;
+  l.params = sum({l.params_split, prod({E, spec.bias ? h : 0}), router});
 
   const Bytes replicated = (spec.save_input ? bytes({e, sh}) : Bytes{}) +
                            (spec.dropout ? Bytes{sh} : Bytes{}) +
@@ -224,9 +226,9 @@ Layer mlp(std::string name, const MlpSpec& spec, DType dtype) {
   // io per expert a token visits: GEMMs in (read e*s*h each, write e*s*f each); activation
   // (read in_mats*e*s*f, write e*s*f); down GEMM (read e*s*f, write e*s*h);
   // [router reads e*s*h, writes 4*s*E]; [dropout reads e*s*h, writes (e+1)*s*h].
-  Bytes io = bytes({in_mats * e, sh + sf});
+  Bytes io = bytes({in_mats * e, sum({sh, sf})});
   io += bytes({e * (in_mats + 1), sf});
-  io += bytes({e, sf + sh});
+  io += bytes({e, sum({sf, sh})});
   io = io * k;
   if (moe) io += bytes({e, sh}) + bytes({4, s, E});
   if (spec.dropout) io += bytes({2 * e + 1, sh});
@@ -262,7 +264,7 @@ Layer loss(std::string name, const LossSpec& spec, DType dtype) {
   l.kind = LayerKind::loss;
   if (spec.head_bias && spec.head != LossHead::untied)
     throw std::invalid_argument("a head bias needs an untied head");
-  l.params = spec.head == LossHead::untied ? prod({V, h}) + (spec.head_bias ? V : 0) : 0;
+  l.params = spec.head == LossHead::untied ? sum({prod({V, h}), spec.head_bias ? V : 0}) : 0;
   l.params_split = l.params;
   l.output = Bytes{4};
   l.flops = 3.0 * double(s) * double(V);

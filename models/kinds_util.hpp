@@ -1,5 +1,5 @@
 #pragma once
-// Internal helpers for kinds_*.cpp: overflow-checked products and dimension checks.
+// Internal helpers for kinds_*.cpp: overflow-checked products and sums, and dimension checks.
 #include <cstdint>
 #include <initializer_list>
 #include <stdexcept>
@@ -13,6 +13,12 @@ namespace trainsim::models::kinds::detail {
 inline std::int64_t prod(std::initializer_list<std::int64_t> factors) {
   std::int64_t r = 1;
   for (auto f : factors) r = core::checked_mul(r, f);
+  return r;
+}
+// Sum of counts, overflow-checked like prod (a layer's parameters from its matrices and biases).
+inline std::int64_t sum(std::initializer_list<std::int64_t> terms) {
+  std::int64_t r = 0;
+  for (auto t : terms) r = core::checked_add(r, t);
   return r;
 }
 inline core::Bytes bytes(std::initializer_list<std::int64_t> factors) {

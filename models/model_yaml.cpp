@@ -347,9 +347,14 @@ Model build_any(const YAML::Node& node, const std::string& file, const std::stri
 
 Model build_model(const YAML::Node& node, const std::string& file, const std::string& key_path,
                   const BuildOptions& opts, const std::string& base_dir) {
-  Model m = build_any(node, file, key_path, opts, base_dir);
-  // Each layer's count fits (the builders check), but their sum may not: a model whose total
-  // cannot be counted is refused here, where its text can be named.
+  // A layer whose own sizes overflow (the builders' checked products and sums throw), or layers
+  // that each fit but whose sum does not: refused here, where the model's text can be named.
+  Model m;
+  try {
+    m = build_any(node, file, key_path, opts, base_dir);
+  } catch (const core::OverflowError&) {
+    yamlio::fail(node, file, key_path, "the model's sizes overflow 64-bit counts");
+  }
   try {
     (void)m.parameters();
   } catch (const core::OverflowError&) {

@@ -541,3 +541,12 @@ TEST_CASE("a model whose layers each fit but whose parameters add up beyond 64 b
                "training: {micro_batch: 1, seq_len: 128}\n",
                {1, 8, "model", "parameters add up to more than 64-bit counts"});
 }
+
+TEST_CASE("a layer whose own parameters add up beyond 64 bits is a located error") {
+  // A fuzzer finding: GPT-3 2.7B's shape with hidden 1,638,416,384 — the attention layer's QKV
+  // and projection weights each fit in 64 bits, their sum does not (it wrapped before the sum
+  // was checked).
+  expect_error("model: {preset: gpt3-2.7b, hidden: 1638416384, heads: 128, ffn: 53248}\ndevice: a100-80gb\n"
+               "training: {micro_batch: 1, seq_len: 128}\n",
+               {1, 8, "model", "the model's sizes overflow 64-bit counts"});
+}
