@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "sim/core/error.hpp"
 #include "sim/core/event_queue.hpp"
@@ -916,47 +917,91 @@ struct Player {
 
   // The log through the allocator, from record run.record. In a pipeline's steady state the
   // units repeat: when the allocator's state at the start of a unit is the state at the start of
-  // an earlier unit of the same template with micro-batches shifted (its fingerprint says so, a
-  // canonical comparison confirms it one period later) and the log repeats with the same shift,
-  // whole periods are skipped — they would end in the same state, shifted, reaching no new peak
-  // and no OOM. The expanded plan has no macro ops and replays every record: the reference of
-  // the fast-play tests. The state before a record therefore depends on the records before it
-  // alone (the skip looks ahead to decide, but what it skips changes only micro-batch indices,
-  // which it relabels): a replay paused there and resumed with another log goes on exactly.
+  // an earlier unit of the same template with micro-batches shifted and the log repeats with the
+  // same shift, whole periods are skipped — they would end in the same state, shifted, reaching
+  // no new peak and no OOM. A fingerprint finds candidate periods; an exact (canonical)
+  // comparison decides: against the state kept at the latest unit of a template not seen before
+  // (a 1F1B stage's steady state usually begins with its second backward template, the first
+  // booking the parameter gradients) when the period starts there, else one period later. A
+  // period confirmed one period later also spares the replay of the part period after the
+  // skipped ones: the state that far into the confirming period, kept, is the state after them,
+  // shifted. The expanded plan has no macro ops and replays every record:
+  // the reference of the fast-play tests. The state before a record therefore depends on the
+  // records before it alone (the skip looks ahead to decide, but what it skips changes only
+  // micro-batch indices, which it relabels): a replay paused there and resumed with another log
+  // goes on exactly.
   void replay_log(std::int32_t prog, AllocatorReplay& run, Sharing* share) {
     const Program& P = plan.programs[prog];
     const std::vector<MemRecord>& log = memlog[prog];
     hw::CachingAllocator& alloc = run.model.allocator();
     const bool skipping = plan.compressed && plan.steady_state;
+    constexpr std::size_t kNever = ~std::size_t{0};
     struct Anchor {
       std::size_t record;
       std::int32_t microbatch;
     };
     std::unordered_map<std::uint64_t, Anchor> anchors;
+    // A state kept exactly at an anchor: the canonical blocks relative to its micro-batch, the
+    // next segment's address and the failed requests so far.
+    struct Kept {
+      std::size_t record = kNever;
+      std::vector<hw::CachingAllocator::CanonicalBlock> blocks;
+      std::int64_t next_address = 0, failures = 0;
+    };
+    auto keep = [&](std::size_t r, std::int32_t mb) {
+      return Kept{r, alloc.canonical(mb + 1), alloc.next_address(), run.failures};
+    };
+    auto same_state = [&](const Kept& k, std::int32_t mb) {  // the state now is k's, shifted
+      return run.failures == k.failures && alloc.next_address() == k.next_address && alloc.canonical(mb + 1) == k.blocks;
+    };
+    Kept probe;  // at the latest anchor of a template not seen before (not the first anchor)
+    std::unordered_set<std::int32_t> seen;
     // A candidate period under confirmation: from `start`, `period` records, micro-batches
-    // `shift` apart; the state at `start` and the failed requests so far.
+    // `shift` apart; the state at `start`, and (`part`) the allocator `part_length` records later
+    // when the log repeats for whole periods and then `part_length` records more.
     bool confirming = false;
-    std::size_t start = 0, period = 0;
+    std::size_t start = 0, period = 0, part_length = 0;
     std::int32_t shift = 0;
-    std::vector<hw::CachingAllocator::CanonicalBlock> snapshot;
-    std::int64_t next_address = 0, failures = 0;
+    Kept at_start;
+    std::optional<AllocatorModel> part;
     auto periods_repeat = [&](std::size_t from, std::size_t n) {  // records [from, from + n) repeat the period before
       if (from < period || from + n > log.size()) return false;
       for (std::size_t k = 0; k < n; ++k)
         if (!same_record(P, log[from - period + k], log[from + k], shift)) return false;
       return true;
     };
+    auto whole_periods = [&](std::size_t from) {  // periods from `from` that repeat the one before
+      std::size_t k = 0;
+      while (periods_repeat(from + k * period, period)) ++k;
+      return k;
+    };
     for (std::size_t r = run.record; r < log.size();) {
       if (share && share->next < share->targets.size() && r >= share->targets[share->next]) share->offer(run, r);
+      if (confirming && part_length > 0 && r == start + part_length) {
+        auto fingerprint = alloc.detach_fingerprint();  // the copy would not use it
+        part = run.model;
+        alloc.attach_fingerprint(std::move(fingerprint));
+      }
       const MemRecord& rec = log[r];
       const bool anchor = skipping && rec.kind == MemRecord::Kind::points && rec.a == 1 && P.ops[rec.index].microbatch >= 0;
       if (anchor) {
         const std::int32_t mb = P.ops[rec.index].microbatch;
+        const std::int32_t macro = P.ops[rec.index].macro;
         if (confirming && r == start + period) {
           confirming = false;
-          if (run.failures == failures && alloc.next_address() == next_address && alloc.canonical(mb + 1) == snapshot) {
-            std::size_t k = 0;
-            while (periods_repeat(r + k * period, period)) ++k;
+          if (same_state(at_start, mb)) {
+            const std::size_t k = whole_periods(r);
+            if (part) {  // the state after k periods and the part is the kept one, shifted k + 1 times
+              const std::int64_t peak_allocated = alloc.peak_allocated(), peak_reserved = alloc.peak_reserved();
+              run.model = std::move(*part);
+              alloc.raise_peaks(peak_allocated, peak_reserved);
+              alloc.shift(static_cast<std::int64_t>(k + 1) * shift);
+              alloc.keep_fingerprint();
+              part.reset();
+              r += k * period + part_length;
+              anchors.clear();
+              continue;
+            }
             if (k > 0) {
               alloc.shift(static_cast<std::int64_t>(k) * shift);
               r += k * period;
@@ -964,20 +1009,33 @@ struct Player {
               continue;
             }
           }
+          part.reset();
         }
         if (!confirming) {
-          const std::uint64_t h = alloc.fingerprint(mb + 1) ^ (static_cast<std::uint64_t>(P.ops[rec.index].macro) * 0x9E3779B97F4A7C15ULL);
+          if (seen.insert(macro).second && r > run.record) probe = keep(r, mb);
+          const std::uint64_t h = alloc.fingerprint(mb + 1) ^ (static_cast<std::uint64_t>(macro) * 0x9E3779B97F4A7C15ULL);
           auto [it, fresh] = anchors.try_emplace(h, Anchor{r, mb});
           if (!fresh) {
+            const bool from_probe = it->second.record == probe.record;
             period = r - it->second.record;
             shift = mb - it->second.microbatch;
             it->second = Anchor{r, mb};
             if (shift > 0 && periods_repeat(r, period)) {
+              if (from_probe && same_state(probe, mb)) {  // the period from the probe to here repeats
+                const std::size_t k = whole_periods(r);
+                alloc.shift(static_cast<std::int64_t>(k) * shift);
+                r += k * period;
+                anchors.clear();
+                continue;
+              }
               confirming = true;
               start = r;
-              snapshot = alloc.canonical(mb + 1);
-              next_address = alloc.next_address();
-              failures = run.failures;
+              at_start = keep(r, mb);
+              const std::size_t after = start + period + whole_periods(start + period) * period;
+              part_length = 0;
+              while (part_length < period && after + part_length < log.size() &&
+                     same_record(P, log[after + part_length - period], log[after + part_length], shift))
+                ++part_length;
             }
           }
         }

@@ -17,6 +17,7 @@
 // bytes of segments (memory_reserved); both with their peaks. The CUDA context and library
 // workspaces are outside the allocator: the caller takes them off the device's capacity.
 // Tensors are named by a 64-bit key chosen by the caller.
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -65,6 +66,11 @@ class CachingAllocator {
   // (only a segment that does not fit depends on the capacity); the caller checks.
   void set_capacity(core::Bytes capacity) { capacity_ = capacity.value; }
   std::int64_t segments() const { return segments_; }
+  // Peaks at least these (a state carried over from earlier in a run that went higher since).
+  void raise_peaks(std::int64_t allocated, std::int64_t reserved) {
+    peak_allocated_ = std::max(peak_allocated_, allocated);
+    peak_reserved_ = std::max(peak_reserved_, reserved);
+  }
 
   // Periodic states (fast play skips repeated pipeline units). A key's low 32 bits are a
   // shiftable index (a micro-batch + 1; 0: not shiftable). Two states are equivalent under a
