@@ -246,20 +246,23 @@ struct LaterAddress {
   template <class E>
   bool operator()(const E& a, const E& b) const { return a.addr > b.addr; }
 };
-// The first size class of a pool (sorted by size) whose blocks hold `size`.
-template <class Pool>
-auto first_class_holding(Pool& pool, std::int64_t size) {
-  return std::lower_bound(pool.begin(), pool.end(), size, [](const auto& c, std::int64_t s) { return c.size < s; });
-}
 }  // namespace
 
-CachingAllocator::SizeClass& CachingAllocator::size_class(Pool& pool, std::int64_t size) {
-  auto it = first_class_holding(pool, size);
-  if (it == pool.end() || it->size != size) {
-    it = pool.insert(it, SizeClass{});
-    it->size = size;
-  }
-  return *it;
+std::size_t CachingAllocator::Pool::first_holding(std::int64_t size) const {
+  return static_cast<std::size_t>(
+      std::lower_bound(order.begin(), order.end(), size,
+                       [&](std::int32_t c, std::int64_t s) { return classes[static_cast<std::size_t>(c)].size < s; }) -
+      order.begin());
+}
+
+std::int32_t CachingAllocator::size_class(Pool& pool, std::int64_t size) {
+  std::int32_t c = pool.find(size);
+  if (c >= 0) return c;
+  c = static_cast<std::int32_t>(pool.classes.size());
+  pool.classes.emplace_back().size = size;
+  pool.order.insert(pool.order.begin() + static_cast<std::ptrdiff_t>(pool.first_holding(size)), c);
+  pool.recent[Pool::slot(size)] = c;
+  return c;
 }
 
 void CachingAllocator::drop_stale(SizeClass& c) {
@@ -273,7 +276,10 @@ void CachingAllocator::cache(std::int32_t b) {
   k.cached = true;
   TRAINSIM_CHECK(stamps_ != ~std::uint32_t{0}, "allocator model: too many cached blocks for one step");
   k.stamp = ++stamps_;
-  SizeClass& c = size_class(pool(k.small), k.size);
+  Pool& p = pool(k.small);
+  // A block freed at the size it was taken with still names its class.
+  if (k.size_class < 0 || p.classes[static_cast<std::size_t>(k.size_class)].size != k.size) k.size_class = size_class(p, k.size);
+  SizeClass& c = p.classes[static_cast<std::size_t>(k.size_class)];
   ++c.live;
   auto& v = c.blocks;
   if (c.heap) {
@@ -305,38 +311,42 @@ void CachingAllocator::leave_pool(Block& k) {
 void CachingAllocator::uncache(std::int32_t b) {
   Block& k = blocks_[b];
   leave_pool(k);
-  SizeClass& c = size_class(pool(k.small), k.size);
+  SizeClass& c = pool(k.small).classes[static_cast<std::size_t>(k.size_class)];
   --c.live;
   if (c.blocks.size() > 2 * static_cast<std::size_t>(c.live) + 64) drop_stale(c);
 }
 
 std::int32_t CachingAllocator::take_best_fit(std::int64_t size, bool small) {
   Pool& p = pool(small);
-  auto it = first_class_holding(p, size);
-  for (; it != p.end(); ++it) {
-    if (it->live == 0) continue;
-    auto& v = it->blocks;
-    std::int32_t b = -1;
-    if (it->heap) {
-      for (;;) {
-        std::pop_heap(v.begin(), v.end(), LaterAddress{});
-        const Entry e = v.back();
-        v.pop_back();
-        if (current(e)) {
-          b = e.block;
-          break;
-        }
-      }
-    } else {
-      while (!current(v.back())) v.pop_back();
-      b = v.back().block;
-      v.pop_back();
-    }
-    --it->live;
-    leave_pool(blocks_[b]);
-    return b;
+  // Most requests find a block of exactly their size; else the classes above it, smallest first.
+  std::int32_t at = p.find(size);
+  if (at < 0 || p.classes[static_cast<std::size_t>(at)].live == 0) {
+    std::size_t i = p.first_holding(size);
+    while (i < p.order.size() && p.classes[static_cast<std::size_t>(p.order[i])].live == 0) ++i;
+    if (i == p.order.size()) return -1;
+    at = p.order[i];
   }
-  return -1;
+  SizeClass& c = p.classes[static_cast<std::size_t>(at)];
+  auto& v = c.blocks;
+  std::int32_t b = -1;
+  if (c.heap) {
+    for (;;) {
+      std::pop_heap(v.begin(), v.end(), LaterAddress{});
+      const Entry e = v.back();
+      v.pop_back();
+      if (current(e)) {
+        b = e.block;
+        break;
+      }
+    }
+  } else {
+    while (!current(v.back())) v.pop_back();
+    b = v.back().block;
+    v.pop_back();
+  }
+  --c.live;
+  leave_pool(blocks_[b]);
+  return b;
 }
 
 // Hands out block b (free, out of the pools and the fingerprint) for a request of `size`,
@@ -372,7 +382,7 @@ void CachingAllocator::release_free_segments() {
   if (free_segments_ == 0) return;  // nothing to give back: no need to look
   free_segments_ = 0;
   for (Pool* p : {&small_free_, &large_free_}) {
-    for (SizeClass& c : *p) {
+    for (SizeClass& c : p->classes) {
       for (const Entry& e : c.blocks) {
         Block& k = blocks_[e.block];
         if (!current(e) || k.prev >= 0 || k.next >= 0) continue;
@@ -453,8 +463,8 @@ std::size_t CachingAllocator::footprint() const {
   std::size_t n = sizeof(*this) + blocks_.capacity() * sizeof(Block) + spare_.capacity() * sizeof(std::int32_t) +
                   live_.footprint();
   for (const Pool* p : {&small_free_, &large_free_}) {
-    n += p->capacity() * sizeof(SizeClass);
-    for (const SizeClass& c : *p) n += c.blocks.capacity() * sizeof(Entry);
+    n += p->classes.capacity() * sizeof(SizeClass) + p->order.capacity() * sizeof(std::int32_t);
+    for (const SizeClass& c : p->classes) n += c.blocks.capacity() * sizeof(Entry);
   }
   n += fp_.prints.capacity() * sizeof(Fingerprint::Print) + fp_.dirty.capacity() * sizeof(std::int32_t) +
        (fp_.powers.capacity() + fp_.inverse_powers.capacity()) * sizeof(std::uint64_t);

@@ -119,6 +119,7 @@ class CachingAllocator {
     std::uint64_t key = 0;              // the tensor, when allocated
     std::int32_t prev = -1, next = -1;  // neighbours in the segment
     std::uint32_t stamp = 0;            // when cached: its entry in the pool (see Entry)
+    std::int32_t size_class = -1;       // its class in the pool when last cached (valid while the size is the class's)
     bool allocated = false;
     bool small = false;
     bool spare = false;                 // an unused entry of blocks_
@@ -148,9 +149,33 @@ class CachingAllocator {
     bool heap = false;
     std::uint64_t inserts = 0, moved = 0;  // blocks cached while sorted; entries moved for them
   };
-  using Pool = std::vector<SizeClass>;
+  // A pool's classes keep their index for good (created, never moved or dropped), so a cached
+  // block names its class and a request finds the class of its size through a small table of
+  // recent sizes; `order` lists them by size for the best-fit search past an empty class.
+  struct Pool {
+    std::vector<SizeClass> classes;
+    std::vector<std::int32_t> order;  // class indices by size, smallest first
+    static constexpr std::size_t kRecent = 64;
+    std::int32_t recent[kRecent];     // by a hash of the size: a class index (check its size) or -1
+    Pool() { std::fill(std::begin(recent), std::end(recent), -1); }
+    static std::size_t slot(std::int64_t size) {
+      return static_cast<std::size_t>((static_cast<std::uint64_t>(size) * 0x9E3779B97F4A7C15ULL) >> 58);
+    }
+    // The class of blocks of exactly `size`, -1 when there is none.
+    std::int32_t find(std::int64_t size) {
+      std::int32_t& hint = recent[slot(size)];
+      if (hint >= 0 && classes[static_cast<std::size_t>(hint)].size == size) return hint;
+      const std::size_t at = first_holding(size);
+      if (at == order.size() || classes[static_cast<std::size_t>(order[at])].size != size) return -1;
+      hint = order[at];
+      return hint;
+    }
+    // The first position in `order` whose class holds `size`.
+    std::size_t first_holding(std::int64_t size) const;
+  };
+  static_assert(Pool::kRecent == 64, "Pool::slot takes the top 6 bits");
   Pool& pool(bool small) { return small ? small_free_ : large_free_; }
-  SizeClass& size_class(Pool& pool, std::int64_t size);  // created when absent
+  std::int32_t size_class(Pool& pool, std::int64_t size);  // its index, created when absent
   bool current(const Entry& e) const { return blocks_[e.block].cached && blocks_[e.block].stamp == e.stamp; }
   void drop_stale(SizeClass& c);
   std::int32_t new_block(const Block& b);
