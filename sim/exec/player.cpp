@@ -922,11 +922,13 @@ struct Player {
   // no new peak and no OOM. A fingerprint finds candidate periods; an exact (canonical)
   // comparison decides: against the state kept at the latest unit of a template not seen before
   // (a 1F1B stage's steady state usually begins with its second backward template, the first
-  // booking the parameter gradients) when the period starts there, else one period later. A
-  // period confirmed one period later also spares the replay of the part period after the
-  // skipped ones: the state that far into the confirming period, kept, is the state after them,
-  // shifted. The expanded plan has no macro ops and replays every record:
-  // the reference of the fast-play tests. The state before a record therefore depends on the
+  // booking the parameter gradients) when the period starts there, else one period later.
+  // The part period after the skipped ones is jumped too when the allocator was kept that far
+  // into the first period: one period later, the length is known when the confirmation starts;
+  // from the kept state, it is foreseen — the period is as many micro-batches as the state's
+  // live tensors span, up to the next unit of the template — and the copy serves only if the
+  // period found is that one. The expanded plan has no macro ops and replays every record: the
+  // reference of the fast-play tests. The state before a record therefore depends on the
   // records before it alone (the skip looks ahead to decide, but what it skips changes only
   // micro-batch indices, which it relabels): a replay paused there and resumed with another log
   // goes on exactly.
@@ -936,6 +938,10 @@ struct Player {
     hw::CachingAllocator& alloc = run.model.allocator();
     const bool skipping = plan.compressed && plan.steady_state;
     constexpr std::size_t kNever = ~std::size_t{0};
+    auto anchor_at = [&](std::size_t x) {  // the start of a unit of a macro for one micro-batch
+      const MemRecord& rec = log[x];
+      return skipping && rec.kind == MemRecord::Kind::points && rec.a == 1 && P.ops[rec.index].microbatch >= 0;
+    };
     struct Anchor {
       std::size_t record;
       std::int32_t microbatch;
@@ -952,90 +958,127 @@ struct Player {
       return Kept{r, alloc.canonical(mb + 1), alloc.next_address(), run.failures};
     };
     auto same_state = [&](const Kept& k, std::int32_t mb) {  // the state now is k's, shifted
-      return run.failures == k.failures && alloc.next_address() == k.next_address && alloc.canonical(mb + 1) == k.blocks;
+      return run.failures == k.failures && alloc.next_address() == k.next_address &&
+             alloc.canonical(mb + 1) == k.blocks;
+    };
+    // How the log goes on repeating from `from` (`period` records, micro-batches `shift` apart):
+    // whole periods that repeat the one before, then the records of a part period that still do.
+    struct Repeat {
+      std::size_t periods = 0, part = 0;
+    };
+    auto repeats = [&](std::size_t from, std::size_t period, std::int32_t shift) {
+      Repeat out;
+      for (std::size_t x = from;; x += period) {
+        while (out.part < period && x + out.part < log.size() &&
+               same_record(P, log[x + out.part - period], log[x + out.part], shift))
+          ++out.part;
+        if (out.part < period) return out;
+        ++out.periods;
+        out.part = 0;
+      }
+    };
+    // The allocator to keep before record `at`, some records into a period, for a skip of
+    // `period` records and `shift` micro-batches confirmed where that period ends (`model` once
+    // kept).
+    struct Ahead {
+      std::size_t at = kNever, period = 0;
+      std::int32_t shift = 0;
+      std::optional<AllocatorModel> model;
+    };
+    Ahead ahead;
+    // From r, a period of `period` records (micro-batches `shift` apart) is confirmed: skip the
+    // whole periods that repeat and, when the allocator was kept as far into the first period as
+    // the repetition goes past them, that part too.
+    auto skip = [&](std::size_t& r, std::size_t period, std::int32_t shift) {
+      const Repeat rep = repeats(r, period, shift);
+      if (ahead.model && ahead.period == period && ahead.shift == shift &&
+          ahead.at + period == r + rep.part) {  // the state after them is the kept one, shifted
+        const std::int64_t peak_allocated = alloc.peak_allocated(), peak_reserved = alloc.peak_reserved();
+        run.model = std::move(*ahead.model);
+        alloc.raise_peaks(peak_allocated, peak_reserved);
+        alloc.shift(static_cast<std::int64_t>(rep.periods + 1) * shift);
+        alloc.keep_fingerprint();
+        r += rep.periods * period + rep.part;
+      } else if (rep.periods > 0) {
+        alloc.shift(static_cast<std::int64_t>(rep.periods) * shift);
+        r += rep.periods * period;
+      } else {
+        return false;
+      }
+      ahead = Ahead{};
+      anchors.clear();
+      return true;
+    };
+    // Where to keep the allocator for a skip from the probe at r0: one period on, at the unit of
+    // the same template as many micro-batches later as the live tensors span.
+    auto foresee = [&](std::size_t r0, std::int32_t mb, std::int32_t macro) {
+      const std::int64_t span = alloc.index_span();
+      if (span <= 0) return Ahead{};
+      const std::int64_t target = mb + span;
+      for (std::size_t x = r0 + 1; x < log.size(); ++x) {
+        if (!anchor_at(x) || P.ops[log[x].index].macro != macro) continue;
+        const std::int32_t m = P.ops[log[x].index].microbatch;
+        if (m > target) break;
+        if (m < target) continue;
+        const Repeat rep = repeats(x, x - r0, static_cast<std::int32_t>(span));
+        if (rep.periods == 0 || rep.part == 0) break;
+        Ahead a;
+        a.at = r0 + rep.part;
+        a.period = x - r0;
+        a.shift = static_cast<std::int32_t>(span);
+        return a;
+      }
+      return Ahead{};
     };
     Kept probe;  // at the latest anchor of a template not seen before (not the first anchor)
     std::unordered_set<std::int32_t> seen;
     // A candidate period under confirmation: from `start`, `period` records, micro-batches
-    // `shift` apart; the state at `start`, and (`part`) the allocator `part_length` records later
-    // when the log repeats for whole periods and then `part_length` records more.
+    // `shift` apart, and the state at `start`.
     bool confirming = false;
-    std::size_t start = 0, period = 0, part_length = 0;
+    std::size_t start = 0, period = 0;
     std::int32_t shift = 0;
     Kept at_start;
-    std::optional<AllocatorModel> part;
-    auto periods_repeat = [&](std::size_t from, std::size_t n) {  // records [from, from + n) repeat the period before
-      if (from < period || from + n > log.size()) return false;
-      for (std::size_t k = 0; k < n; ++k)
-        if (!same_record(P, log[from - period + k], log[from + k], shift)) return false;
-      return true;
-    };
-    auto whole_periods = [&](std::size_t from) {  // periods from `from` that repeat the one before
-      std::size_t k = 0;
-      while (periods_repeat(from + k * period, period)) ++k;
-      return k;
-    };
     for (std::size_t r = run.record; r < log.size();) {
       if (share && share->next < share->targets.size() && r >= share->targets[share->next]) share->offer(run, r);
-      if (confirming && part_length > 0 && r == start + part_length) {
+      if (r == ahead.at && !ahead.model) {
         auto fingerprint = alloc.detach_fingerprint();  // the copy would not use it
-        part = run.model;
+        ahead.model = run.model;
         alloc.attach_fingerprint(std::move(fingerprint));
       }
-      const MemRecord& rec = log[r];
-      const bool anchor = skipping && rec.kind == MemRecord::Kind::points && rec.a == 1 && P.ops[rec.index].microbatch >= 0;
-      if (anchor) {
-        const std::int32_t mb = P.ops[rec.index].microbatch;
-        const std::int32_t macro = P.ops[rec.index].macro;
+      if (anchor_at(r)) {
+        const Op& op = P.ops[log[r].index];
+        const std::int32_t mb = op.microbatch;
         if (confirming && r == start + period) {
           confirming = false;
-          if (same_state(at_start, mb)) {
-            const std::size_t k = whole_periods(r);
-            if (part) {  // the state after k periods and the part is the kept one, shifted k + 1 times
-              const std::int64_t peak_allocated = alloc.peak_allocated(), peak_reserved = alloc.peak_reserved();
-              run.model = std::move(*part);
-              alloc.raise_peaks(peak_allocated, peak_reserved);
-              alloc.shift(static_cast<std::int64_t>(k + 1) * shift);
-              alloc.keep_fingerprint();
-              part.reset();
-              r += k * period + part_length;
-              anchors.clear();
-              continue;
-            }
-            if (k > 0) {
-              alloc.shift(static_cast<std::int64_t>(k) * shift);
-              r += k * period;
-              anchors.clear();
-              continue;
-            }
-          }
-          part.reset();
+          if (same_state(at_start, mb) && skip(r, period, shift)) continue;
+          ahead = Ahead{};
         }
         if (!confirming) {
-          if (seen.insert(macro).second && r > run.record) probe = keep(r, mb);
-          const std::uint64_t h = alloc.fingerprint(mb + 1) ^ (static_cast<std::uint64_t>(macro) * 0x9E3779B97F4A7C15ULL);
+          if (seen.insert(op.macro).second && r > run.record) {
+            probe = keep(r, mb);
+            ahead = foresee(r, mb, op.macro);
+          }
+          const std::uint64_t h =
+              alloc.fingerprint(mb + 1) ^ (static_cast<std::uint64_t>(op.macro) * 0x9E3779B97F4A7C15ULL);
           auto [it, fresh] = anchors.try_emplace(h, Anchor{r, mb});
           if (!fresh) {
             const bool from_probe = it->second.record == probe.record;
             period = r - it->second.record;
             shift = mb - it->second.microbatch;
             it->second = Anchor{r, mb};
-            if (shift > 0 && periods_repeat(r, period)) {
-              if (from_probe && same_state(probe, mb)) {  // the period from the probe to here repeats
-                const std::size_t k = whole_periods(r);
-                alloc.shift(static_cast<std::int64_t>(k) * shift);
-                r += k * period;
-                anchors.clear();
-                continue;
-              }
+            if (shift > 0 && repeats(r, period, shift).periods > 0) {
+              // The period from the probe to here repeats: skip now.
+              if (from_probe && same_state(probe, mb) && skip(r, period, shift)) continue;
               confirming = true;
               start = r;
               at_start = keep(r, mb);
-              const std::size_t after = start + period + whole_periods(start + period) * period;
-              part_length = 0;
-              while (part_length < period && after + part_length < log.size() &&
-                     same_record(P, log[after + part_length - period], log[after + part_length], shift))
-                ++part_length;
+              const Repeat rep = repeats(start + period, period, shift);
+              ahead = Ahead{};
+              if (rep.part > 0) {
+                ahead.at = start + rep.part;
+                ahead.period = period;
+                ahead.shift = shift;
+              }
             }
           }
         }

@@ -215,6 +215,16 @@ void CachingAllocator::shift(std::int64_t d) {
   fp_.h_shift *= power(d);
 }
 
+std::int64_t CachingAllocator::index_span() const {
+  std::uint64_t low = ~std::uint64_t{0}, high = 0;
+  for (const Block& k : blocks_) {
+    if (k.spare || !k.allocated || (k.key & kLow) == 0) continue;
+    low = std::min(low, k.key & kLow);
+    high = std::max(high, k.key & kLow);
+  }
+  return high >= low ? static_cast<std::int64_t>(high - low + 1) : 0;
+}
+
 void CachingAllocator::absorb_next(std::int32_t b) {
   const std::int32_t n = blocks_[b].next;
   blocks_[b].size += blocks_[n].size;
@@ -278,7 +288,8 @@ void CachingAllocator::cache(std::int32_t b) {
   k.stamp = ++stamps_;
   Pool& p = pool(k.small);
   // A block freed at the size it was taken with still names its class.
-  if (k.size_class < 0 || p.classes[static_cast<std::size_t>(k.size_class)].size != k.size) k.size_class = size_class(p, k.size);
+  if (k.size_class < 0 || p.classes[static_cast<std::size_t>(k.size_class)].size != k.size)
+    k.size_class = size_class(p, k.size);
   SizeClass& c = p.classes[static_cast<std::size_t>(k.size_class)];
   ++c.live;
   auto& v = c.blocks;

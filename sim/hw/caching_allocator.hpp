@@ -90,6 +90,9 @@ class CachingAllocator {
   };
   std::vector<CanonicalBlock> canonical(std::int64_t c) const;
   void shift(std::int64_t d);
+  // How many indices the live shiftable keys span (largest - smallest + 1; 0 when none): the
+  // micro-batches a pipeline stage holds.
+  std::int64_t index_span() const;
   // The fingerprint's bookkeeping (the two sums, each block's part, the blocks changed since the
   // last ask, tables of powers). Detached, the allocator is cheap to copy (a paused replay kept
   // for a later play, sim/exec/allocator_memo.hpp) and fingerprints nothing; attached back it
