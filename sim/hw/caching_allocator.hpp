@@ -122,7 +122,7 @@ class CachingAllocator {
     std::uint64_t key = 0;              // the tensor, when allocated
     std::int32_t prev = -1, next = -1;  // neighbours in the segment
     std::uint32_t stamp = 0;            // when cached: its entry in the pool (see Entry)
-    std::int32_t size_class = -1;       // its class in the pool when last cached (valid while the size is the class's)
+    std::int32_t size_class = -1;       // its pool's class when last cached (while the size is that class's)
     bool allocated = false;
     bool small = false;
     bool spare = false;                 // an unused entry of blocks_
@@ -130,8 +130,8 @@ class CachingAllocator {
     bool dirty = false;                 // changed since the fingerprint's last flush (a reused
                                         // entry may be listed twice: flushing it twice is harmless)
   };
-  // Cached free blocks of a pool, by size: one class per size (sorted; a step sees a few
-  // distinct sizes, 97% of requests take a block of exactly their size), each a vector sorted
+  // Cached free blocks of a pool, by size: one class per size (a step sees a few distinct
+  // sizes, 97% of requests take a block of exactly their size), each a vector sorted
   // by address from the highest down, so best fit (ties: the lowest address) takes the last
   // entry, and a freed block, which usually lies below the others of its size, goes in at or
   // near the end. A size whose freed blocks land far from the end (on average more than 32
