@@ -899,6 +899,15 @@ struct Player {
       prefix[k + 1] = mix(mix(prefix[k] ^ w1, w2), effects_range ? effects[r.b] : templates[static_cast<std::size_t>(op.macro)]);
     }
   }
+  // What make() returns, made with the allocator's fingerprint bookkeeping set aside: a copy kept
+  // for later (a paused replay, a state to jump to) does not use it, and copying it costs.
+  template <typename Make>
+  static auto without_fingerprint(hw::CachingAllocator& alloc, Make&& make) {
+    auto fingerprint = alloc.detach_fingerprint();
+    auto copy = make();
+    alloc.attach_fingerprint(std::move(fingerprint));
+    return copy;
+  }
   // Where this play's replay of one device meets the memo: the replays it pauses (copies) at
   // `targets` for later plays.
   struct Sharing {
@@ -908,10 +917,8 @@ struct Player {
     void offer(AllocatorReplay& run, std::size_t r) {
       while (next < targets.size() && targets[next] <= r) ++next;
       run.record = r;
-      hw::CachingAllocator& alloc = run.model.allocator();
-      auto fingerprint = alloc.detach_fingerprint();  // the copy would not use it
-      paused.push_back(std::make_shared<const AllocatorReplay>(run));
-      alloc.attach_fingerprint(std::move(fingerprint));
+      paused.push_back(
+          without_fingerprint(run.model.allocator(), [&] { return std::make_shared<const AllocatorReplay>(run); }));
     }
   };
 
@@ -1040,11 +1047,7 @@ struct Player {
     Kept at_start;
     for (std::size_t r = run.record; r < log.size();) {
       if (share && share->next < share->targets.size() && r >= share->targets[share->next]) share->offer(run, r);
-      if (r == ahead.at && !ahead.model) {
-        auto fingerprint = alloc.detach_fingerprint();  // the copy would not use it
-        ahead.model = run.model;
-        alloc.attach_fingerprint(std::move(fingerprint));
-      }
+      if (r == ahead.at && !ahead.model) ahead.model = without_fingerprint(alloc, [&] { return run.model; });
       if (anchor_at(r)) {
         const Op& op = P.ops[log[r].index];
         const std::int32_t mb = op.microbatch;
