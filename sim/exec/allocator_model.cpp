@@ -10,7 +10,8 @@ core::Bytes AllocatorModel::capacity(const parallel::Program& P) {
 
 AllocatorModel::AllocatorModel(const parallel::Program& P)
     : alloc_(capacity(P)),
-      context_(P.persistent[hw::MemCategory::reserved]) {
+      context_(P.persistent[hw::MemCategory::reserved]),
+      layer_base_(P.first_layer) {
   now_[hw::MemCategory::reserved] = context_;
   now_total_ = context_;
 }
@@ -25,10 +26,12 @@ std::vector<parallel::MemEffect> AllocatorModel::state_buffers(const parallel::P
   return out;
 }
 
-std::uint64_t AllocatorModel::key(const parallel::MemEffect& e, std::int32_t microbatch) {
+std::uint64_t AllocatorModel::key(const parallel::MemEffect& e, std::int32_t microbatch) const {
   const std::int32_t mb = e.per_microbatch ? microbatch : -1;
-  return (static_cast<std::uint64_t>(e.tensor) << 56) |
-         (static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.layer) & 0xFFFFFFu) << 32) |
+  // 24 bits: a layer's (possibly negative: a receive buffer) offset in the low 23, all set for
+  // an effect about no layer.
+  const std::uint32_t layer = e.layer < 0 ? 0xFFFFFFu : static_cast<std::uint32_t>(e.layer - layer_base_) & 0x7FFFFFu;
+  return (static_cast<std::uint64_t>(e.tensor) << 56) | (static_cast<std::uint64_t>(layer) << 32) |
          static_cast<std::uint32_t>(mb + 1);
 }
 

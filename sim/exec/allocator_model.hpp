@@ -22,8 +22,12 @@ class AllocatorModel {
   // contiguous buffers hold them), booked before the step.
   static std::vector<parallel::MemEffect> state_buffers(const parallel::Program& P);
 
-  // The key naming an effect's tensor when its op is about micro-batch `microbatch`.
-  static std::uint64_t key(const parallel::MemEffect& e, std::int32_t microbatch);
+  // The key naming an effect's tensor when its op is about micro-batch `microbatch`: its kind,
+  // its layer counted from the program's first (stages holding equal layers name their tensors
+  // alike, so a replay of one stage's log can go on with another's) and the micro-batch.
+  std::uint64_t key(const parallel::MemEffect& e, std::int32_t microbatch) const;
+  // Names tensors from P's first layer on (a replay resumed for another program).
+  void rebase(const parallel::Program& P) { layer_base_ = P.first_layer; }
 
   hw::CachingAllocator::Result allocate(const parallel::MemEffect& e, std::int32_t microbatch);
   // False when the tensor is not held (a lowering bug the caller reports).
@@ -42,6 +46,7 @@ class AllocatorModel {
   hw::MemBreakdown now_;  // tensors' bytes by category, with the context
   core::Bytes now_total_;
   core::Bytes context_;
+  std::int32_t layer_base_ = 0;
 };
 
 }  // namespace trainsim::exec

@@ -160,7 +160,6 @@ struct MemRecord {
 };
 
 thread_local std::vector<std::vector<MemRecord>> spare_logs;  // see Player::run
-thread_local std::vector<std::uint64_t> spare_work;  // see Player::model_allocator
 
 struct Player {
   const Plan& plan;
@@ -835,15 +834,20 @@ struct Player {
     x *= 0xBF58476D1CE4E5B9ULL;
     return x ^ (x >> 32);
   }
-  static std::uint64_t fold(std::uint64_t h, const parallel::MemEffect& e) {
+  // An effect by content, its layer counted from the program's first (as the allocator names it).
+  static std::uint64_t fold(std::uint64_t h, const parallel::MemEffect& e, std::int32_t first_layer) {
+    const std::int32_t layer = e.layer < 0 ? e.layer : e.layer - first_layer;
     const std::uint64_t what = static_cast<std::uint64_t>(e.category) | (static_cast<std::uint64_t>(e.tensor) << 8) |
                                (static_cast<std::uint64_t>(e.per_microbatch) << 16) |
-                               (static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.layer)) << 32);
+                               (static_cast<std::uint64_t>(e.layer < 0) << 24) |
+                               (static_cast<std::uint64_t>(static_cast<std::uint32_t>(layer)) << 32);
     return mix(h ^ what, static_cast<std::uint64_t>(e.bytes.value));
   }
+  // The start state: what the program holds before the step. Not which program it is — stages
+  // holding equal layers share replays (see model_allocator).
   std::uint64_t family(std::size_t program) const {
     const Program& P = plan.programs[program];
-    std::uint64_t h = mix(mix(0x7472616E73696D31ULL, plan.compressed && plan.steady_state), program);
+    std::uint64_t h = mix(0x7472616E73696D31ULL, plan.compressed && plan.steady_state);
     for (std::size_t c = 0; c < hw::kMemCategories; ++c) h = mix(h, static_cast<std::uint64_t>(P.persistent.bytes[c].value));
     return h;
   }
@@ -856,7 +860,7 @@ struct Player {
                      std::vector<std::uint64_t>& work) const {
     std::vector<std::uint64_t> effects(P.effects.size() + 1);
     effects[0] = 0;
-    for (std::size_t e = 0; e < P.effects.size(); ++e) effects[e + 1] = fold(effects[e], P.effects[e]);
+    for (std::size_t e = 0; e < P.effects.size(); ++e) effects[e + 1] = fold(effects[e], P.effects[e], P.first_layer);
     std::vector<std::uint64_t> templates(P.macros.size());
     // requests[t][j]: the requests of template t's points 1..j (point j frees op j-2's tensors
     // and books op j-1's).
@@ -868,9 +872,9 @@ struct Player {
       for (auto k = P.macros[t].begin; k < P.macros[t].end; ++k) {
         const Op& op = P.macro_ops[k];
         h = mix(h, op.alloc_end - op.alloc_begin);
-        for (auto e = op.alloc_begin; e < op.alloc_end; ++e) h = fold(h, P.effects[e]);
+        for (auto e = op.alloc_begin; e < op.alloc_end; ++e) h = fold(h, P.effects[e], P.first_layer);
         h = mix(h, op.free_end - op.free_begin);
-        for (auto e = op.free_begin; e < op.free_end; ++e) h = fold(h, P.effects[e]);
+        for (auto e = op.free_begin; e < op.free_end; ++e) h = fold(h, P.effects[e], P.first_layer);
         const std::uint32_t freed = k > P.macros[t].begin ? P.macro_ops[k - 1].free_end - P.macro_ops[k - 1].free_begin : 0;
         q.push_back(q.back() + freed + (op.alloc_end - op.alloc_begin));
       }
@@ -1092,22 +1096,82 @@ struct Player {
     if (share && share->next < share->targets.size()) share->offer(run, log.size());
   }
 
+  // Stages holding equal layers (a pipeline's middle stages) log alike until their schedules part
+  // — under 1F1B where the shorter warm-up ends, under GPipe often never — and a replay depends
+  // only on the start state and the records it read. So before replaying, each program finds the
+  // earlier one of its family and capacity whose log shares the most records with its own and
+  // replays them (did not itself resume past them); that one pauses a copy there to go on from.
+  // Only where the shared records make more requests than kWorthACopy (a copy of a warm-up's
+  // state costs about what a few dozen requests do; logs count the requests a steady-state skip
+  // would pass over, so a fraction of the log is no measure).
+  // The expanded plan replays every program in full: the reference of the tests.
+  static constexpr std::uint64_t kWorthACopy = 256;  // requests
+  struct StageSource {
+    std::int32_t program = -1;
+    std::size_t record = 0;
+  };
+
   void model_allocator() {
     std::vector<OomPoint> kept;
     for (const auto& o : tl.ooms)
       if (o.cause == OomCause::host_memory) kept.push_back(o);
-    for (std::size_t pi = 0; pi < plan.programs.size(); ++pi) {
+    const std::size_t n = plan.programs.size();
+    std::vector<std::uint64_t> fams(n);
+    for (std::size_t pi = 0; pi < n; ++pi) fams[pi] = family(pi);
+    std::vector<std::shared_ptr<AllocatorMemo::Prefix>> prefixes(n);
+    std::vector<std::vector<std::uint64_t>> works(n);
+    auto hashes = [&](std::size_t pi) {
+      if (prefixes[pi]) return;
+      prefixes[pi] = std::make_shared<AllocatorMemo::Prefix>();
+      prefix_hashes(plan.programs[pi], memlog[pi], *prefixes[pi], works[pi]);
+    };
+    std::vector<StageSource> source(n);
+    std::vector<std::vector<std::size_t>> wanted(n);  // records where later programs go on
+    if (plan.compressed && opt.share_stages) {
+      std::vector<std::size_t> first(n, 0);  // the first record each replays
+      for (std::size_t i = 1; i < n; ++i) {
+        const std::int64_t capacity = AllocatorModel::capacity(plan.programs[i]).value;
+        for (std::size_t j = 0; j < i; ++j) {
+          if (fams[j] != fams[i] || AllocatorModel::capacity(plan.programs[j]).value != capacity) continue;
+          hashes(i);
+          hashes(j);
+          const std::size_t k = AllocatorMemo::shared_records(*prefixes[j], *prefixes[i]);
+          if (k >= first[j] && k > source[i].record) source[i] = {static_cast<std::int32_t>(j), k};
+        }
+        if (source[i].program >= 0 && works[i][source[i].record] >= kWorthACopy) {
+          first[i] = source[i].record;
+          wanted[static_cast<std::size_t>(source[i].program)].push_back(source[i].record);
+        } else {
+          source[i] = {};
+        }
+      }
+    }
+    std::vector<std::vector<std::shared_ptr<const AllocatorReplay>>> paused(n);
+    for (std::size_t pi = 0; pi < n; ++pi) {
       const auto prog = static_cast<std::int32_t>(pi);
       const Program& P = plan.programs[pi];
       AllocatorReplay run(P);
       bool resumed = false;
+      if (source[pi].program >= 0) {  // the latest copy its source paused within the shared records
+        const AllocatorReplay* from = nullptr;
+        for (const auto& r : paused[static_cast<std::size_t>(source[pi].program)])
+          if (r->record <= source[pi].record && (!from || r->record > from->record)) from = r.get();
+        if (from) {
+          run = *from;
+          resumed = true;
+          tl.devices[pi].replay_source = source[pi].program;
+          tl.devices[pi].replay_shared = from->record;
+        }
+      }
       std::optional<Sharing> share;
       std::shared_ptr<AllocatorMemo::Prefix> prefix;
-      const std::uint64_t fam = opt.allocator_memo ? family(pi) : 0;
+      // In the memo, by stage too: a stage's log is most like the same stage's at the point before
+      // (and the memo keeps a few logs per family).
+      const std::uint64_t fam = mix(fams[pi], pi);
       if (opt.allocator_memo && !opt.all_ooms && opt.allocator_memo->worth_looking()) {
-        prefix = std::make_shared<AllocatorMemo::Prefix>();
-        std::vector<std::uint64_t>& work = spare_work;
-        prefix_hashes(P, memlog[pi], *prefix, work);
+        hashes(pi);
+        prefix = prefixes[pi];
+        const std::vector<std::uint64_t>& work = works[pi];
         // Fractions of the log are fractions of its requests: the record where they reach w.
         const std::uint64_t total = work.back();
         auto record_at = [&](std::uint64_t w) {
@@ -1117,10 +1181,12 @@ struct Player {
         const AllocatorMemo::Match m = opt.allocator_memo->find(fam, *prefix, capacity, record_at(total / 2));
         // A copy costs about what replaying a sixteenth of a log does: resume and pause only
         // where that saves more.
-        if (m.replay && work[m.replay->record] >= total / 8) {
+        if (m.replay && work[m.replay->record] >= total / 8 && (!resumed || m.replay->record > run.record)) {
           run = *m.replay;
           run.model.allocator().set_capacity(core::Bytes{capacity});
           resumed = true;
+          tl.devices[pi].replay_source = -1;
+          tl.devices[pi].replay_shared = 0;
         }
         // Pause a copy where this log parts from the closest stored one (the next point of the
         // same kind is likely to part there too) or, when none is close, at 15/16 of its requests
@@ -1145,12 +1211,24 @@ struct Player {
         }
         std::erase_if(share->targets, [&](std::size_t t) { return t <= run.record; });
       }
+      if (!wanted[pi].empty()) {  // and where later programs of this play go on
+        if (!share) share.emplace();
+        auto& t = share->targets;
+        for (const std::size_t r : wanted[pi])
+          if (r >= run.record) t.push_back(r);
+        std::sort(t.begin(), t.end());
+        t.erase(std::unique(t.begin(), t.end()), t.end());
+      }
+      if (resumed) run.model.rebase(P);
       if (!resumed)
         for (const auto& e : AllocatorModel::state_buffers(P))
           allocator_book(run, e, -1, AllocatorReplay::kBeforeStep, 0, 0);
       if (plan.compressed && plan.steady_state) run.model.allocator().keep_fingerprint();
       replay_log(prog, run, share ? &*share : nullptr);
-      if (share) opt.allocator_memo->add(fam, std::move(prefix), std::move(share->paused));
+      if (share) {
+        if (!wanted[pi].empty()) paused[pi] = share->paused;
+        if (prefix) opt.allocator_memo->add(fam, std::move(prefix), std::move(share->paused));
+      }
       TRAINSIM_CHECK(run.model.tensors().total() == P.persistent.total(),
                      "stage " + std::to_string(prog) + " ends the step with tensors the allocator still holds");
       DeviceTimeline& d = tl.devices[pi];

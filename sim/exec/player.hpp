@@ -20,6 +20,10 @@ struct PlayOptions {
   // the furthest stored replay of a log it shares a prefix with, and stores its own part way
   // (sim/exec/allocator_memo.hpp). Reports are the same without it.
   AllocatorMemo* allocator_memo = nullptr;
+  // Replays shared between the devices of this play (fast play only): a stage whose log begins
+  // as an earlier stage's goes on from a copy of that one's replay where the two logs part
+  // (DeviceTimeline::replay_source). Reports are the same without it.
+  bool share_stages = true;
 };
 
 // Throws core::InternalError when an invariant breaks (deadlock, negative ledger, leaked bytes).

@@ -56,6 +56,11 @@ struct DeviceTimeline {
   core::TimePoint end{};
   bool fits = true;
   std::vector<core::TimePoint> start, finish;  // per op
+  // With the caching-allocator model in a fast play: the earlier program of the same play whose
+  // replay this one's went on from, and how many of its log records it did not replay (see
+  // Player::model_allocator; -1 and 0 when it replayed them all or resumed from the memo).
+  std::int32_t replay_source = -1;
+  std::uint64_t replay_shared = 0;
 };
 
 struct Timeline {

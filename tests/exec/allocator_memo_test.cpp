@@ -26,27 +26,31 @@ const std::string kRoot = TRAINSIM_SOURCE_DIR;
 const std::string kGpt3 = kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml";
 
 std::string played(const std::string& file, const std::vector<std::string>& sets, exec::AllocatorMemo* memo,
-                   bool compress = true) {
+                   bool compress = true, bool share_stages = true) {
   const auto s = scenario::load_scenario(file, sets);
   const parallel::Plan plan = parallel::lower(s, {.compress = compress});
-  const exec::Timeline tl = exec::play(plan, {.allocator_memo = memo});
+  const exec::Timeline tl = exec::play(plan, {.allocator_memo = memo, .share_stages = share_stages});
   std::ostringstream out;
   report::write_json(out, report::summarize(s, plan, tl, false));
   return out.str();
 }
 
 // Plays every variant of `base` in order with one memo; each report must equal the memo-less one.
+// The memo whose counts are returned serves plays whose stages do not share replays among
+// themselves (the counts are the memo's alone); a second memo serves plays that do, as sweeps'.
 exec::AllocatorMemo::Stats same_with_memo(const std::string& file, const std::vector<std::string>& base,
                                           const std::vector<std::vector<std::string>>& variants,
                                           bool compress = true) {
-  exec::AllocatorMemo memo;
+  exec::AllocatorMemo memo, with_stages;
   for (const auto& v : variants) {
     std::vector<std::string> sets = base;
     sets.insert(sets.end(), v.begin(), v.end());
     std::string what = file;
     for (const auto& k : sets) what += " --set " + k;
     INFO(what);
-    CHECK(played(file, sets, &memo, compress) == played(file, sets, nullptr, compress));
+    const std::string alone = played(file, sets, nullptr, compress);
+    CHECK(played(file, sets, &memo, compress, /*share_stages=*/false) == alone);
+    CHECK(played(file, sets, &with_stages, compress) == alone);
   }
   return memo.stats();
 }
@@ -61,6 +65,60 @@ std::vector<std::vector<std::string>> timing_variants() {
 }
 
 }  // namespace
+
+// Within one play: the middle stages of a pipeline hold equal layers, so their logs agree up to
+// where their schedules part (1F1B: the end of the later stage's shorter warm-up; GPipe: not at
+// all) and each goes on from a copy of an earlier stage's replay. Reports must equal those of a
+// play whose stages replay alone, over schedules, out-of-memory stages and a stage on another
+// device (whose replay is its own).
+TEST_CASE("stages holding equal layers share their replays within a play and report the same",
+          "[exec][allocator][memo]") {
+  struct Case {
+    std::vector<std::string> sets;
+    std::vector<std::int32_t> sources;  // expected replay_source per stage
+  };
+  const std::vector<std::int32_t> none(16, -1);
+  // 1F1B: stage i's warm-up is the start of stage 1's (stage 0 holds the embedding, stage 15 the
+  // head); stage 14's one forward is too few requests to be worth a copy.
+  std::vector<std::int32_t> one_f_one_b = none, gpipe = none;
+  for (int i = 2; i <= 13; ++i) one_f_one_b[static_cast<std::size_t>(i)] = 1;
+  for (int i = 2; i <= 14; ++i) gpipe[static_cast<std::size_t>(i)] = 1;
+  std::vector<std::int32_t> other_device = one_f_one_b;
+  other_device[1] = -1;  // stage 1 on a 900 GiB device: stages 3.. go on from stage 2's replay
+  other_device[2] = -1;
+  for (int i = 3; i <= 13; ++i) other_device[static_cast<std::size_t>(i)] = 2;
+  const std::vector<Case> cases = {
+      {{"training.global_batch=512"}, one_f_one_b},
+      {{"training.global_batch=512", "parallel.schedule=gpipe"}, gpipe},
+      {{"training.global_batch=512", "training.micro_batch=4"}, one_f_one_b},  // out of memory
+      {{"training.global_batch=512", "device.memory=40GiB"}, one_f_one_b},    // model states
+      {{"training.global_batch=512",
+        "parallel.stage_devices=[{stages: [1], device: {preset: a100-80gb, memory: 900GiB}}]"},
+       other_device},
+  };
+  for (const auto& c : cases) {
+    std::string what = kGpt3;
+    for (const auto& k : c.sets) what += " --set " + k;
+    INFO(what);
+    const auto s = scenario::load_scenario(kGpt3, c.sets);
+    const parallel::Plan plan = parallel::lower(s, {.compress = true});
+    const exec::Timeline shared = exec::play(plan), alone = exec::play(plan, {.share_stages = false});
+    std::ostringstream a, b;
+    report::write_json(a, report::summarize(s, plan, shared, false));
+    report::write_json(b, report::summarize(s, plan, alone, false));
+    CHECK(a.str() == b.str());
+    REQUIRE(shared.devices.size() == c.sources.size());
+    for (std::size_t i = 0; i < c.sources.size(); ++i) {
+      INFO("stage " << i);
+      CHECK(shared.devices[i].replay_source == c.sources[i]);
+      CHECK((shared.devices[i].replay_shared > 0) == (c.sources[i] >= 0));
+      CHECK(alone.devices[i].replay_source == -1);
+      // 1F1B: each later stage's warm-up is a forward shorter.
+      if (i > 2 && c.sources[i] >= 0 && c.sources[i - 1] >= 0 && plan.steady_state)
+        CHECK(shared.devices[i].replay_shared < shared.devices[i - 1].replay_shared);
+    }
+  }
+}
 
 TEST_CASE("allocator memo: timing-only variants resume late and report the same", "[exec][allocator][memo]") {
   for (const char* schedule : {"1f1b", "gpipe"}) {
