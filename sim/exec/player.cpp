@@ -160,6 +160,7 @@ struct MemRecord {
 };
 
 thread_local std::vector<std::vector<MemRecord>> spare_logs;  // see Player::run
+thread_local std::vector<std::uint64_t> spare_work;  // see Player::model_allocator
 
 struct Player {
   const Plan& plan;
@@ -1097,19 +1098,78 @@ struct Player {
   }
 
   // Stages holding equal layers (a pipeline's middle stages) log alike until their schedules part
-  // — under 1F1B where the shorter warm-up ends, under GPipe often never — and a replay depends
-  // only on the start state and the records it read. So before replaying, each program finds the
-  // earlier one of its family and capacity whose log shares the most records with its own and
-  // replays them (did not itself resume past them); that one pauses a copy there to go on from.
-  // Only where the shared records make more requests than kWorthACopy (a copy of a warm-up's
-  // state costs about what a few dozen requests do; logs count the requests a steady-state skip
-  // would pass over, so a fraction of the log is no measure).
-  // The expanded plan replays every program in full: the reference of the tests.
-  static constexpr std::uint64_t kWorthACopy = 256;  // requests
+  // — under 1F1B where the later stage's shorter warm-up ends, under GPipe often never — and a
+  // replay depends only on the start state and the records it read. So before replaying, each
+  // program compares its log with that of the first program of its family and capacity (which
+  // replays from the start: every later one shares its records with it, and under 1F1B none
+  // shares more with another) and, when they share records making at least kWorthACopy
+  // allocations (a copy of a warm-up's state costs about what a few dozen requests do), that one
+  // pauses a copy where they part and this one goes on from it. The expanded plan replays every
+  // program in full: the reference of the tests.
+  static constexpr std::uint64_t kWorthACopy = 128;  // allocations
   struct StageSource {
     std::int32_t program = -1;
     std::size_t record = 0;
   };
+  // How many records program b's log shares with program a's — the same kinds, ops' micro-batches
+  // and macro templates, ranges and effects (by content, layers counted from each program's
+  // first) — and how many allocations they make, counted up to kWorthACopy.
+  std::pair<std::size_t, std::uint64_t> shared_log(std::size_t a, std::size_t b) const {
+    const Program& A = plan.programs[a];
+    const Program& B = plan.programs[b];
+    auto same_effects = [&](std::uint32_t a0, std::uint32_t a1, std::uint32_t b0, std::uint32_t b1) {
+      if (a1 - a0 != b1 - b0) return false;
+      for (std::uint32_t k = 0; k < a1 - a0; ++k) {
+        const parallel::MemEffect& x = A.effects[a0 + k];
+        const parallel::MemEffect& y = B.effects[b0 + k];
+        if (x.category != y.category || x.bytes != y.bytes || x.tensor != y.tensor ||
+            x.per_microbatch != y.per_microbatch || (x.layer < 0) != (y.layer < 0) ||
+            (x.layer >= 0 && x.layer - A.first_layer != y.layer - B.first_layer))
+          return false;
+      }
+      return true;
+    };
+    std::vector<std::int8_t> same_template(std::min(A.macros.size(), B.macros.size()), -1);
+    auto same_macro = [&](std::int32_t m) {
+      auto& known = same_template[static_cast<std::size_t>(m)];
+      if (known < 0) {
+        const parallel::MacroTemplate& x = A.macros[static_cast<std::size_t>(m)];
+        const parallel::MacroTemplate& y = B.macros[static_cast<std::size_t>(m)];
+        bool same = x.end - x.begin == y.end - y.begin;
+        for (std::uint32_t k = 0; same && k < x.end - x.begin; ++k) {
+          const Op& u = A.macro_ops[x.begin + k];
+          const Op& v = B.macro_ops[y.begin + k];
+          same = same_effects(u.alloc_begin, u.alloc_end, v.alloc_begin, v.alloc_end) &&
+                 same_effects(u.free_begin, u.free_end, v.free_begin, v.free_end);
+        }
+        known = same;
+      }
+      return known == 1;
+    };
+    const std::vector<MemRecord>& la = memlog[a];
+    const std::vector<MemRecord>& lb = memlog[b];
+    std::size_t k = 0;
+    std::uint64_t allocations = 0;
+    for (; k < std::min(la.size(), lb.size()); ++k) {
+      const MemRecord& x = la[k];
+      const MemRecord& y = lb[k];
+      const Op& u = A.ops[x.index];
+      const Op& v = B.ops[y.index];
+      if (x.kind != y.kind || x.a != y.a || x.b != y.b || u.microbatch != v.microbatch || u.macro != v.macro) break;
+      if (x.kind == MemRecord::Kind::allocs || x.kind == MemRecord::Kind::frees) {
+        if (!same_effects(x.a, x.b, y.a, y.b)) break;
+        if (x.kind == MemRecord::Kind::allocs) allocations += x.b - x.a;
+      } else {
+        if (u.macro < 0 || static_cast<std::size_t>(u.macro) >= same_template.size() || !same_macro(u.macro)) break;
+        if (x.kind == MemRecord::Kind::points && allocations < kWorthACopy) {
+          const parallel::MacroTemplate& t = A.macros[static_cast<std::size_t>(u.macro)];
+          for (std::uint32_t j = x.a; j <= x.b && j >= 1 && t.begin + j - 1 < t.end; ++j)
+            allocations += A.macro_ops[t.begin + j - 1].alloc_end - A.macro_ops[t.begin + j - 1].alloc_begin;
+        }
+      }
+    }
+    return {k, allocations};
+  }
 
   void model_allocator() {
     std::vector<OomPoint> kept;
@@ -1118,32 +1178,18 @@ struct Player {
     const std::size_t n = plan.programs.size();
     std::vector<std::uint64_t> fams(n);
     for (std::size_t pi = 0; pi < n; ++pi) fams[pi] = family(pi);
-    std::vector<std::shared_ptr<AllocatorMemo::Prefix>> prefixes(n);
-    std::vector<std::vector<std::uint64_t>> works(n);
-    auto hashes = [&](std::size_t pi) {
-      if (prefixes[pi]) return;
-      prefixes[pi] = std::make_shared<AllocatorMemo::Prefix>();
-      prefix_hashes(plan.programs[pi], memlog[pi], *prefixes[pi], works[pi]);
-    };
     std::vector<StageSource> source(n);
     std::vector<std::vector<std::size_t>> wanted(n);  // records where later programs go on
     if (plan.compressed && opt.share_stages) {
-      std::vector<std::size_t> first(n, 0);  // the first record each replays
       for (std::size_t i = 1; i < n; ++i) {
         const std::int64_t capacity = AllocatorModel::capacity(plan.programs[i]).value;
-        for (std::size_t j = 0; j < i; ++j) {
-          if (fams[j] != fams[i] || AllocatorModel::capacity(plan.programs[j]).value != capacity) continue;
-          hashes(i);
-          hashes(j);
-          const std::size_t k = AllocatorMemo::shared_records(*prefixes[j], *prefixes[i]);
-          if (k >= first[j] && k > source[i].record) source[i] = {static_cast<std::int32_t>(j), k};
-        }
-        if (source[i].program >= 0 && works[i][source[i].record] >= kWorthACopy) {
-          first[i] = source[i].record;
-          wanted[static_cast<std::size_t>(source[i].program)].push_back(source[i].record);
-        } else {
-          source[i] = {};
-        }
+        std::size_t j = 0;
+        while (j < i && (fams[j] != fams[i] || AllocatorModel::capacity(plan.programs[j]).value != capacity)) ++j;
+        if (j == i || source[j].program >= 0) continue;
+        const auto [k, allocations] = shared_log(j, i);
+        if (allocations < kWorthACopy) continue;
+        source[i] = {static_cast<std::int32_t>(j), k};
+        wanted[j].push_back(k);
       }
     }
     std::vector<std::vector<std::shared_ptr<const AllocatorReplay>>> paused(n);
@@ -1169,9 +1215,9 @@ struct Player {
       // (and the memo keeps a few logs per family).
       const std::uint64_t fam = mix(fams[pi], pi);
       if (opt.allocator_memo && !opt.all_ooms && opt.allocator_memo->worth_looking()) {
-        hashes(pi);
-        prefix = prefixes[pi];
-        const std::vector<std::uint64_t>& work = works[pi];
+        prefix = std::make_shared<AllocatorMemo::Prefix>();
+        std::vector<std::uint64_t>& work = spare_work;
+        prefix_hashes(P, memlog[pi], *prefix, work);
         // Fractions of the log are fractions of its requests: the record where they reach w.
         const std::uint64_t total = work.back();
         auto record_at = [&](std::uint64_t w) {
