@@ -1,8 +1,8 @@
 // Sweep throughput: points per second over a GPT-3 175B / 1024-GPU grid (micro-batch x
 // tensor x pipeline, with the rest data-parallel), each point a full load, lower, play and
-// summary, on 1 and 2 worker threads; and a grid of timing and global-batch variants of the same
-// layouts with and without the allocator memo a sweep shares between its points. Run:
-// build/bench/trainsim_bench_sweep.
+// summary, on 1 and 2 worker threads; the same layouts under GPipe; and a grid of timing and
+// global-batch variants of the same layouts with and without the allocator memo a sweep shares
+// between its points. Run: build/bench/trainsim_bench_sweep.
 #include "bench/bench_main.hpp"
 
 
@@ -78,6 +78,27 @@ void BM_SweepGpt3_175B_1024_Shared(benchmark::State& state) {
   state.counters["points/s"] = benchmark::Counter(static_cast<double>(done), benchmark::Counter::kIsRate);
 }
 
+// GPipe: the same 8 layouts with the GPipe schedule at global batch 512 (8-64 micro-batches, all
+// of them in flight at once, so most points run out of memory), walked twice per iteration
+// (16 points). GPipe has no steady state to skip; its middle stages' replays are shared.
+void BM_SweepGpt3_175B_1024_GPipe(benchmark::State& state) {
+  const auto base = sweep::BaseScenario::from_file(kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml");
+  auto points = grid(state.range(1) != 0);
+  points.resize(16);
+  for (auto& point : points) {
+    point.push_back("parallel.schedule=gpipe");
+    point.push_back("training.global_batch=512");
+  }
+  std::int64_t done = 0;
+  for (auto _ : state) {
+    sweep::run_in_order<sweep::Status>(
+        points.size(), static_cast<int>(state.range(0)),
+        [&](std::size_t i) { return sweep::run_point(base, points[i]).status; },
+        [&](std::size_t, sweep::Status&&) { ++done; });
+  }
+  state.counters["points/s"] = benchmark::Counter(static_cast<double>(done), benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
 // Args: threads (1, 2) x a switch (1, 0), timed in milliseconds of wall time.
@@ -87,6 +108,8 @@ void threads_by_switch(benchmark::internal::Benchmark* b) {
 
 // The switch: the caching-allocator model (1) or not (0).
 BENCHMARK(BM_SweepGpt3_175B_1024)->Apply(threads_by_switch);
+// The switch: the caching-allocator model (1) or not (0).
+BENCHMARK(BM_SweepGpt3_175B_1024_GPipe)->Apply(threads_by_switch);
 // The switch: allocator replays shared through a memo (1) or not (0).
 BENCHMARK(BM_SweepGpt3_175B_1024_Shared)->Apply(threads_by_switch);
 TRAINSIM_BENCHMARK_MAIN()
