@@ -80,9 +80,12 @@ TEST_CASE("stages holding equal layers share their replays within a play and rep
   const std::vector<std::int32_t> none(16, -1);
   // 1F1B: stage i's warm-up is the start of stage 1's (stage 0 holds the embedding, stage 15 the
   // head); stage 14's one forward is too few requests to be worth a copy.
+  // Interleaved (two chunks per stage): a warm-up of two micro-batches more per stage earlier,
+  // so stage 14's is worth a copy too.
   std::vector<std::int32_t> one_f_one_b = none, gpipe = none;
   for (int i = 2; i <= 13; ++i) one_f_one_b[static_cast<std::size_t>(i)] = 1;
   for (int i = 2; i <= 14; ++i) gpipe[static_cast<std::size_t>(i)] = 1;
+  const std::vector<std::int32_t> interleaved = gpipe;
   std::vector<std::int32_t> other_device = one_f_one_b;
   other_device[1] = -1;  // stage 1 on a 900 GiB device: stages 3.. go on from stage 2's replay
   other_device[2] = -1;
@@ -90,6 +93,7 @@ TEST_CASE("stages holding equal layers share their replays within a play and rep
   const std::vector<Case> cases = {
       {{"training.global_batch=512"}, one_f_one_b},
       {{"training.global_batch=512", "parallel.schedule=gpipe"}, gpipe},
+      {{"training.global_batch=512", "parallel.schedule=interleaved", "parallel.virtual_stages=2"}, interleaved},
       {{"training.global_batch=512", "training.micro_batch=4"}, one_f_one_b},  // out of memory
       {{"training.global_batch=512", "device.memory=40GiB"}, one_f_one_b},    // model states
       {{"training.global_batch=512",
@@ -113,7 +117,7 @@ TEST_CASE("stages holding equal layers share their replays within a play and rep
       CHECK(shared.devices[i].replay_source == c.sources[i]);
       CHECK((shared.devices[i].replay_shared > 0) == (c.sources[i] >= 0));
       CHECK(alone.devices[i].replay_source == -1);
-      // 1F1B: each later stage's warm-up is a forward shorter.
+      // 1F1B and interleaved: each later stage's warm-up is shorter.
       if (i > 2 && c.sources[i] >= 0 && c.sources[i - 1] >= 0 && plan.steady_state)
         CHECK(shared.devices[i].replay_shared < shared.devices[i - 1].replay_shared);
     }
