@@ -1185,7 +1185,7 @@ struct Player {
         const std::int64_t capacity = AllocatorModel::capacity(plan.programs[i]).value;
         std::size_t j = 0;
         while (j < i && (fams[j] != fams[i] || AllocatorModel::capacity(plan.programs[j]).value != capacity)) ++j;
-        if (j == i || source[j].program >= 0) continue;
+        if (j == i) continue;
         const auto [k, allocations] = shared_log(j, i);
         if (allocations < kWorthACopy) continue;
         source[i] = {static_cast<std::int32_t>(j), k};
@@ -1265,10 +1265,12 @@ struct Player {
         std::sort(t.begin(), t.end());
         t.erase(std::unique(t.begin(), t.end()), t.end());
       }
-      if (resumed) run.model.rebase(P);
-      if (!resumed)
+      if (resumed) {
+        run.model.rebase(P);
+      } else {
         for (const auto& e : AllocatorModel::state_buffers(P))
           allocator_book(run, e, -1, AllocatorReplay::kBeforeStep, 0, 0);
+      }
       if (plan.compressed && plan.steady_state) run.model.allocator().keep_fingerprint();
       replay_log(prog, run, share ? &*share : nullptr);
       if (share) {
