@@ -3,6 +3,7 @@
 // and deterministic output; choosing axes; reading OOM causes back from result files.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -167,7 +168,8 @@ TEST_CASE("map axes default to the first two and --plot-axes picks others") {
 }
 
 TEST_CASE("OOM causes are read back from CSV and JSON Lines result files") {
-  const auto dir = std::filesystem::temp_directory_path() / "trainsim_plot_test";
+  // Per process: ctest runs test cases in parallel.
+  const auto dir = std::filesystem::temp_directory_path() / ("trainsim_plot_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto csv = (dir / "r.csv").string(), jsonl = (dir / "r.jsonl").string();
   std::ofstream(csv) << "point,a,status,fits,oom_cause,peak_bytes,step_time_s,samples_per_s,tokens_per_s,mfu,"
@@ -181,4 +183,5 @@ TEST_CASE("OOM causes are read back from CSV and JSON Lines result files") {
   CHECK(sweep::read_oom_causes(csv) == std::map<std::size_t, std::string>{{1, "model_states"}, {2, "activations"}});
   CHECK(sweep::read_oom_causes(jsonl) == std::map<std::size_t, std::string>{{3, "activations"}});
   CHECK(sweep::read_oom_causes((dir / "missing.csv").string()).empty());
+  std::filesystem::remove_all(dir);
 }
