@@ -32,18 +32,24 @@ std::vector<std::vector<std::string>> grid(bool allocator) {
   return g;
 }
 
-void BM_SweepGpt3_175B_1024(benchmark::State& state) {
+// Plays `points` of the GPT-3 175B scenario once per iteration on state.range(0) threads — with
+// a fresh memo each iteration when `memo` (what `trainsim sweep` shares between points) — and
+// reports points per second.
+void play_grid(benchmark::State& state, const std::vector<std::vector<std::string>>& points, bool memo = false) {
   const auto base = sweep::BaseScenario::from_file(kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml");
-  const auto points = grid(state.range(1) != 0);
   std::int64_t done = 0;
   for (auto _ : state) {
+    exec::AllocatorMemo fresh;
+    exec::AllocatorMemo* shared = memo ? &fresh : nullptr;
     sweep::run_in_order<sweep::Status>(
         points.size(), static_cast<int>(state.range(0)),
-        [&](std::size_t i) { return sweep::run_point(base, points[i]).status; },
+        [&](std::size_t i) { return sweep::run_point(base, points[i], shared).status; },
         [&](std::size_t, sweep::Status&&) { ++done; });
   }
   state.counters["points/s"] = benchmark::Counter(static_cast<double>(done), benchmark::Counter::kIsRate);
 }
+
+void BM_SweepGpt3_175B_1024(benchmark::State& state) { play_grid(state, grid(state.range(1) != 0)); }
 
 // A grid whose points share memory effects: the same 8 layouts x all-reduce {ring, tree} x
 // inter-node link {HDR, NDR} x global batch {1536, 3072} = 64 distinct points, walked once per
@@ -64,39 +70,20 @@ std::vector<std::vector<std::string>> timing_grid() {
 }
 
 void BM_SweepGpt3_175B_1024_Shared(benchmark::State& state) {
-  const auto base = sweep::BaseScenario::from_file(kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml");
-  const auto points = timing_grid();
-  std::int64_t done = 0;
-  for (auto _ : state) {
-    exec::AllocatorMemo memo;
-    exec::AllocatorMemo* shared = state.range(1) != 0 ? &memo : nullptr;
-    sweep::run_in_order<sweep::Status>(
-        points.size(), static_cast<int>(state.range(0)),
-        [&](std::size_t i) { return sweep::run_point(base, points[i], shared).status; },
-        [&](std::size_t, sweep::Status&&) { ++done; });
-  }
-  state.counters["points/s"] = benchmark::Counter(static_cast<double>(done), benchmark::Counter::kIsRate);
+  play_grid(state, timing_grid(), /*memo=*/state.range(1) != 0);
 }
 
 // GPipe: the same 8 layouts with the GPipe schedule at global batch 512 (8-64 micro-batches, all
 // of them in flight at once, so most points run out of memory), walked twice per iteration
 // (16 points). GPipe has no steady state to skip; its middle stages' replays are shared.
 void BM_SweepGpt3_175B_1024_GPipe(benchmark::State& state) {
-  const auto base = sweep::BaseScenario::from_file(kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml");
   auto points = grid(state.range(1) != 0);
   points.resize(16);
   for (auto& point : points) {
     point.push_back("parallel.schedule=gpipe");
     point.push_back("training.global_batch=512");
   }
-  std::int64_t done = 0;
-  for (auto _ : state) {
-    sweep::run_in_order<sweep::Status>(
-        points.size(), static_cast<int>(state.range(0)),
-        [&](std::size_t i) { return sweep::run_point(base, points[i]).status; },
-        [&](std::size_t, sweep::Status&&) { ++done; });
-  }
-  state.counters["points/s"] = benchmark::Counter(static_cast<double>(done), benchmark::Counter::kIsRate);
+  play_grid(state, points);
 }
 
 }  // namespace
@@ -108,7 +95,6 @@ void threads_by_switch(benchmark::internal::Benchmark* b) {
 
 // The switch: the caching-allocator model (1) or not (0).
 BENCHMARK(BM_SweepGpt3_175B_1024)->Apply(threads_by_switch);
-// The switch: the caching-allocator model (1) or not (0).
 BENCHMARK(BM_SweepGpt3_175B_1024_GPipe)->Apply(threads_by_switch);
 // The switch: allocator replays shared through a memo (1) or not (0).
 BENCHMARK(BM_SweepGpt3_175B_1024_Shared)->Apply(threads_by_switch);

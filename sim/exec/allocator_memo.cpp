@@ -7,9 +7,10 @@ namespace trainsim::exec {
 namespace {
 // Logs kept per family (the last points' of a device: a sweep's neighbours share).
 constexpr std::size_t kPerFamily = 8;
-}  // namespace
 
-std::size_t AllocatorMemo::shared_records(const Prefix& a, const Prefix& b) {
+// How many records two logs share: prefix hashes agree up to it and differ after (each hashes
+// the one before it).
+std::size_t shared_records(const AllocatorMemo::Prefix& a, const AllocatorMemo::Prefix& b) {
   std::size_t lo = 0, hi = std::min(a.size(), b.size()) - 1;  // prefix[0] agrees
   while (lo < hi) {
     const std::size_t mid = (lo + hi + 1) / 2;
@@ -18,6 +19,7 @@ std::size_t AllocatorMemo::shared_records(const Prefix& a, const Prefix& b) {
   }
   return lo;
 }
+}  // namespace
 
 bool AllocatorMemo::sharing() const { return stats_.lookups <= kWindow || since_close_ < kWindow; }
 

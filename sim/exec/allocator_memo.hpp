@@ -56,9 +56,6 @@ class AllocatorMemo {
   explicit AllocatorMemo(std::size_t max_bytes = std::size_t{64} << 20) : max_bytes_(max_bytes) {}
 
   using Prefix = std::vector<std::uint64_t>;  // prefix[k]: a hash of log records [0, k)
-  // How many records two logs share: their prefix hashes agree up to it and differ after (each
-  // hashes the one before it).
-  static std::size_t shared_records(const Prefix& a, const Prefix& b);
 
   struct Match {
     std::shared_ptr<const AllocatorReplay> replay;  // the furthest paused replay this log can resume

@@ -30,7 +30,8 @@ std::uint64_t AllocatorModel::key(const parallel::MemEffect& e, std::int32_t mic
   const std::int32_t mb = e.per_microbatch ? microbatch : -1;
   // 24 bits: a layer's (possibly negative: a receive buffer) offset in the low 23, all set for
   // an effect about no layer.
-  const std::uint32_t layer = e.layer < 0 ? 0xFFFFFFu : static_cast<std::uint32_t>(e.layer - layer_base_) & 0x7FFFFFu;
+  const std::int32_t offset = relative_layer(e, layer_base_);
+  const std::uint32_t layer = offset == kNoLayer ? 0xFFFFFFu : static_cast<std::uint32_t>(offset) & 0x7FFFFFu;
   return (static_cast<std::uint64_t>(e.tensor) << 56) | (static_cast<std::uint64_t>(layer) << 32) |
          static_cast<std::uint32_t>(mb + 1);
 }

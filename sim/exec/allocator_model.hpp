@@ -4,6 +4,8 @@
 // tensor named by its kind, layer and micro-batch. The state it reports is the tensors' bytes by
 // category plus `allocator_cache`, what the allocator reserves beyond them, so the total is the
 // CUDA context plus the allocator's reserved bytes. The player and the memory series both use it.
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "sim/hw/caching_allocator.hpp"
@@ -28,6 +30,12 @@ class AllocatorModel {
   std::uint64_t key(const parallel::MemEffect& e, std::int32_t microbatch) const;
   // Names tensors from P's first layer on (a replay resumed for another program).
   void rebase(const parallel::Program& P) { layer_base_ = P.first_layer; }
+  // An effect's layer counted from `first_layer` (its program's first), as keys name it;
+  // kNoLayer for an effect about no layer.
+  static constexpr std::int32_t kNoLayer = std::numeric_limits<std::int32_t>::min();
+  static std::int32_t relative_layer(const parallel::MemEffect& e, std::int32_t first_layer) {
+    return e.layer < 0 ? kNoLayer : e.layer - first_layer;
+  }
 
   hw::CachingAllocator::Result allocate(const parallel::MemEffect& e, std::int32_t microbatch);
   // False when the tensor is not held (a lowering bug the caller reports).

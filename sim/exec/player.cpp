@@ -837,11 +837,10 @@ struct Player {
   }
   // An effect by content, its layer counted from the program's first (as the allocator names it).
   static std::uint64_t fold(std::uint64_t h, const parallel::MemEffect& e, std::int32_t first_layer) {
-    const std::int32_t layer = e.layer < 0 ? e.layer : e.layer - first_layer;
+    const auto layer = static_cast<std::uint32_t>(AllocatorModel::relative_layer(e, first_layer));
     const std::uint64_t what = static_cast<std::uint64_t>(e.category) | (static_cast<std::uint64_t>(e.tensor) << 8) |
                                (static_cast<std::uint64_t>(e.per_microbatch) << 16) |
-                               (static_cast<std::uint64_t>(e.layer < 0) << 24) |
-                               (static_cast<std::uint64_t>(static_cast<std::uint32_t>(layer)) << 32);
+                               (static_cast<std::uint64_t>(layer) << 32);
     return mix(h ^ what, static_cast<std::uint64_t>(e.bytes.value));
   }
   // The start state: what the program holds before the step. Not which program it is — stages
@@ -1123,8 +1122,8 @@ struct Player {
         const parallel::MemEffect& x = A.effects[a0 + k];
         const parallel::MemEffect& y = B.effects[b0 + k];
         if (x.category != y.category || x.bytes != y.bytes || x.tensor != y.tensor ||
-            x.per_microbatch != y.per_microbatch || (x.layer < 0) != (y.layer < 0) ||
-            (x.layer >= 0 && x.layer - A.first_layer != y.layer - B.first_layer))
+            x.per_microbatch != y.per_microbatch ||
+            AllocatorModel::relative_layer(x, A.first_layer) != AllocatorModel::relative_layer(y, B.first_layer))
           return false;
       }
       return true;

@@ -3,12 +3,12 @@
 // and deterministic output; choosing axes; reading OOM causes back from result files.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "sim/sweep/plot.hpp"
+#include "tests/scenario/scenario_files.hpp"
 
 using namespace trainsim;
 
@@ -168,9 +168,8 @@ TEST_CASE("map axes default to the first two and --plot-axes picks others") {
 }
 
 TEST_CASE("OOM causes are read back from CSV and JSON Lines result files") {
-  // Per process: ctest runs test cases in parallel.
-  const auto dir = std::filesystem::temp_directory_path() / ("trainsim_plot_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const test::TempDir tmp;  // ctest runs test cases as parallel processes: a folder of its own
+  const auto& dir = tmp.path();
   const auto csv = (dir / "r.csv").string(), jsonl = (dir / "r.jsonl").string();
   std::ofstream(csv) << "point,a,status,fits,oom_cause,peak_bytes,step_time_s,samples_per_s,tokens_per_s,mfu,"
                         "bubble_fraction,reason\n"
@@ -183,5 +182,4 @@ TEST_CASE("OOM causes are read back from CSV and JSON Lines result files") {
   CHECK(sweep::read_oom_causes(csv) == std::map<std::size_t, std::string>{{1, "model_states"}, {2, "activations"}});
   CHECK(sweep::read_oom_causes(jsonl) == std::map<std::size_t, std::string>{{3, "activations"}});
   CHECK(sweep::read_oom_causes((dir / "missing.csv").string()).empty());
-  std::filesystem::remove_all(dir);
 }

@@ -2,7 +2,6 @@
 // output files (resume, merge) and fit against a closed form.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +11,7 @@
 
 #include "sim/sweep/fit.hpp"
 #include "sim/sweep/output.hpp"
+#include "tests/scenario/scenario_files.hpp"
 
 using namespace trainsim;
 
@@ -20,24 +20,15 @@ namespace {
 const std::string kRoot = TRAINSIM_SOURCE_DIR;
 const std::string kData = kRoot + "/tests/sweep/data/";
 
-// This process's scratch folder: ctest runs test cases as parallel processes, and one that
-// copies toy_fit.yaml while another reads it must not share the file.
-// Removed when the process ends.
-std::filesystem::path scratch() {
-  static const struct Folder {
-    std::filesystem::path path =
-        std::filesystem::temp_directory_path() / ("trainsim_sweep_test_" + std::to_string(::getpid()));
-    ~Folder() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  } folder;
-  return folder.path;
+// A folder of this process's own, removed at exit: ctest runs test cases as parallel processes,
+// and one that copies toy_fit.yaml while another reads it must not share the file.
+const std::filesystem::path& scratch() {
+  static const test::TempDir dir;
+  return dir.path();
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const auto dir = scratch();
-  std::filesystem::create_directories(dir);
+  const auto& dir = scratch();
   std::ofstream(dir / name) << text;
   std::filesystem::copy_file(kData + "toy_fit.yaml", dir / "toy_fit.yaml",
                              std::filesystem::copy_options::overwrite_existing);
@@ -204,8 +195,7 @@ TEST_CASE("every point of a grid is simulated and invalid points carry their rea
 }
 
 TEST_CASE("shard files merge into point order") {
-  const auto dir = scratch();
-  std::filesystem::create_directories(dir);
+  const auto& dir = scratch();
   const std::string a = (dir / "a.csv").string(), b = (dir / "b.csv").string(), out = (dir / "m.csv").string();
   std::ofstream(a) << "point,x,status\n0,1,fits\n2,3,oom\n";
   std::ofstream(b) << "point,x,status\n1,2,fits\n";
