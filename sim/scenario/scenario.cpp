@@ -367,6 +367,23 @@ std::string model_key(const YAML::Node& node, const std::string& path, const mod
 
 }  // namespace
 
+std::optional<models::Model> ModelCache::take(const std::string& key) {
+  for (auto it = held.begin(); it != held.end(); ++it) {
+    if (it->key != key) continue;
+    std::optional<models::Model> m(std::move(it->model));
+    held.erase(it);
+    return m;
+  }
+  return std::nullopt;
+}
+
+void ModelCache::give_back(models::Model&& m) {
+  if (last_key.empty()) return;
+  if (held.size() == kCapacity) held.erase(held.begin());
+  held.push_back({std::move(last_key), std::move(m)});
+  last_key.clear();
+}
+
 Scenario load_scenario_tree(YAML::Node root, const std::string& path,
                             const std::vector<std::string>& sets, ModelCache* cache) {
   YamlContext ctx(path);
@@ -409,15 +426,10 @@ Scenario load_scenario_tree(YAML::Node root, const std::string& path,
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
   try {
     const std::string key = cache ? model_key(model_node, path, opts) : std::string();
-    if (!key.empty() && cache->held && cache->key == key) {
-      s.model = std::move(cache->model);
-    } else {
-      s.model = models::build_model(model_node, path, "model", opts, base_dir);
-    }
-    if (cache) {
-      cache->key = key;
-      cache->held = false;
-    }
+    std::optional<models::Model> kept;
+    if (!key.empty()) kept = cache->take(key);
+    s.model = kept ? std::move(*kept) : models::build_model(model_node, path, "model", opts, base_dir);
+    if (cache) cache->last_key = key;
   } catch (const core::ConfigError& e) {
     // models/ knows only the file; a value that came from --set is located in its argument.
     if (e.where().file == path) {

@@ -3,6 +3,7 @@
 // After load_scenario() nothing touches YAML again.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,19 +125,25 @@ struct Scenario {
 // file). Throws core::ConfigError on any problem.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& sets = {});
 
-// A model built for one point, kept for the next (a sweep's points mostly share the model, and
-// building a 96-block graph cost a sweep point as much as playing it). Only preset models are
-// kept: they read no file, so the same `key` (the model node as YAML, the build options and the
-// path) builds the same model. One per thread; not shared.
+// Models built for earlier points, kept for later ones (a sweep's points mostly share a few
+// models, and building a 96-block graph cost a sweep point as much as playing it). Only preset
+// models are kept: they read no file, so the same key (the model node as YAML, the build
+// options and the path) builds the same model. The last `kCapacity` models handed back are
+// kept, the least recently used dropped first: a sweep whose inner axes cycle through a few
+// sequence lengths and attention kinds builds each once per thread. One per thread; not shared.
 struct ModelCache {
-  std::string key;      // of the model held, or of the last one built
-  models::Model model;  // valid when `held`
-  bool held = false;
-  // Puts back the model of the last scenario loaded with this cache (its key still matches).
-  void give_back(models::Model&& m) {
-    model = std::move(m);
-    held = true;
-  }
+  static constexpr std::size_t kCapacity = 8;
+  struct Entry {
+    std::string key;
+    models::Model model;
+  };
+  std::vector<Entry> held;  // most recently handed back last
+  std::string last_key;     // of the last scenario loaded with this cache ("" when not a preset)
+
+  // The held model under `key`, moved out (the entry goes), or nullopt.
+  std::optional<models::Model> take(const std::string& key);
+  // Keeps the model of the last scenario loaded with this cache under its key.
+  void give_back(models::Model&& m);
 };
 
 // The same from an already-parsed tree (sweeps parse a file once and load many points). `root`

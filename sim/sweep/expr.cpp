@@ -1,5 +1,6 @@
 #include "sim/sweep/expr.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -233,6 +234,13 @@ void Expr::fail(int column, const std::string& what) const {
   core::SourceLocation at = where_;
   if (at.line > 0) at.column += column;
   throw core::ConfigError(at, key_path_, what + " in '" + text_ + "'");
+}
+
+std::vector<std::string> Expr::names() const {
+  std::vector<std::string> out;
+  for (const Node& n : nodes_)
+    if (n.kind == Kind::name && std::find(out.begin(), out.end(), n.op) == out.end()) out.push_back(n.op);
+  return out;
 }
 
 bool Expr::test(const Lookup& lookup) const {

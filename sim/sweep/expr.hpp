@@ -36,6 +36,8 @@ class Expr {
   bool test(const Lookup& lookup) const;
 
   const std::string& text() const { return text_; }
+  // The names the rule reads, each once, in the order they first appear.
+  std::vector<std::string> names() const;
 
  private:
   enum class Kind { number, string, name, neg, nott, binary };

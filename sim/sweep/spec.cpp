@@ -1,6 +1,7 @@
 #include "sim/sweep/spec.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -253,26 +254,56 @@ SweepSpec load_sweep(const std::string& path) {
 }
 
 std::vector<Point> expand(const SweepSpec& spec) {
-  std::vector<Point> out;
-  std::vector<std::size_t> odo(spec.dims.size(), 0);
   std::map<std::string, std::size_t> by_name;
   for (std::size_t a = 0; a < spec.axes.size(); ++a) by_name[spec.axes[a].key] = a;
-  for (;;) {
-    Point p;
-    p.choice.assign(spec.axes.size(), 0);
-    for (std::size_t d = 0; d < spec.dims.size(); ++d)
-      for (std::size_t a : spec.dims[d]) p.choice[a] = odo[d];
-    auto lookup = [&](const std::string& name) {
+  std::vector<std::vector<Value>> values(spec.axes.size());
+  for (std::size_t a = 0; a < spec.axes.size(); ++a)
+    for (const auto& v : spec.axes[a].values) values[a].push_back(parse_value(v));
+
+  // A rule's verdict depends only on the values of the axes it names (the base's are fixed), so
+  // each combination of those is evaluated once, when a point first meets it, and kept in a
+  // table (a million-point grid filtered by a rule on three axes evaluates it 160 times). The
+  // first point to meet a combination is the one that would have evaluated it first, so a rule
+  // that fails (a type error, a division by zero) fails at the same point as before.
+  struct Table {
+    std::vector<std::size_t> axes;  // the axes the rule names
+    std::vector<std::int8_t> verdict;  // by mixed-radix index over `axes`: -1 not yet, 0, 1; empty: no table
+  };
+  constexpr std::size_t kMaxTable = std::size_t{1} << 20;
+  std::vector<Table> tables(spec.where.size());
+  for (std::size_t r = 0; r < spec.where.size(); ++r) {
+    std::size_t size = 1;
+    for (const auto& name : spec.where[r].names()) {
       auto it = by_name.find(name);
-      if (it != by_name.end()) return parse_value(spec.axes[it->second].values[p.choice[it->second]]);
-      return spec.base_values.at(name);
-    };
-    bool keep = true;
-    for (const auto& rule : spec.where) keep = keep && rule.test(lookup);
-    if (keep) {
-      p.index = out.size();
-      out.push_back(std::move(p));
+      if (it == by_name.end()) continue;
+      tables[r].axes.push_back(it->second);
+      size = size > kMaxTable ? size : size * values[it->second].size();
     }
+    if (size <= kMaxTable) tables[r].verdict.assign(size, -1);
+  }
+
+  std::vector<Point> out;
+  std::vector<std::size_t> odo(spec.dims.size(), 0);
+  std::vector<std::size_t> choice(spec.axes.size(), 0);
+  auto lookup = [&](const std::string& name) {
+    auto it = by_name.find(name);
+    if (it != by_name.end()) return values[it->second][choice[it->second]];
+    return spec.base_values.at(name);
+  };
+  auto keeps = [&](std::size_t r) {
+    Table& t = tables[r];
+    if (t.verdict.empty()) return spec.where[r].test(lookup);
+    std::size_t at = 0;
+    for (std::size_t a : t.axes) at = at * values[a].size() + choice[a];
+    if (t.verdict[at] < 0) t.verdict[at] = spec.where[r].test(lookup) ? 1 : 0;
+    return t.verdict[at] == 1;
+  };
+  for (;;) {
+    for (std::size_t d = 0; d < spec.dims.size(); ++d)
+      for (std::size_t a : spec.dims[d]) choice[a] = odo[d];
+    bool keep = true;
+    for (std::size_t r = 0; keep && r < spec.where.size(); ++r) keep = keeps(r);
+    if (keep) out.push_back({out.size(), choice});
     // Odometer: the last dimension turns fastest.
     std::size_t d = spec.dims.size();
     while (d > 0) {

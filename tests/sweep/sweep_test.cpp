@@ -108,6 +108,36 @@ TEST_CASE("where rules filter points and may name base keys") {
   CHECK(pts.back().index == 6);
 }
 
+TEST_CASE("rules on some axes keep the same points as rules evaluated at every point") {
+  // Each rule's verdict is kept per combination of the axes it names; the second rule's table
+  // spans micro-batch and memory, the first's micro-batch and accumulation.
+  const auto spec = sweep::load_sweep(write_temp("w2.yaml",
+      "base: {file: toy_fit.yaml}\naxes:\n  training.micro_batch: [1, 2, 4, 8]\n"
+      "  training.gradient_accumulation: [1, 2, 3, 4]\n  device.memory: [64MiB, 1GiB]\n"
+      "where:\n  - \"training.micro_batch * training.gradient_accumulation <= 8\"\n"
+      "  - \"device.memory == '1GiB' or training.micro_batch == 1\"\n"));
+  const auto pts = sweep::expand(spec);
+  // Products <= 8: 4 + 4 + 2 + 1 pairs; micro-batch 1 keeps both memories, the others 1GiB only.
+  REQUIRE(pts.size() == 15);
+  std::size_t i = 0;
+  for (std::size_t mb : {1, 2, 4, 8})
+    for (std::size_t ga = 1; ga <= 4; ++ga)
+      for (const char* mem : {"64MiB", "1GiB"}) {
+        if (mb * ga > 8 || (mb != 1 && std::string(mem) == "64MiB")) continue;
+        REQUIRE(i < pts.size());
+        CHECK(sets_of(spec, pts[i]) == std::vector<std::string>{"training.micro_batch=" + std::to_string(mb),
+                                                                "training.gradient_accumulation=" + std::to_string(ga),
+                                                                std::string("device.memory=") + mem});
+        CHECK(pts[i].index == i);
+        ++i;
+      }
+  // A rule that fails for one combination fails when a point first meets it.
+  const auto bad = sweep::load_sweep(write_temp("w3.yaml",
+      "base: {file: toy_fit.yaml}\naxes:\n  training.micro_batch: [1, 2, 4]\n  device.memory: [64MiB, 1GiB]\n"
+      "where: [\"8 / (training.micro_batch - 2) != 0\"]\n"));
+  CHECK_THROWS_WITH(sweep::expand(bad), Catch::Contains("w3.yaml:5:12: where[0]: division by zero"));
+}
+
 TEST_CASE("malformed sweep files are located errors") {
   const std::string head = "base: {file: toy_fit.yaml}\naxes:\n  training.micro_batch: [1, 2]\n";
   CHECK_THAT(error_of(head + "where: [\"training.micro_batch <= parallel.tensr\"]\n"),
@@ -163,8 +193,14 @@ TEST_CASE("the ordered pool hands each thread runs of neighbouring items") {
 TEST_CASE("a stop request lets only an unbroken prefix reach the sink") {
   std::atomic<bool> stop{false};
   std::size_t last = 0;
+  // Items from 20 on wait for the stop: otherwise the other threads may finish every item before
+  // the sink reaches item 9, and finished items all reach the sink (nothing finished is lost).
   const auto n = sweep::run_in_order<int>(
-      100, 3, [](std::size_t) { return 0; },
+      100, 3,
+      [&](std::size_t i) {
+        while (i >= 20 && !stop.load()) std::this_thread::yield();
+        return 0;
+      },
       [&](std::size_t i, int&&) {
         last = i;
         if (i == 9) stop = true;
@@ -266,5 +302,20 @@ TEST_CASE("a sweep thread reuses the model handed back when the next point's mod
     CHECK(&c.model.graph.m_vertices.front() != layers);
     CHECK(c.model.parameters() == params);
     CHECK(c.model.seq_len == 1024);
+    const auto* layers_1024 = &c.model.graph.m_vertices.front();
+    spec.base.give_back(std::move(c));
+    auto d = spec.base.load({"training.micro_batch=2"});  // the first model, kept beside the second
+    CHECK(&d.model.graph.m_vertices.front() == layers);
+    spec.base.give_back(std::move(d));
+    auto e = spec.base.load({"training.seq_len=1024"});
+    CHECK(&e.model.graph.m_vertices.front() == layers_1024);
+    // Only the last kCapacity models stay: after that many others the first is built anew (its
+    // address may be reused, so only its contents are checked).
+    spec.base.give_back(std::move(e));
+    for (std::size_t i = 0; i < scenario::ModelCache::kCapacity; ++i)
+      spec.base.give_back(spec.base.load({"training.seq_len=" + std::to_string(128 * (i + 1))}));
+    auto f = spec.base.load({"training.micro_batch=2"});
+    CHECK(f.model.parameters() == params);
+    CHECK(f.model.seq_len == 2048);
   }).join();
 }
