@@ -1,7 +1,10 @@
 #include "sim/sweep/runner.hpp"
 
+#include <algorithm>
+
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
+#include "sim/parallel/offload.hpp"
 
 namespace trainsim::sweep {
 
@@ -15,43 +18,74 @@ std::string_view to_string(Status s) {
 }
 
 namespace {
-// Overrides that reach the lowered plan only as Plan::intra_node, inter_node and data_allreduce
-// (parallel::lower reads the links and the data-parallel algorithm nowhere else): points that
-// differ in these alone lower to the same programs.
-bool timing_only(const std::string& set) {
+// Overrides whose whole effect on the lowered plan is set again below for each point
+// (patch_plan), so points that differ in these alone lower to the same programs:
+// - the links and the data-parallel algorithm reach it only as Plan::intra_node, inter_node and
+//   data_allreduce (parallel::lower reads them nowhere else);
+// - the device reaches it as each Program::device, that device's reserved bytes (the one
+//   `reserved` entry of Program::persistent and model_states) and the host side it defaults
+//   (Plan::pcie, host_bandwidth_per_gpu, host_capacity); the cluster's sizes and placement it
+//   does not set, and they are compared before a plan is reused.
+bool patched(const std::string& set) {
   const std::string key = set.substr(0, set.find('='));
-  for (const char* link : {"cluster.intra_node", "cluster.inter_node"})
-    if (key == link || key.starts_with(std::string(link) + ".")) return true;
+  for (const char* prefix : {"cluster.intra_node", "cluster.inter_node", "device"})
+    if (key == prefix || key.starts_with(std::string(prefix) + ".")) return true;
   return key == "parallel.allreduce";
 }
 
-// The plan of this thread's last point, reused by the next whose base and other overrides are
-// the same (a sweep's innermost axes are often the all-reduce algorithm and the links).
-struct PlanCache {
+void patch_plan(parallel::Plan& plan, const scenario::Scenario& s) {
+  plan.intra_node = s.cluster.intra_node;
+  plan.inter_node = s.cluster.inter_node;
+  plan.data_allreduce = s.parallel.allreduce;
+  plan.pcie = s.cluster.pcie;
+  plan.host_bandwidth_per_gpu = parallel::host_bandwidth_per_gpu(s);
+  plan.host_capacity = s.cluster.host_memory;
+  for (auto& P : plan.programs) {
+    P.device = s.stage_device(P.stage);
+    P.persistent[hw::MemCategory::reserved] = P.device.reserved;
+    P.model_states[hw::MemCategory::reserved] = P.device.reserved;
+  }
+}
+
+// Plans of this thread's last points, each reused by a later point whose base and other
+// overrides are the same (a sweep's innermost axes are often the device, the all-reduce
+// algorithm and the links) and whose cluster has the same sizes and placement. Several are kept:
+// when the device turns outside an axis that changes the plan (global batch, say), the plan a
+// point needs is that of a point some plans back. The least recently used goes first.
+struct KeptPlan {
   std::string path, text, subkey;
-  std::vector<std::string> rest;  // the overrides that are not timing_only, in order
-  std::optional<parallel::Plan> plan;
+  std::vector<std::string> rest;  // the overrides that are not patched, in order
+  std::int64_t nodes = 0, gpus_per_node = 0;
+  std::array<scenario::ParallelDim, 3> placement{};
+  parallel::Plan plan;
+
+  bool serves(const BaseScenario& base, const std::vector<std::string>& other, const scenario::Scenario& s) const {
+    return rest == other && path == base.path && subkey == base.subkey && text == base.text &&
+           nodes == s.cluster.nodes && gpus_per_node == s.cluster.gpus_per_node && placement == s.cluster.placement;
+  }
 };
-thread_local PlanCache plan_cache;
+constexpr std::size_t kKeptPlans = 8;
+thread_local std::vector<KeptPlan> kept_plans;  // most recently used last
 
 const parallel::Plan& plan_for(const BaseScenario& base, const std::vector<std::string>& sets,
                                const scenario::Scenario& s) {
   std::vector<std::string> rest;
   for (const auto& k : sets)
-    if (!timing_only(k)) rest.push_back(k);
-  PlanCache& c = plan_cache;
-  if (!c.plan || c.rest != rest || c.path != base.path || c.subkey != base.subkey || c.text != base.text) {
-    c.plan.reset();  // (a lowering that throws leaves no stale plan behind)
-    c.plan = parallel::lower(s, {.compress = true});
-    c.path = base.path;
-    c.text = base.text;
-    c.subkey = base.subkey;
-    c.rest = std::move(rest);
+    if (!patched(k)) rest.push_back(k);
+  auto& kept = kept_plans;
+  auto it = std::find_if(kept.begin(), kept.end(), [&](const KeptPlan& k) { return k.serves(base, rest, s); });
+  if (it == kept.end()) {
+    // Lowered first: a lowering that throws leaves the kept plans as they were.
+    KeptPlan k{base.path, base.text, base.subkey, std::move(rest), s.cluster.nodes, s.cluster.gpus_per_node,
+               s.cluster.placement, parallel::lower(s, {.compress = true})};
+    if (kept.size() == kKeptPlans) kept.erase(kept.begin());
+    kept.push_back(std::move(k));
+  } else if (it + 1 != kept.end()) {
+    std::rotate(it, it + 1, kept.end());
   }
-  c.plan->intra_node = s.cluster.intra_node;
-  c.plan->inter_node = s.cluster.inter_node;
-  c.plan->data_allreduce = s.parallel.allreduce;
-  return *c.plan;
+  parallel::Plan& plan = kept.back().plan;
+  patch_plan(plan, s);
+  return plan;
 }
 }  // namespace
 

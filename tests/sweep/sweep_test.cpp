@@ -271,19 +271,40 @@ TEST_CASE("points that share a thread's model report as if each was loaded alone
   REQUIRE(same_as_alone(spec).size() == 16);
 }
 
-TEST_CASE("points that differ in all-reduce and links alone share a thread's plan and report as if lowered alone") {
-  // The timing-only axes innermost (the thread's plan serves them) around one that changes the
-  // plan (micro-batch); each reference point runs on a fresh thread (nothing cached).
+TEST_CASE("points that differ in device, all-reduce and links alone share a thread's plan and report as if lowered alone") {
+  // The axes the plan is patched for innermost (the thread's plan serves them) around one that
+  // changes the plan (micro-batch); each reference point runs on a fresh thread (nothing
+  // cached). The H100 brings other default links, PCIe and host memory, the A100s other
+  // reserved bytes and capacities.
   const auto spec = sweep::load_sweep(write_temp("plans.yaml",
       "base: {file: " + kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml}\n"
       "axes:\n  training.micro_batch: [1, 2]\n  training.global_batch: [384]\n"
+      "  device: [a100-80gb, h100-80gb, a100-40gb]\n"
       "  parallel.allreduce: [ring, tree]\n  cluster.inter_node: [ib-hdr, ib-ndr]\n"
-      "  cluster.intra_node: [nvswitch-a100, nvlink2]\n"));
+      "  cluster.intra_node: [nvswitch-a100, nvlink2]\n"
+      "zip: [[cluster.inter_node, cluster.intra_node]]\n"));
   const auto results = same_as_alone(spec);
-  REQUIRE(results.size() == 16);
+  REQUIRE(results.size() == 24);
   std::set<double> step_times;
-  for (const auto& r : results) step_times.insert(r.summary->step_time_s);
-  CHECK(step_times.size() >= 8);  // the links and the algorithm do change the step
+  std::set<std::int64_t> peaks;  // bytes
+  for (const auto& r : results) {
+    step_times.insert(r.summary->step_time_s);
+    peaks.insert(r.summary->peak.value);
+  }
+  CHECK(step_times.size() >= 12);  // the device, the links and the algorithm do change the step
+  CHECK(peaks.size() >= 4);        // and the reserved bytes the peak
+
+  // With the optimizer offloaded, the device's default PCIe link and host memory matter too.
+  const auto offload = sweep::load_sweep(write_temp("plans_offload.yaml",
+      "base:\n  model: {preset: gpt2, name: small, layers: 4, hidden: 1024, heads: 16}\n"
+      "  device: v100-32gb\n"
+      "  training: {micro_batch: 1, seq_len: 512, precision: fp16, optimizer: adam, offload: {optimizer: cpu}}\n"
+      "axes:\n  training.micro_batch: [1, 2]\n  device: [v100-32gb, a100-80gb, h100-80gb]\n"));
+  const auto offloaded = same_as_alone(offload);
+  REQUIRE(offloaded.size() == 6);
+  std::set<std::int64_t> host_capacities;
+  for (const auto& r : offloaded) host_capacities.insert(r.summary->host_capacity.value);
+  CHECK(host_capacities.size() >= 2);
 }
 
 TEST_CASE("a sweep thread reuses the model handed back when the next point's model is the same") {
