@@ -92,7 +92,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
       "jsonl", po::value<std::string>(&jsonl_path), "write one JSON line per point (with the full report)")(
       "jobs,j", po::value<int>(&jobs)->default_value(0), "worker threads (0 = one per hardware thread)")(
       "resume", "keep the finished points already in --csv/--jsonl and run the rest")(
-      "shard", po::value<std::string>(&shard_text), "run part K of N (points with index % N == K-1), e.g. 2/4")(
+      "shard", po::value<std::string>(&shard_text), "run part K of N (blocks of 32 consecutive points dealt in turn), e.g. 2/4")(
       "plot", po::value<std::string>(&plot_path), "write an SVG fit/OOM map of the results to this file")(
       "plot-axes", po::value<std::string>(&plot_axes), "KEY1,KEY2: the map's x and y axes (default: the first two)");
   po::options_description hidden;
@@ -120,7 +120,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
   const std::vector<sweep::Point> points = sweep::expand(spec);
   std::vector<std::size_t> mine;  // indices into points, in order
   for (const auto& p : points)
-    if (p.index % shard.n == shard.k - 1) mine.push_back(p.index);
+    if (sweep::in_shard(p.index, shard.k, shard.n)) mine.push_back(p.index);
   if (!points.empty()) check_axis_keys(spec, points.front());
   if (!plot_axes.empty() && plot_path.empty()) throw po::error("--plot-axes needs --plot");
   const sweep::MapAxes map_axes = sweep::map_axes(spec, plot_axes);

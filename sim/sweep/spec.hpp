@@ -59,6 +59,14 @@ SweepSpec load_sweep(const std::string& path);
 // The kept points in order (after `where`).
 std::vector<Point> expand(const SweepSpec& spec);
 
+// Whether the point at `index` belongs to part k (1-based) of n (`--shard k/n`): points go to
+// the parts in blocks of kShardBlock consecutive ones, dealt round-robin. Neighbouring points
+// differ in the innermost axes only, and a worker playing them in turn reuses their model, plan
+// and allocator replays; dealing single points would give every part points that share
+// nothing, while blocks dealt in turn still spread heavy regions of the grid over all parts.
+inline constexpr std::size_t kShardBlock = 32;
+inline bool in_shard(std::size_t index, std::size_t k, std::size_t n) { return (index / kShardBlock) % n == k - 1; }
+
 // "key=value" overrides of one point, in axis order.
 std::vector<std::string> point_sets(const SweepSpec& spec, const Point& p);
 

@@ -2,6 +2,7 @@
 // output files (resume, merge) and fit against a closed form.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -228,6 +229,30 @@ TEST_CASE("every point of a grid is simulated and invalid points carry their rea
   CHECK(invalid == 11);
   CHECK(fits > 0);
   CHECK(oom > 0);
+}
+
+TEST_CASE("shards split the points into blocks of neighbours dealt in turn") {
+  // Every point in exactly one of n parts; each part's points come in runs of kShardBlock
+  // consecutive ones; parts differ in size by at most a block.
+  for (std::size_t n : {1, 2, 3, 7}) {
+    const std::size_t points = 1000;
+    std::vector<std::size_t> sizes(n, 0);
+    for (std::size_t i = 0; i < points; ++i) {
+      std::size_t owners = 0;
+      for (std::size_t k = 1; k <= n; ++k)
+        if (sweep::in_shard(i, k, n)) {
+          ++owners;
+          ++sizes[k - 1];
+          if (i % sweep::kShardBlock != 0) CHECK(sweep::in_shard(i - 1, k, n));  // same block, same part
+        }
+      CHECK(owners == 1);
+    }
+    const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
+    CHECK(*hi - *lo <= sweep::kShardBlock);
+  }
+  CHECK(sweep::in_shard(31, 1, 2));
+  CHECK(sweep::in_shard(32, 2, 2));
+  CHECK(sweep::in_shard(64, 1, 2));
 }
 
 TEST_CASE("shard files merge into point order") {
