@@ -165,6 +165,7 @@ thread_local std::vector<std::uint64_t> spare_work;  // see Player::model_alloca
 struct Player {
   const Plan& plan;
   const PlayOptions& opt;
+  PlanDigest::Program local_digest;  // program_hashes without a PlanDigest
   Timeline tl;
   std::vector<hw::MemoryLedger> ledgers;
   std::vector<std::uint32_t> offset;     // first global id of each program
@@ -851,23 +852,26 @@ struct Player {
     for (std::size_t c = 0; c < hw::kMemCategories; ++c) h = mix(h, static_cast<std::uint64_t>(P.persistent.bytes[c].value));
     return h;
   }
-  // prefix[k]: records [0, k) of the program's log. A record of allocations or frees is named by
-  // its effect range and a hash of every effect up to the range's end (equal hashes: equal
-  // effects, the range's included), a macro's points by the hash of its template's effects.
-  // work[k]: the requests records [0, k) make of the allocator (what replaying them costs: a
-  // record of a macro's points stands for hundreds, one of a reduction's buffer for one).
-  void prefix_hashes(const Program& P, const std::vector<MemRecord>& log, std::vector<std::uint64_t>& prefix,
-                     std::vector<std::uint64_t>& work) const {
-    std::vector<std::uint64_t> effects(P.effects.size() + 1);
+  // The hashes of program pi's effects and templates: the digest's (filled on first use) or
+  // made here.
+  const PlanDigest::Program& program_hashes(std::size_t pi) {
+    PlanDigest::Program* d = &local_digest;
+    if (opt.plan_digest) {
+      auto& programs = opt.plan_digest->programs;
+      if (programs.size() != plan.programs.size()) programs.assign(plan.programs.size(), {});
+      d = &programs[pi];
+      if (d->filled) return *d;
+    }
+    const Program& P = plan.programs[pi];
+    auto& effects = d->effects;
+    effects.resize(P.effects.size() + 1);
     effects[0] = 0;
     for (std::size_t e = 0; e < P.effects.size(); ++e) effects[e + 1] = fold(effects[e], P.effects[e], P.first_layer);
-    std::vector<std::uint64_t> templates(P.macros.size());
-    // requests[t][j]: the requests of template t's points 1..j (point j frees op j-2's tensors
-    // and books op j-1's).
-    std::vector<std::vector<std::uint32_t>> requests(P.macros.size());
+    d->templates.resize(P.macros.size());
+    d->requests.resize(P.macros.size());
     for (std::size_t t = 0; t < P.macros.size(); ++t) {
       std::uint64_t h = mix(0, P.macros[t].end - P.macros[t].begin);
-      auto& q = requests[t];
+      auto& q = d->requests[t];
       q.assign(1, 0);
       for (auto k = P.macros[t].begin; k < P.macros[t].end; ++k) {
         const Op& op = P.macro_ops[k];
@@ -878,8 +882,23 @@ struct Player {
         const std::uint32_t freed = k > P.macros[t].begin ? P.macro_ops[k - 1].free_end - P.macro_ops[k - 1].free_begin : 0;
         q.push_back(q.back() + freed + (op.alloc_end - op.alloc_begin));
       }
-      templates[t] = h;
+      d->templates[t] = h;
     }
+    d->filled = opt.plan_digest != nullptr;
+    return *d;
+  }
+  // prefix[k]: records [0, k) of the program's log. A record of allocations or frees is named by
+  // its effect range and a hash of every effect up to the range's end (equal hashes: equal
+  // effects, the range's included), a macro's points by the hash of its template's effects.
+  // work[k]: the requests records [0, k) make of the allocator (what replaying them costs: a
+  // record of a macro's points stands for hundreds, one of a reduction's buffer for one).
+  void prefix_hashes(std::size_t pi, const std::vector<MemRecord>& log, std::vector<std::uint64_t>& prefix,
+                     std::vector<std::uint64_t>& work) {
+    const Program& P = plan.programs[pi];
+    const PlanDigest::Program& d = program_hashes(pi);
+    const auto& effects = d.effects;
+    const auto& templates = d.templates;
+    const auto& requests = d.requests;
     prefix.resize(log.size() + 1);
     prefix[0] = 0;
     work.resize(log.size() + 1);
@@ -1216,7 +1235,7 @@ struct Player {
       if (opt.allocator_memo && !opt.all_ooms && opt.allocator_memo->worth_looking()) {
         prefix = std::make_shared<AllocatorMemo::Prefix>();
         std::vector<std::uint64_t>& work = spare_work;
-        prefix_hashes(P, memlog[pi], *prefix, work);
+        prefix_hashes(pi, memlog[pi], *prefix, work);
         // Fractions of the log are fractions of its requests: the record where they reach w.
         const std::uint64_t total = work.back();
         auto record_at = [&](std::uint64_t w) {

@@ -5,6 +5,8 @@
 // allocation that does not fit (an OOM point). Memory is then treated as unbounded so the step
 // plays to its end and its full demand and step time are known.
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "sim/exec/timeline.hpp"
 #include "sim/parallel/program.hpp"
@@ -12,6 +14,23 @@
 namespace trainsim::exec {
 
 class AllocatorMemo;
+
+// What plays of one plan share however its links, all-reduce algorithm and devices are set (a
+// sweep's reused plans, sim/sweep/runner.cpp): each program's hashes of its memory effects and
+// macro templates, from which the allocator memo's log hashes are made. The first play that
+// needs them fills them in; pass a digest only with the plan (the same programs) it was filled
+// from.
+struct PlanDigest {
+  struct Program {
+    std::vector<std::uint64_t> effects;    // [e]: the program's effects [0, e) folded
+    std::vector<std::uint64_t> templates;  // per macro template: its ops and effects
+    // Per macro template, [j]: the allocator requests of its points 1..j (point j frees op j-2's
+    // tensors and books op j-1's).
+    std::vector<std::vector<std::uint32_t>> requests;
+    bool filled = false;
+  };
+  std::vector<Program> programs;
+};
 
 struct PlayOptions {
   bool all_ooms = false;              // record every allocation that exceeds capacity
@@ -24,6 +43,8 @@ struct PlayOptions {
   // as an earlier stage's goes on from a copy of that one's replay where the two logs part
   // (DeviceTimeline::replay_source). Reports are the same without it.
   bool share_stages = true;
+  // Hashes kept for the next play of the same plan (PlanDigest); computed anew when null.
+  PlanDigest* plan_digest = nullptr;
 };
 
 // Throws core::InternalError when an invariant breaks (deadlock, negative ledger, leaked bytes).

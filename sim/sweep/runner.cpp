@@ -58,6 +58,7 @@ struct KeptPlan {
   std::int64_t nodes = 0, gpus_per_node = 0;
   std::array<scenario::ParallelDim, 3> placement{};
   parallel::Plan plan;
+  exec::PlanDigest digest;  // filled by the plan's first play, kept for the next ones
 
   bool serves(const BaseScenario& base, const std::vector<std::string>& other, const scenario::Scenario& s) const {
     return rest == other && path == base.path && subkey == base.subkey && text == base.text &&
@@ -67,8 +68,7 @@ struct KeptPlan {
 constexpr std::size_t kKeptPlans = 8;
 thread_local std::vector<KeptPlan> kept_plans;  // most recently used last
 
-const parallel::Plan& plan_for(const BaseScenario& base, const std::vector<std::string>& sets,
-                               const scenario::Scenario& s) {
+KeptPlan& plan_for(const BaseScenario& base, const std::vector<std::string>& sets, const scenario::Scenario& s) {
   std::vector<std::string> rest;
   for (const auto& k : sets)
     if (!patched(k)) rest.push_back(k);
@@ -77,15 +77,14 @@ const parallel::Plan& plan_for(const BaseScenario& base, const std::vector<std::
   if (it == kept.end()) {
     // Lowered first: a lowering that throws leaves the kept plans as they were.
     KeptPlan k{base.path, base.text, base.subkey, std::move(rest), s.cluster.nodes, s.cluster.gpus_per_node,
-               s.cluster.placement, parallel::lower(s, {.compress = true})};
+               s.cluster.placement, parallel::lower(s, {.compress = true}), {}};
     if (kept.size() == kKeptPlans) kept.erase(kept.begin());
     kept.push_back(std::move(k));
   } else if (it + 1 != kept.end()) {
     std::rotate(it, it + 1, kept.end());
   }
-  parallel::Plan& plan = kept.back().plan;
-  patch_plan(plan, s);
-  return plan;
+  patch_plan(kept.back().plan, s);
+  return kept.back();
 }
 }  // namespace
 
@@ -94,9 +93,9 @@ PointResult run_point(const BaseScenario& base, const std::vector<std::string>& 
   try {
     scenario::Scenario s = base.load(sets);
     {
-      const parallel::Plan& plan = plan_for(base, sets, s);
-      const exec::Timeline tl = exec::play(plan, {.allocator_memo = memo});
-      r.summary = report::summarize(s, plan, tl, false);
+      KeptPlan& kept = plan_for(base, sets, s);
+      const exec::Timeline tl = exec::play(kept.plan, {.allocator_memo = memo, .plan_digest = &kept.digest});
+      r.summary = report::summarize(s, kept.plan, tl, false);
     }
     r.status = r.summary->fits ? Status::fits : Status::oom;
     base.give_back(std::move(s));

@@ -139,6 +139,37 @@ TEST_CASE("allocator memo: timing-only variants resume late and report the same"
   CHECK(interleaved.hits > 0);
 }
 
+// A sweep plays one lowered plan for each all-reduce algorithm and link (sim/sweep/runner.cpp),
+// keeping the plan's effect and template hashes between plays (exec::PlanDigest).
+TEST_CASE("allocator memo: a plan's digest serves its later plays, which report and resume the same",
+          "[exec][allocator][memo]") {
+  parallel::Plan plan = parallel::lower(scenario::load_scenario(kGpt3, {"training.global_batch=512"}), {.compress = true});
+  exec::AllocatorMemo with_digest, without;
+  exec::PlanDigest digest;
+  for (auto sets : timing_variants()) {
+    sets.push_back("training.global_batch=512");
+    const auto s = scenario::load_scenario(kGpt3, sets);
+    plan.intra_node = s.cluster.intra_node;
+    plan.inter_node = s.cluster.inter_node;
+    plan.data_allreduce = s.parallel.allreduce;
+    auto json = [&](const exec::Timeline& tl) {
+      std::ostringstream out;
+      report::write_json(out, report::summarize(s, plan, tl, false));
+      return out.str();
+    };
+    CHECK(json(exec::play(plan, {.allocator_memo = &with_digest, .plan_digest = &digest})) ==
+          json(exec::play(plan, {.allocator_memo = &without})));
+  }
+  REQUIRE(digest.programs.size() == plan.programs.size());
+  for (std::size_t p = 0; p < plan.programs.size(); ++p) {
+    CHECK(digest.programs[p].filled);
+    CHECK(digest.programs[p].effects.size() == plan.programs[p].effects.size() + 1);
+  }
+  CHECK(with_digest.stats().hits == without.stats().hits);
+  CHECK(with_digest.stats().records_resumed == without.stats().records_resumed);
+  CHECK(with_digest.stats().hits >= 3 * 16 / 2);
+}
+
 TEST_CASE("allocator memo: other global batches share the start of the step", "[exec][allocator][memo]") {
   const auto st = same_with_memo(kGpt3, {"parallel.zero=1"},
                                  {{"training.global_batch=512"}, {"training.global_batch=1024"},
