@@ -358,10 +358,11 @@ namespace {
 
 // The cache key of a preset model (a name, or a map with `preset` and no file to read); empty
 // when the model must be built.
-std::string model_key(const YAML::Node& node, const std::string& path, const models::BuildOptions& opts) {
+std::string model_key(const YAML::Node& node, const std::string& path, const models::BuildOptions& opts,
+                      const std::string& node_text) {
   const bool preset = node.IsScalar() || (node.IsMap() && node["preset"] && !node["file"] && !node["hf_config"]);
   if (!preset) return {};
-  return YAML::Dump(node) + "\n" + path + "\n" + std::to_string(opts.seq_len) + " " +
+  return (node_text.empty() ? YAML::Dump(node) : node_text) + "\n" + path + "\n" + std::to_string(opts.seq_len) + " " +
          std::to_string(static_cast<int>(opts.activation_dtype)) + " " + (opts.flash_attention ? "1" : "0");
 }
 
@@ -425,7 +426,7 @@ Scenario load_scenario_tree(YAML::Node root, const std::string& path,
   opts.flash_attention = s.training.flash_attention;
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
   try {
-    const std::string key = cache ? model_key(model_node, path, opts) : std::string();
+    const std::string key = cache ? model_key(model_node, path, opts, cache->node_text) : std::string();
     std::optional<models::Model> kept;
     if (!key.empty()) kept = cache->take(key);
     s.model = kept ? std::move(*kept) : models::build_model(model_node, path, "model", opts, base_dir);

@@ -139,6 +139,9 @@ struct ModelCache {
   };
   std::vector<Entry> held;  // most recently handed back last
   std::string last_key;     // of the last scenario loaded with this cache ("" when not a preset)
+  // The model node as YAML text when the caller knows it (a sweep's base model that no override
+  // touches, dumped once), so loading need not dump the node again; "" to dump it.
+  std::string node_text;
 
   // The held model under `key`, moved out (the entry goes), or nullopt.
   std::optional<models::Model> take(const std::string& key);

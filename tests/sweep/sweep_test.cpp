@@ -363,5 +363,9 @@ TEST_CASE("a sweep thread reuses the model handed back when the next point's mod
     auto f = spec.base.load({"training.micro_batch=2"});
     CHECK(f.model.parameters() == params);
     CHECK(f.model.seq_len == 2048);
+    // An override inside the model makes another model, though the rest of the point is f's.
+    spec.base.give_back(std::move(f));
+    auto g = spec.base.load({"model.layers=48"});
+    CHECK(g.model.parameters() < params);
   }).join();
 }
