@@ -137,6 +137,24 @@ struct MacroProfile {
   }
 };
 
+}  // namespace
+
+// What a PlanDigest keeps of a play's costing: the macro templates' profiles per program, and
+// what they depend on — each program's device speeds, the precision's math mode and the links
+// (the intra-node link prices tensor-parallel collectives; the rest, and the data-parallel
+// algorithm, only ops other than compute ops, which a template rarely holds).
+struct PlayProfiles {
+  std::vector<std::vector<MacroProfile>> profiles;  // [program][template]
+  std::vector<hw::DeviceSpec> devices;               // [program]
+  cost::MathMode math = cost::MathMode::half;
+  hw::LinkSpec intra_node, inter_node, pcie;
+  cost::CollectiveAlgo data_allreduce = cost::CollectiveAlgo::ring;
+  core::Bandwidth host_bandwidth_per_gpu{};
+  bool only_compute = true;  // every template op is a compute op (the links but intra-node do not matter)
+};
+
+namespace {
+
 // A macro op in flight on a program: which points of its template the ledger holds so far.
 struct InFlight {
   std::uint32_t id = kNone;
@@ -188,6 +206,7 @@ struct Player {
   core::EventQueue<std::uint32_t> queue;
   std::vector<char> oom_seen;
   std::vector<std::vector<MacroProfile>> profiles;  // [program][template]
+  bool profiles_reused = false;  // taken from opt.plan_digest (keep_profiles)
   std::vector<InFlight> inflight;                   // per program
   std::vector<std::vector<MemRecord>> memlog;       // per program, with the allocator model
   void log(std::int32_t prog, MemRecord r) {
@@ -517,6 +536,58 @@ struct Player {
            a.ranks_per_node == b.ranks_per_node && a.gather_ranks == b.gather_ranks;
   }
 
+  static bool same_link(const hw::LinkSpec& a, const hw::LinkSpec& b) {
+    return a.bandwidth == b.bandwidth && a.latency == b.latency;
+  }
+  // The device fields cost::kernel_time reads.
+  static bool same_speed(const hw::DeviceSpec& a, const hw::DeviceSpec& b) {
+    return a.peak_fp32 == b.peak_fp32 && a.peak_tf32 == b.peak_tf32 && a.peak_16bit == b.peak_16bit &&
+           a.memory_bandwidth == b.memory_bandwidth && a.matmul_efficiency == b.matmul_efficiency &&
+           a.memory_efficiency == b.memory_efficiency && a.kernel_launch == b.kernel_launch &&
+           a.matmul_ramp_s == b.matmul_ramp_s;
+  }
+  // Whether the digest holds profiles costed as this play would cost them.
+  bool kept_profiles_fit() const {
+    if (!opt.plan_digest || !opt.plan_digest->profiles) return false;
+    const PlayProfiles& k = *opt.plan_digest->profiles;
+    if (k.profiles.size() != plan.programs.size() || k.math != plan.math || !same_link(k.intra_node, plan.intra_node))
+      return false;
+    if (!k.only_compute &&
+        (!same_link(k.inter_node, plan.inter_node) || !same_link(k.pcie, plan.pcie) ||
+         k.data_allreduce != plan.data_allreduce || !(k.host_bandwidth_per_gpu == plan.host_bandwidth_per_gpu)))
+      return false;
+    for (std::size_t p = 0; p < plan.programs.size(); ++p)
+      if (!same_speed(k.devices[p], plan.programs[p].device)) return false;
+    return true;
+  }
+  // Hands the profiles to the digest for the plan's next play.
+  void keep_profiles() {
+    if (!opt.plan_digest) return;
+    auto& kept = opt.plan_digest->profiles;
+    if (!kept) kept = std::make_shared<PlayProfiles>();
+    PlayProfiles& k = *kept;
+    if (profiles_reused) {  // costed for what it says already
+      k.profiles = std::move(profiles);
+      return;
+    }
+    k.devices.clear();
+    k.only_compute = true;
+    for (const Program& P : plan.programs) {
+      k.devices.push_back(P.device);
+      for (const Op& op : P.macro_ops)
+        if (op.kind != OpKind::forward && op.kind != OpKind::backward && op.kind != OpKind::recompute &&
+            op.kind != OpKind::optimizer)
+          k.only_compute = false;
+    }
+    k.math = plan.math;
+    k.intra_node = plan.intra_node;
+    k.inter_node = plan.inter_node;
+    k.pcie = plan.pcie;
+    k.data_allreduce = plan.data_allreduce;
+    k.host_bandwidth_per_gpu = plan.host_bandwidth_per_gpu;
+    k.profiles = std::move(profiles);
+  }
+
   void compute_durations() {
     duration.resize(waiting.size());
     fine_first.resize(waiting.size());
@@ -524,7 +595,10 @@ struct Player {
     arrival_from.assign(waiting.size(), kNone);
     arrival_time.assign(waiting.size(), core::Duration{});
     arrival_start.assign(waiting.size(), core::TimePoint{});
-    profiles.assign(plan.programs.size(), {});
+    const bool reuse = kept_profiles_fit();
+    profiles_reused = reuse;
+    if (reuse) profiles = std::move(opt.plan_digest->profiles->profiles);
+    else profiles.assign(plan.programs.size(), {});
     std::unordered_map<WorkKey, core::Duration, WorkHash> memo, tp_memo;
     std::uint64_t fine = 0;
     WorkKey last_key{};
@@ -535,7 +609,8 @@ struct Player {
       bool have_last = false, have_transfer = false;  // durations are per program (its device)
       const Program& P = plan.programs[p];
       tp_memo.clear();
-      for (const auto& t : P.macros) profiles[p].push_back(profile(P, t, memo, tp_memo));
+      if (!reuse)
+        for (const auto& t : P.macros) profiles[p].push_back(profile(P, t, memo, tp_memo));
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
         const Op& op = P.ops[i];
         const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
@@ -1375,6 +1450,7 @@ struct Player {
       tl.ooms.resize(opt.max_oom_points);
     }
     spare_logs = std::move(memlog);
+    keep_profiles();
     return std::move(tl);
   }
 };

@@ -6,6 +6,7 @@
 // plays to its end and its full demand and step time are known.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/exec/timeline.hpp"
@@ -20,6 +21,8 @@ class AllocatorMemo;
 // macro templates, from which the allocator memo's log hashes are made. The first play that
 // needs them fills them in; pass a digest only with the plan (the same programs) it was filled
 // from.
+struct PlayProfiles;  // sim/exec/player.cpp
+
 struct PlanDigest {
   struct Program {
     std::vector<std::uint64_t> effects;    // [e]: the program's effects [0, e) folded
@@ -30,6 +33,9 @@ struct PlanDigest {
     bool filled = false;
   };
   std::vector<Program> programs;
+  // The macro templates' profiles (their ops' durations and memory levels), with the devices,
+  // links and precision they were costed for; a play on other ones costs them anew.
+  std::shared_ptr<PlayProfiles> profiles;
 };
 
 struct PlayOptions {

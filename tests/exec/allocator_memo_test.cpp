@@ -139,19 +139,30 @@ TEST_CASE("allocator memo: timing-only variants resume late and report the same"
   CHECK(interleaved.hits > 0);
 }
 
-// A sweep plays one lowered plan for each all-reduce algorithm and link (sim/sweep/runner.cpp),
-// keeping the plan's effect and template hashes between plays (exec::PlanDigest).
+// A sweep plays one lowered plan for each all-reduce algorithm, link and device
+// (sim/sweep/runner.cpp), keeping the plan's effect and template hashes and its templates'
+// profiles between plays (exec::PlanDigest); profiles costed for another intra-node link or
+// device must be costed anew.
 TEST_CASE("allocator memo: a plan's digest serves its later plays, which report and resume the same",
           "[exec][allocator][memo]") {
   parallel::Plan plan = parallel::lower(scenario::load_scenario(kGpt3, {"training.global_batch=512"}), {.compress = true});
   exec::AllocatorMemo with_digest, without;
   exec::PlanDigest digest;
-  for (auto sets : timing_variants()) {
+  auto variants = timing_variants();
+  variants.push_back({"cluster.intra_node=nvlink2"});
+  variants.push_back({"device=h100-80gb"});
+  variants.push_back({"device=h100-80gb"});
+  variants.push_back({});
+  for (auto sets : variants) {
     sets.push_back("training.global_batch=512");
     const auto s = scenario::load_scenario(kGpt3, sets);
     plan.intra_node = s.cluster.intra_node;
     plan.inter_node = s.cluster.inter_node;
     plan.data_allreduce = s.parallel.allreduce;
+    for (auto& P : plan.programs) {  // as the sweep sets a reused plan's device
+      P.device = s.stage_device(P.stage);
+      P.persistent[hw::MemCategory::reserved] = P.model_states[hw::MemCategory::reserved] = P.device.reserved;
+    }
     auto json = [&](const exec::Timeline& tl) {
       std::ostringstream out;
       report::write_json(out, report::summarize(s, plan, tl, false));
