@@ -18,6 +18,8 @@ const std::string kRoot = TRAINSIM_SOURCE_DIR;
 
 // 2 x 2 x 2 = 8 points: micro-batch {1, 2}, tensor {4, 8}, pipeline {8, 16}; the grid is
 // walked 8 times per iteration (64 points) so two threads are not left waiting on one point.
+// Each walk names its points apart (`name`, which only the report shows), so no point reuses a
+// plan a thread kept from the walk before: every point is lowered and costed as a new layout.
 // With `allocator` false every point sets training.allocator=none (what the model costs).
 std::vector<std::vector<std::string>> grid(bool allocator) {
   std::vector<std::vector<std::string>> g;
@@ -26,7 +28,8 @@ std::vector<std::vector<std::string>> grid(bool allocator) {
     for (int t : {4, 8})
       for (int p : {8, 16})
         g.push_back({"training.micro_batch=" + std::to_string(mb), "parallel.tensor=" + std::to_string(t),
-                     "parallel.pipeline=" + std::to_string(p), "parallel.data=" + std::to_string(1024 / (t * p))});
+                     "parallel.pipeline=" + std::to_string(p), "parallel.data=" + std::to_string(1024 / (t * p)),
+                     "name=walk-" + std::to_string(round)});
   if (!allocator)
     for (auto& point : g) point.push_back("training.allocator=none");
   return g;
