@@ -141,8 +141,9 @@ struct MacroProfile {
 
 // What a PlanDigest keeps of a play's costing: the macro templates' profiles per program, and
 // what they depend on — each program's device speeds, the precision's math mode and the links
-// (the intra-node link prices tensor-parallel collectives; the rest, and the data-parallel
-// algorithm, only ops other than compute ops, which a template rarely holds).
+// (the intra-node link prices tensor-parallel collectives within a node; the inter-node link
+// those that span nodes; the inter-node link, PCIe, host bandwidth and the data-parallel
+// algorithm also ops other than compute ops, which a template rarely holds).
 struct PlayProfiles {
   std::vector<std::vector<MacroProfile>> profiles;  // [program][template]
   std::vector<hw::DeviceSpec> devices;               // [program]
@@ -150,7 +151,9 @@ struct PlayProfiles {
   hw::LinkSpec intra_node, inter_node, pcie;
   cost::CollectiveAlgo data_allreduce = cost::CollectiveAlgo::ring;
   core::Bandwidth host_bandwidth_per_gpu{};
-  bool only_compute = true;  // every template op is a compute op (the links but intra-node do not matter)
+  // Every template op is a compute op whose tensor-parallel collectives (if any) stay within a
+  // node: of the links and host figures only the intra-node link matters.
+  bool intra_node_only = true;
 };
 
 namespace {
@@ -552,7 +555,7 @@ struct Player {
     const PlayProfiles& k = *opt.plan_digest->profiles;
     if (k.profiles.size() != plan.programs.size() || k.math != plan.math || !same_link(k.intra_node, plan.intra_node))
       return false;
-    if (!k.only_compute &&
+    if (!k.intra_node_only &&
         (!same_link(k.inter_node, plan.inter_node) || !same_link(k.pcie, plan.pcie) ||
          k.data_allreduce != plan.data_allreduce || !(k.host_bandwidth_per_gpu == plan.host_bandwidth_per_gpu)))
       return false;
@@ -571,13 +574,14 @@ struct Player {
       return;
     }
     k.devices.clear();
-    k.only_compute = true;
+    k.intra_node_only = true;
     for (const Program& P : plan.programs) {
       k.devices.push_back(P.device);
-      for (const Op& op : P.macro_ops)
-        if (op.kind != OpKind::forward && op.kind != OpKind::backward && op.kind != OpKind::recompute &&
-            op.kind != OpKind::optimizer)
-          k.only_compute = false;
+      for (const Op& op : P.macro_ops) {
+        const bool compute = op.kind == OpKind::forward || op.kind == OpKind::backward ||
+                             op.kind == OpKind::recompute || op.kind == OpKind::optimizer;
+        if (!compute || (op.tp_collectives > 0 && op.comm.inter_node)) k.intra_node_only = false;
+      }
     }
     k.math = plan.math;
     k.intra_node = plan.intra_node;

@@ -6,6 +6,7 @@
 // resumed, so an inert memo cannot pass.
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -179,6 +180,31 @@ TEST_CASE("allocator memo: a plan's digest serves its later plays, which report 
   CHECK(with_digest.stats().hits == without.stats().hits);
   CHECK(with_digest.stats().records_resumed == without.stats().records_resumed);
   CHECK(with_digest.stats().hits >= 3 * 16 / 2);
+}
+
+// Tensor-parallel groups spread over nodes (tensor ranks placed slowest) price their collectives
+// on the inter-node link: profiles costed for one inter-node link do not hold for another.
+TEST_CASE("a plan's digest costs its templates anew for another inter-node link when tensor groups span nodes",
+          "[exec][allocator][memo]") {
+  const std::vector<std::string> base{"training.global_batch=512", "cluster.placement=[data, pipeline, tensor]"};
+  parallel::Plan plan = parallel::lower(scenario::load_scenario(kGpt3, base), {.compress = true});
+  exec::PlanDigest digest;
+  std::set<double> steps;
+  for (const char* link : {"ib-hdr", "ib-ndr", "ib-hdr"}) {
+    auto sets = base;
+    sets.push_back(std::string("cluster.inter_node=") + link);
+    const auto s = scenario::load_scenario(kGpt3, sets);
+    plan.inter_node = s.cluster.inter_node;
+    auto json = [&](const exec::Timeline& tl) {
+      const auto summary = report::summarize(s, plan, tl, false);
+      steps.insert(summary.step_time_s);
+      std::ostringstream out;
+      report::write_json(out, summary);
+      return out.str();
+    };
+    CHECK(json(exec::play(plan, {.plan_digest = &digest})) == json(exec::play(plan)));
+  }
+  CHECK(steps.size() == 2);  // the link does change the step
 }
 
 TEST_CASE("allocator memo: other global batches share the start of the step", "[exec][allocator][memo]") {
