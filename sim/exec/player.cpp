@@ -456,12 +456,23 @@ struct Player {
   void begin_arrival(std::uint32_t id, core::TimePoint now) { arrival_start[id] = now; }
 
   void build_graph() {
-    DependencyGraph g = build_dependency_graph(plan);
-    offset = std::move(g.offset);
-    program_of = std::move(g.program_of);
-    waiting = std::move(g.waiting);
-    succ_begin = std::move(g.succ_begin);
-    succ = std::move(g.succ);
+    if (opt.plan_digest && !opt.plan_digest->graph)
+      opt.plan_digest->graph = std::make_shared<const DependencyGraph>(build_dependency_graph(plan));
+    if (opt.plan_digest) {
+      const DependencyGraph& g = *opt.plan_digest->graph;
+      offset = g.offset;
+      program_of = g.program_of;
+      waiting = g.waiting;
+      succ_begin = g.succ_begin;
+      succ = g.succ;
+    } else {
+      DependencyGraph g = build_dependency_graph(plan);
+      offset = std::move(g.offset);
+      program_of = std::move(g.program_of);
+      waiting = std::move(g.waiting);
+      succ_begin = std::move(g.succ_begin);
+      succ = std::move(g.succ);
+    }
     done.assign(waiting.size(), 0);
   }
 

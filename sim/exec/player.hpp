@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/exec/dependency_graph.hpp"
 #include "sim/exec/timeline.hpp"
 #include "sim/parallel/program.hpp"
 
@@ -33,6 +34,8 @@ struct PlanDigest {
     bool filled = false;
   };
   std::vector<Program> programs;
+  // The plan's dependency graph (which ops wait for which), built by its first play.
+  std::shared_ptr<const DependencyGraph> graph;
   // The macro templates' profiles (their ops' durations and memory levels), with the devices,
   // links and precision they were costed for; a play on other ones costs them anew.
   std::shared_ptr<PlayProfiles> profiles;
