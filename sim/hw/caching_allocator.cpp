@@ -394,6 +394,7 @@ void CachingAllocator::release_free_segments() {
   free_segments_ = 0;
   for (Pool* p : {&small_free_, &large_free_}) {
     for (SizeClass& c : p->classes) {
+      bool released = false;
       for (const Entry& e : c.blocks) {
         Block& k = blocks_[e.block];
         if (!current(e) || k.prev >= 0 || k.next >= 0) continue;
@@ -403,8 +404,11 @@ void CachingAllocator::release_free_segments() {
         k.cached = false;
         touch(e.block);
         spare(e.block);
+        released = true;
       }
-      drop_stale(c);
+      // The released blocks' entries are stale now; a class that gave nothing back keeps its
+      // entries as they were (stale ones are skipped where they are met, as everywhere).
+      if (released) drop_stale(c);
     }
   }
 }
