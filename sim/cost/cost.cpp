@@ -73,6 +73,17 @@ std::int64_t ceil_log2(int n) {
 
 }  // namespace
 
+bool same_kernel_speed(const hw::DeviceSpec& a, const hw::DeviceSpec& b) {
+  return a.peak_fp32 == b.peak_fp32 && a.peak_tf32 == b.peak_tf32 && a.peak_16bit == b.peak_16bit &&
+         a.memory_bandwidth == b.memory_bandwidth && a.matmul_efficiency == b.matmul_efficiency &&
+         a.memory_efficiency == b.memory_efficiency && a.kernel_launch == b.kernel_launch &&
+         a.matmul_ramp_s == b.matmul_ramp_s;
+}
+
+bool same_link_speed(const hw::LinkSpec& a, const hw::LinkSpec& b) {
+  return a.bandwidth == b.bandwidth && a.latency == b.latency;
+}
+
 Duration kernel_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode, int kernels) {
   if (kernels < 0) invalid("kernel count must not be negative, got " + std::to_string(kernels));
   if (!(w.flops >= 0) || !std::isfinite(w.flops))

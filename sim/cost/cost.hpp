@@ -26,6 +26,9 @@ struct KernelWork {
 // Zero work costs only the launch overhead (never 0 when kernels>0).
 core::Duration kernel_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode,
                            int kernels = 1);
+// Whether kernel_time gives the same time for any work on devices a and b (the fields it reads
+// are equal), so costs computed for one hold for the other.
+bool same_kernel_speed(const hw::DeviceSpec& a, const hw::DeviceSpec& b);
 
 enum class CollectiveAlgo { ring, tree };
 
@@ -41,6 +44,8 @@ core::Duration all_reduce_time(core::Bytes bytes, int n, const hw::LinkSpec& lin
 core::Duration reduce_scatter_time(core::Bytes bytes, int n, const hw::LinkSpec& link);
 core::Duration all_gather_time(core::Bytes bytes, int n, const hw::LinkSpec& link);
 core::Duration p2p_time(core::Bytes bytes, const hw::LinkSpec& link);
+// Whether every collective above (and spanning_link below) costs the same on links a and b.
+bool same_link_speed(const hw::LinkSpec& a, const hw::LinkSpec& b);
 
 // The link a collective over `ranks_per_node` ranks in each of several nodes effectively sees:
 // NCCL runs one ring per NIC, so the inter-node hop of a group with k ranks per node gets k

@@ -456,23 +456,19 @@ struct Player {
   void begin_arrival(std::uint32_t id, core::TimePoint now) { arrival_start[id] = now; }
 
   void build_graph() {
-    if (opt.plan_digest && !opt.plan_digest->graph)
-      opt.plan_digest->graph = std::make_shared<const DependencyGraph>(build_dependency_graph(plan));
-    if (opt.plan_digest) {
-      const DependencyGraph& g = *opt.plan_digest->graph;
-      offset = g.offset;
-      program_of = g.program_of;
-      waiting = g.waiting;
-      succ_begin = g.succ_begin;
-      succ = g.succ;
+    DependencyGraph g;
+    if (opt.plan_digest) {  // a copy of the digest's: the waiting counts run down
+      auto& kept = opt.plan_digest->graph;
+      if (!kept) kept = std::make_shared<const DependencyGraph>(build_dependency_graph(plan));
+      g = *kept;
     } else {
-      DependencyGraph g = build_dependency_graph(plan);
-      offset = std::move(g.offset);
-      program_of = std::move(g.program_of);
-      waiting = std::move(g.waiting);
-      succ_begin = std::move(g.succ_begin);
-      succ = std::move(g.succ);
+      g = build_dependency_graph(plan);
     }
+    offset = std::move(g.offset);
+    program_of = std::move(g.program_of);
+    waiting = std::move(g.waiting);
+    succ_begin = std::move(g.succ_begin);
+    succ = std::move(g.succ);
     done.assign(waiting.size(), 0);
   }
 
@@ -550,28 +546,18 @@ struct Player {
            a.ranks_per_node == b.ranks_per_node && a.gather_ranks == b.gather_ranks;
   }
 
-  static bool same_link(const hw::LinkSpec& a, const hw::LinkSpec& b) {
-    return a.bandwidth == b.bandwidth && a.latency == b.latency;
-  }
-  // The device fields cost::kernel_time reads.
-  static bool same_speed(const hw::DeviceSpec& a, const hw::DeviceSpec& b) {
-    return a.peak_fp32 == b.peak_fp32 && a.peak_tf32 == b.peak_tf32 && a.peak_16bit == b.peak_16bit &&
-           a.memory_bandwidth == b.memory_bandwidth && a.matmul_efficiency == b.matmul_efficiency &&
-           a.memory_efficiency == b.memory_efficiency && a.kernel_launch == b.kernel_launch &&
-           a.matmul_ramp_s == b.matmul_ramp_s;
-  }
   // Whether the digest holds profiles costed as this play would cost them.
   bool kept_profiles_fit() const {
     if (!opt.plan_digest || !opt.plan_digest->profiles) return false;
     const PlayProfiles& k = *opt.plan_digest->profiles;
-    if (k.profiles.size() != plan.programs.size() || k.math != plan.math || !same_link(k.intra_node, plan.intra_node))
+    if (k.profiles.size() != plan.programs.size() || k.math != plan.math || !cost::same_link_speed(k.intra_node, plan.intra_node))
       return false;
     if (!k.intra_node_only &&
-        (!same_link(k.inter_node, plan.inter_node) || !same_link(k.pcie, plan.pcie) ||
+        (!cost::same_link_speed(k.inter_node, plan.inter_node) || !cost::same_link_speed(k.pcie, plan.pcie) ||
          k.data_allreduce != plan.data_allreduce || !(k.host_bandwidth_per_gpu == plan.host_bandwidth_per_gpu)))
       return false;
     for (std::size_t p = 0; p < plan.programs.size(); ++p)
-      if (!same_speed(k.devices[p], plan.programs[p].device)) return false;
+      if (!cost::same_kernel_speed(k.devices[p], plan.programs[p].device)) return false;
     return true;
   }
   // Hands the profiles to the digest for the plan's next play.
