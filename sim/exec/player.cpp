@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -99,7 +100,6 @@ struct MacroProfile {
   std::vector<hw::MemBreakdown> level;
   std::vector<core::Bytes> level_total;
   hw::MemBreakdown net;
-  hw::MemBreakdown tail;  // net - level[K]: the last op's releases
   // Sparse table of the earliest highest point: row l (entries [l * n, l * n + n - 2^l]) holds
   // the answer for [j, j + 2^l). One buffer, so a template costs one allocation, not one per row.
   std::vector<std::uint32_t> highest;
@@ -156,6 +156,16 @@ struct PlayProfiles {
   bool intra_node_only = true;
 };
 
+// What a PlanDigest keeps of a play's op numbering, which the plan alone sets (not its links or
+// devices): each op's fine ids (the expanded plan's numbering, which orders the events of one
+// instant) and the op a macro op's folded transfer waits for.
+struct PlayLayout {
+  std::vector<std::uint64_t> fine_first;    // per op: fine id of its (first) op
+  std::vector<std::uint64_t> end_key;       // per op: fine id of its (last) op, its end's key
+  std::vector<std::uint32_t> arrival_from;  // per op: what its folded transfer waits for (kNone)
+  std::uint64_t extra_events = 0;           // ops inside macro ops beyond the first of each
+};
+
 namespace {
 
 // A macro op in flight on a program: which points of its template the ledger holds so far.
@@ -181,6 +191,15 @@ struct MemRecord {
 };
 
 thread_local std::vector<std::vector<MemRecord>> spare_logs;  // see Player::run
+// The per-op arrays of this thread's last play, whose buffers the next one reuses (see
+// Player::run).
+struct SpareArrays {
+  std::vector<std::uint32_t> waiting;
+  std::vector<char> done;
+  std::vector<core::Duration> duration, arrival_time;
+  std::vector<core::TimePoint> arrival_start;
+};
+thread_local SpareArrays spare_arrays;
 thread_local std::vector<std::uint64_t> spare_work;  // see Player::model_allocator
 
 struct Player {
@@ -189,23 +208,24 @@ struct Player {
   PlanDigest::Program local_digest;  // program_hashes without a PlanDigest
   Timeline tl;
   std::vector<hw::MemoryLedger> ledgers;
-  std::vector<std::uint32_t> offset;     // first global id of each program
-  std::vector<std::int32_t> program_of;  // global id -> program
+  // The plan's dependency graph, read-only (the digest's when there is one); the waiting counts
+  // that run down are this play's copy.
+  std::shared_ptr<const DependencyGraph> graph;
+  std::span<const std::uint32_t> offset;      // first global id of each program
+  std::span<const std::int32_t> program_of;   // global id -> program
+  std::span<const std::uint32_t> succ_begin, succ;  // CSR successor lists
   std::vector<std::uint32_t> waiting;    // unfinished predecessors per op
-  std::vector<std::uint32_t> succ_begin, succ;  // CSR successor lists
   std::vector<char> done;
   std::vector<core::Duration> duration;  // per op, computed once (memoised by work)
   // Events at one instant run in the order of the expanded plan's op numbering (a macro op's
   // ops numbered as if expanded), so a compressed plan replays the expanded plan's order.
-  std::vector<std::uint64_t> fine_first;  // per op: fine id of its (first) op
-  std::vector<std::uint64_t> end_key;     // per op: fine id of its (last) op, its end's key
-  // Macro ops with a folded transfer (Op::arrival): the op the transfer waits for, its duration,
-  // and when it started / ends once it has.
-  std::vector<std::uint32_t> arrival_from;
+  // Macro ops with a folded transfer (Op::arrival) wait for arrival_from; the transfer's
+  // duration, and when it started / ends once it has, are this play's.
+  std::shared_ptr<const PlayLayout> layout;
+  std::span<const std::uint64_t> fine_first, end_key;
+  std::span<const std::uint32_t> arrival_from;
   std::vector<core::Duration> arrival_time;
   std::vector<core::TimePoint> arrival_start;
-
-  std::uint64_t extra_events = 0;         // ops inside macro ops beyond the first of each
   core::EventQueue<std::uint32_t> queue;
   std::vector<char> oom_seen;
   std::vector<std::vector<MacroProfile>> profiles;  // [program][template]
@@ -326,15 +346,15 @@ struct Player {
       return;
     }
     if (high > led.capacity()) tl.devices[prog].fits = false;
-    hw::MemBreakdown highest = led.current(), delta;
-    for (std::size_t c = 0; c < hw::kMemCategories; ++c)
-      delta.bytes[c] = m.level[upto].bytes[c] - m.level[f.applied].bytes[c];
     // The highest state sums to `high` (the ledger's categories sum to in_use): below the peak it
-    // cannot be one, and the current state stands in for it.
-    if (high > led.peak())
+    // cannot be one.
+    if (high > led.peak()) {
+      hw::MemBreakdown highest = led.current();
       for (std::size_t c = 0; c < hw::kMemCategories; ++c)
         highest.bytes[c] += m.level[k].bytes[c] - m.level[f.applied].bytes[c];
-    led.apply_run(highest, delta);
+      led.raise_peak(highest);
+    }
+    led.apply_run(m.level[f.applied], m.level[upto]);
     f.applied = upto;
   }
 
@@ -411,7 +431,7 @@ struct Player {
       const MacroProfile& m = profiles[prog][op.macro];
       apply_points(prog, f, m.ops());
       log(prog, {MemRecord::Kind::tail, idx, 0, 0, now, f.key0});
-      ledgers[prog].apply_run(ledgers[prog].current(), m.tail);
+      ledgers[prog].apply_run(m.level.back(), m.net);
       f = InFlight{};
     } else if (op.free_begin != op.free_end) {
       catch_up(prog, now, key);
@@ -456,19 +476,20 @@ struct Player {
   void begin_arrival(std::uint32_t id, core::TimePoint now) { arrival_start[id] = now; }
 
   void build_graph() {
-    DependencyGraph g;
-    if (opt.plan_digest) {  // a copy of the digest's: the waiting counts run down
+    if (opt.plan_digest) {
       auto& kept = opt.plan_digest->graph;
       if (!kept) kept = std::make_shared<const DependencyGraph>(build_dependency_graph(plan));
-      g = *kept;
+      graph = kept;
     } else {
-      g = build_dependency_graph(plan);
+      graph = std::make_shared<const DependencyGraph>(build_dependency_graph(plan));
     }
-    offset = std::move(g.offset);
-    program_of = std::move(g.program_of);
-    waiting = std::move(g.waiting);
-    succ_begin = std::move(g.succ_begin);
-    succ = std::move(g.succ);
+    offset = graph->offset;
+    program_of = graph->program_of;
+    succ_begin = graph->succ_begin;
+    succ = graph->succ;
+    waiting = std::move(spare_arrays.waiting);
+    waiting.assign(graph->waiting.begin(), graph->waiting.end());
+    done = std::move(spare_arrays.done);
     done.assign(waiting.size(), 0);
   }
 
@@ -535,7 +556,6 @@ struct Player {
     const Op& last = P.macro_ops[t.end - 1];
     for (auto e = last.free_begin; e < last.free_end; ++e) now[P.effects[e].category] -= P.effects[e].bytes;
     m.net = now;
-    for (std::size_t c = 0; c < hw::kMemCategories; ++c) m.tail.bytes[c] = m.net.bytes[c] - m.level.back().bytes[c];
     for (const auto& l : m.level) m.level_total.push_back(l.total());
     m.build_highest();
     return m;
@@ -589,19 +609,61 @@ struct Player {
     k.profiles = std::move(profiles);
   }
 
+  // The plan's op numbering (the digest's when there is one).
+  static PlayLayout make_layout(const Plan& plan, std::span<const std::uint32_t> offset, std::size_t ops) {
+    PlayLayout l;
+    l.fine_first.resize(ops);
+    l.end_key.resize(ops);
+    l.arrival_from.assign(ops, kNone);
+    std::uint64_t fine = 0;
+    for (std::size_t p = 0; p < plan.programs.size(); ++p) {
+      const Program& P = plan.programs[p];
+      for (std::size_t i = 0; i < P.ops.size(); ++i) {
+        const Op& op = P.ops[i];
+        const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
+        l.fine_first[id] = fine;
+        if (op.macro < 0) {
+          l.end_key[id] = fine++;
+          continue;
+        }
+        const parallel::MacroTemplate& t = P.macros[static_cast<std::size_t>(op.macro)];
+        const std::uint64_t ops_in = t.end - t.begin;
+        if (op.arrival) {
+          TRAINSIM_CHECK(op.dep_end == op.dep_begin + 1, "a folded transfer waits for exactly one op");
+          const parallel::OpRef from = P.deps[op.dep_begin];
+          l.arrival_from[id] = offset[from.program] + static_cast<std::uint32_t>(from.index);
+        }
+        fine += ops_in + (op.arrival ? 1 : 0);
+        l.end_key[id] = fine - 1;
+        l.extra_events += ops_in - 1 + (op.arrival ? 1 : 0);
+      }
+    }
+    return l;
+  }
+
   void compute_durations() {
-    duration.resize(waiting.size());
-    fine_first.resize(waiting.size());
-    end_key.resize(waiting.size());
-    arrival_from.assign(waiting.size(), kNone);
-    arrival_time.assign(waiting.size(), core::Duration{});
-    arrival_start.assign(waiting.size(), core::TimePoint{});
+    const std::size_t ops = waiting.size();
+    if (opt.plan_digest) {
+      auto& kept = opt.plan_digest->layout;
+      if (!kept) kept = std::make_shared<const PlayLayout>(make_layout(plan, offset, ops));
+      layout = kept;
+    } else {
+      layout = std::make_shared<const PlayLayout>(make_layout(plan, offset, ops));
+    }
+    fine_first = layout->fine_first;
+    end_key = layout->end_key;
+    arrival_from = layout->arrival_from;
+    duration = std::move(spare_arrays.duration);
+    duration.resize(ops);
+    arrival_time = std::move(spare_arrays.arrival_time);
+    arrival_time.assign(ops, core::Duration{});
+    arrival_start = std::move(spare_arrays.arrival_start);
+    arrival_start.assign(ops, core::TimePoint{});
     const bool reuse = kept_profiles_fit();
     profiles_reused = reuse;
     if (reuse) profiles = std::move(opt.plan_digest->profiles->profiles);
     else profiles.assign(plan.programs.size(), {});
     std::unordered_map<WorkKey, core::Duration, WorkHash> memo, tp_memo;
-    std::uint64_t fine = 0;
     WorkKey last_key{};
     core::Duration last_duration{}, last_transfer_time{};
     parallel::CommWork last_transfer{};
@@ -615,41 +677,28 @@ struct Player {
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
         const Op& op = P.ops[i];
         const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
-        fine_first[id] = fine;
         if (op.macro >= 0) {
-          const MacroProfile& m = profiles[p][op.macro];
-          duration[id] = m.total;
-          if (op.arrival) {
-            TRAINSIM_CHECK(op.dep_end == op.dep_begin + 1, "a folded transfer waits for exactly one op");
-            const parallel::OpRef from = P.deps[op.dep_begin];
-            arrival_from[id] = offset[from.program] + static_cast<std::uint32_t>(from.index);
-            // A transfer's time depends only on its CommWork (and the plan's links): most repeat
-            // the last one.
-            if (have_transfer && same_transfer(op.comm, last_transfer)) {
-              arrival_time[id] = last_transfer_time;
-              fine += m.ops() + 1;
-              end_key[id] = fine - 1;
-              extra_events += m.ops();
-              continue;
-            }
-            Op transfer = op;
-            transfer.kind = OpKind::p2p;
-            transfer.macro = -1;
-            transfer.kernels = 1;
-            transfer.work = {};
-            auto [it, inserted] = memo.try_emplace(work_key(transfer));
-            if (inserted) it->second = op_duration(plan, P, transfer);
-            arrival_time[id] = it->second;
-            have_transfer = true;
-            last_transfer = op.comm;
-            last_transfer_time = it->second;
+          duration[id] = profiles[p][op.macro].total;
+          if (!op.arrival) continue;
+          // A transfer's time depends only on its CommWork (and the plan's links): most repeat
+          // the last one.
+          if (have_transfer && same_transfer(op.comm, last_transfer)) {
+            arrival_time[id] = last_transfer_time;
+            continue;
           }
-          fine += m.ops() + (op.arrival ? 1 : 0);
-          end_key[id] = fine - 1;
-          extra_events += m.ops() - 1 + (op.arrival ? 1 : 0);
+          Op transfer = op;
+          transfer.kind = OpKind::p2p;
+          transfer.macro = -1;
+          transfer.kernels = 1;
+          transfer.work = {};
+          auto [it, inserted] = memo.try_emplace(work_key(transfer));
+          if (inserted) it->second = op_duration(plan, P, transfer);
+          arrival_time[id] = it->second;
+          have_transfer = true;
+          last_transfer = op.comm;
+          last_transfer_time = it->second;
           continue;
         }
-        end_key[id] = fine++;
         // Consecutive ops often repeat the same work (a unit's transfers): check the last one
         // before hashing.
         const WorkKey key = work_key(op);
@@ -1430,7 +1479,7 @@ struct Player {
     }
     for (std::uint32_t id = 0; id < done.size(); ++id)
       TRAINSIM_CHECK(done[id], "op " + std::to_string(id) + " never ran: the schedule deadlocks");
-    tl.events = queue.events_run() + extra_events;
+    tl.events = queue.events_run() + layout->extra_events;
     check_end_state();
     account();
     if (plan.caching_allocator) {
@@ -1451,6 +1500,8 @@ struct Player {
       tl.ooms.resize(opt.max_oom_points);
     }
     spare_logs = std::move(memlog);
+    spare_arrays = {std::move(waiting), std::move(done), std::move(duration), std::move(arrival_time),
+                    std::move(arrival_start)};
     keep_profiles();
     return std::move(tl);
   }

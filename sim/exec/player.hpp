@@ -23,6 +23,7 @@ class AllocatorMemo;
 // needs them fills them in; pass a digest only with the plan (the same programs) it was filled
 // from.
 struct PlayProfiles;  // sim/exec/player.cpp
+struct PlayLayout;    // sim/exec/player.cpp
 
 struct PlanDigest {
   struct Program {
@@ -34,8 +35,10 @@ struct PlanDigest {
     bool filled = false;
   };
   std::vector<Program> programs;
-  // The plan's dependency graph (which ops wait for which), built by its first play.
+  // The plan's dependency graph (which ops wait for which) and its ops' numbering (the expanded
+  // plan's, which orders the events of one instant), made by its first play.
   std::shared_ptr<const DependencyGraph> graph;
+  std::shared_ptr<const PlayLayout> layout;
   // The macro templates' profiles (their ops' durations and memory levels), with the devices,
   // links and precision they were costed for; a play on other ones costs them anew.
   std::shared_ptr<PlayProfiles> profiles;

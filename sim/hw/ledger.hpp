@@ -34,21 +34,26 @@ class MemoryLedger {
   bool allocate(MemCategory cat, core::Bytes bytes, bool book_anyway = false);
   // Releases bytes previously booked in `cat`; freeing more than is held is an internal error.
   void release(MemCategory cat, core::Bytes bytes);
-  // A run of allocations and releases replayed at once (fast play): `highest` is the largest
-  // state the run passes through (a peak candidate, the earliest if several tie) and `delta` what
-  // it leaves changed per category. The run was checked against capacity by the caller.
-  // Inline and unchecked per category: the caller's profile was built from booked effects.
-  void apply_run(const MemBreakdown& highest, const MemBreakdown& delta) {
+  // A run of allocations and releases replayed at once (fast play), checked against capacity
+  // by the caller, in two parts. raise_peak: the largest state the run passes through (a peak
+  // candidate, the earliest if several tie); only a caller whose run may pass the peak needs to
+  // make it. apply_run: what the run leaves changed, the state `to` less the state `from` per
+  // category. Inline and unchecked per category: the caller's profile was built from booked
+  // effects.
+  void raise_peak(const MemBreakdown& highest) {
     std::int64_t high = 0;
     for (const auto& b : highest.bytes) high += b.value;
     if (high > peak_.value) {
       peak_ = core::Bytes{high};
       at_peak_ = highest;
     }
+  }
+  void apply_run(const MemBreakdown& from, const MemBreakdown& to) {
     std::int64_t sum = 0;
     for (std::size_t c = 0; c < kMemCategories; ++c) {
-      current_.bytes[c].value += delta.bytes[c].value;
-      sum += delta.bytes[c].value;
+      const std::int64_t d = to.bytes[c].value - from.bytes[c].value;
+      current_.bytes[c].value += d;
+      sum += d;
     }
     in_use_.value += sum;
   }
