@@ -32,6 +32,8 @@ class EventQueue {
   TimePoint now() const { return now_; }
   std::uint64_t events_run() const { return popped_; }
 
+  // The earliest event, left in place (the queue must not be empty).
+  const Event& next() const { return heap_.top(); }
   // Removes the earliest event and advances the clock to it. The clock never goes back.
   Event pop() {
     Event e = heap_.top();

@@ -154,6 +154,7 @@ struct PlayProfiles {
   // Every template op is a compute op whose tensor-parallel collectives (if any) stay within a
   // node: of the links and host figures only the intra-node link matters.
   bool intra_node_only = true;
+  std::uint64_t generation = 0;  // counts the costings: equal, the same profiles
 };
 
 // What a PlanDigest keeps of a play's op numbering, which the plan alone sets (not its links or
@@ -164,6 +165,9 @@ struct PlayLayout {
   std::vector<std::uint64_t> end_key;       // per op: fine id of its (last) op, its end's key
   std::vector<std::uint32_t> arrival_from;  // per op: what its folded transfer waits for (kNone)
   std::uint64_t extra_events = 0;           // ops inside macro ops beyond the first of each
+  // Per op: whether a data-parallel all-reduce (the one kind of op the all-reduce algorithm
+  // prices) waits for it; a play pauses a copy before the first such op ends (PlaySnapshot).
+  std::vector<char> feeds_data_reduction;
 };
 
 namespace {
@@ -201,6 +205,31 @@ struct SpareArrays {
 };
 thread_local SpareArrays spare_arrays;
 thread_local std::vector<std::uint64_t> spare_work;  // see Player::model_allocator
+
+}  // namespace
+
+// A play's event loop paused before an event (see PlanDigest::snapshots): everything the loop
+// changes, and what the events before it depended on besides the plan — the macro profiles (by
+// their costing), each device's capacity and what it holds before the step, the host memory, and
+// the durations of the ops started by then (those of the others are read only once they start).
+struct PlaySnapshot {
+  std::uint64_t profiles_generation = 0;
+  std::vector<core::Bytes> capacity;
+  std::vector<hw::MemBreakdown> persistent;
+  core::Bytes host_capacity{}, host_per_node{};
+  std::vector<core::Duration> duration, arrival_time;
+  // The loop's state.
+  Timeline tl;
+  std::vector<hw::MemoryLedger> ledgers;
+  std::vector<std::uint32_t> waiting;
+  std::vector<char> done, oom_seen;
+  std::vector<core::TimePoint> arrival_start;
+  core::EventQueue<std::uint32_t> queue;
+  std::vector<InFlight> inflight;
+  std::vector<std::vector<MemRecord>> memlog;
+};
+
+namespace {
 
 struct Player {
   const Plan& plan;
@@ -592,6 +621,7 @@ struct Player {
     }
     k.devices.clear();
     k.intra_node_only = true;
+    ++k.generation;
     for (const Program& P : plan.programs) {
       k.devices.push_back(P.device);
       for (const Op& op : P.macro_ops) {
@@ -610,8 +640,10 @@ struct Player {
   }
 
   // The plan's op numbering (the digest's when there is one).
-  static PlayLayout make_layout(const Plan& plan, std::span<const std::uint32_t> offset, std::size_t ops) {
+  static PlayLayout make_layout(const Plan& plan, const DependencyGraph& g, std::size_t ops) {
+    const std::span<const std::uint32_t> offset = g.offset;
     PlayLayout l;
+    l.feeds_data_reduction.assign(ops, 0);
     l.fine_first.resize(ops);
     l.end_key.resize(ops);
     l.arrival_from.assign(ops, kNone);
@@ -638,6 +670,13 @@ struct Player {
         l.extra_events += ops_in - 1 + (op.arrival ? 1 : 0);
       }
     }
+    for (std::uint32_t u = 0; u + 1 < g.succ_begin.size(); ++u)
+      for (auto k = g.succ_begin[u]; k < g.succ_begin[u + 1]; ++k) {
+        const std::uint32_t v = g.succ[k];
+        const std::int32_t p = g.program_of[v];
+        const Op& op = plan.programs[p].ops[v - offset[p]];
+        if (op.kind == OpKind::all_reduce && op.purpose == parallel::CommPurpose::data) l.feeds_data_reduction[u] = 1;
+      }
     return l;
   }
 
@@ -645,10 +684,10 @@ struct Player {
     const std::size_t ops = waiting.size();
     if (opt.plan_digest) {
       auto& kept = opt.plan_digest->layout;
-      if (!kept) kept = std::make_shared<const PlayLayout>(make_layout(plan, offset, ops));
+      if (!kept) kept = std::make_shared<const PlayLayout>(make_layout(plan, *graph, ops));
       layout = kept;
     } else {
-      layout = std::make_shared<const PlayLayout>(make_layout(plan, offset, ops));
+      layout = std::make_shared<const PlayLayout>(make_layout(plan, *graph, ops));
     }
     fine_first = layout->fine_first;
     end_key = layout->end_key;
@@ -1447,6 +1486,76 @@ struct Player {
     }
   }
 
+  // --- Plays of one plan paused and resumed (PlanDigest::snapshots) ---------------------------
+  static constexpr std::size_t kSnapshots = 2;
+  std::shared_ptr<PlaySnapshot> snapshot;  // this play's, handed to the digest when it ends
+  // The costing this play's profiles are (reused) or will be once kept (keep_profiles).
+  std::uint64_t profiles_generation() const {
+    const auto& k = opt.plan_digest->profiles;
+    return (k ? k->generation : 0) + (profiles_reused ? 0 : 1);
+  }
+  void keep_snapshot() {
+    auto s = std::make_shared<PlaySnapshot>();
+    s->profiles_generation = profiles_generation();
+    for (std::size_t p = 0; p < plan.programs.size(); ++p) {
+      s->capacity.push_back(ledgers[p].capacity());
+      s->persistent.push_back(plan.programs[p].persistent);
+    }
+    s->host_capacity = plan.host_capacity;
+    s->host_per_node = plan.host_per_node;
+    s->duration = duration;
+    s->arrival_time = arrival_time;
+    s->tl = tl;
+    s->ledgers = ledgers;
+    s->waiting = waiting;
+    s->done = done;
+    s->oom_seen = oom_seen;
+    s->arrival_start = arrival_start;
+    s->queue = queue;
+    s->inflight = inflight;
+    s->memlog = memlog;
+    snapshot = std::move(s);
+  }
+  // Whether this play's events up to snapshot s are s's: the same profiles (this play's are the
+  // digest's, costed as s's were), capacities, states before the step and host memory, and every
+  // op s had started lasting as long here.
+  bool same_start(const PlaySnapshot& s) const {
+    if (s.duration.size() != duration.size() || s.profiles_generation != profiles_generation() ||
+        !(s.host_capacity == plan.host_capacity) || !(s.host_per_node == plan.host_per_node))
+      return false;
+    for (std::size_t p = 0; p < plan.programs.size(); ++p) {
+      if (!(s.capacity[p] == ledgers[p].capacity())) return false;
+      for (std::size_t c = 0; c < hw::kMemCategories; ++c)
+        if (!(s.persistent[p].bytes[c] == plan.programs[p].persistent.bytes[c])) return false;
+    }
+    for (std::size_t id = 0; id < duration.size(); ++id)
+      if (s.waiting[id] == 0 && (!(s.duration[id] == duration[id]) || !(s.arrival_time[id] == arrival_time[id])))
+        return false;
+    return true;
+  }
+  // Goes on from a kept snapshot this play starts alike (which it takes up), if any.
+  bool resume() {
+    if (!opt.plan_digest || opt.all_ooms || !profiles_reused) return false;
+    auto& kept = opt.plan_digest->snapshots;
+    for (std::size_t i = kept.size(); i-- > 0;) {
+      const PlaySnapshot& s = *kept[i];
+      if (!same_start(s)) continue;
+      tl = s.tl;
+      ledgers = s.ledgers;
+      waiting.assign(s.waiting.begin(), s.waiting.end());
+      done.assign(s.done.begin(), s.done.end());
+      oom_seen = s.oom_seen;
+      arrival_start.assign(s.arrival_start.begin(), s.arrival_start.end());
+      queue = s.queue;
+      inflight = s.inflight;
+      for (std::size_t p = 0; p < memlog.size(); ++p) memlog[p].assign(s.memlog[p].begin(), s.memlog[p].end());
+      tl.events_resumed = queue.events_run();
+      kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(i));
+      return true;
+    }
+    return false;
+  }
+
   Timeline run() {
     const auto& progs = plan.programs;
     tl.devices.resize(progs.size());
@@ -1471,9 +1580,16 @@ struct Player {
     check_host_memory();
     build_graph();
     compute_durations();
-    for (std::uint32_t id = 0; id < waiting.size(); ++id)
-      if (waiting[id] == 0) start(id, core::TimePoint{}, 0);
+    const bool resumed = resume();
+    if (!resumed)
+      for (std::uint32_t id = 0; id < waiting.size(); ++id)
+        if (waiting[id] == 0) start(id, core::TimePoint{}, 0);
+    bool pause = !resumed && opt.plan_digest && !opt.all_ooms;
     while (!queue.empty()) {
+      if (pause && layout->feeds_data_reduction[queue.next().payload]) {
+        keep_snapshot();
+        pause = false;
+      }
       const auto ev = queue.pop();
       finish(ev.payload, ev.time);
     }
@@ -1503,6 +1619,11 @@ struct Player {
     spare_arrays = {std::move(waiting), std::move(done), std::move(duration), std::move(arrival_time),
                     std::move(arrival_start)};
     keep_profiles();
+    if (snapshot) {
+      auto& kept = opt.plan_digest->snapshots;
+      if (kept.size() == kSnapshots) kept.erase(kept.begin());
+      kept.push_back(std::move(snapshot));
+    }
     return std::move(tl);
   }
 };

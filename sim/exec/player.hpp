@@ -24,6 +24,7 @@ class AllocatorMemo;
 // from.
 struct PlayProfiles;  // sim/exec/player.cpp
 struct PlayLayout;    // sim/exec/player.cpp
+struct PlaySnapshot;  // sim/exec/player.cpp
 
 struct PlanDigest {
   struct Program {
@@ -42,6 +43,10 @@ struct PlanDigest {
   // The macro templates' profiles (their ops' durations and memory levels), with the devices,
   // links and precision they were costed for; a play on other ones costs them anew.
   std::shared_ptr<PlayProfiles> profiles;
+  // Plays paused before their first data-parallel reduction could start (at most two, each
+  // taken up by one later play): a play whose ops started by then last as long goes on from one
+  // (a point with another all-reduce algorithm replays only the step's end).
+  std::vector<std::shared_ptr<const PlaySnapshot>> snapshots;
 };
 
 struct PlayOptions {

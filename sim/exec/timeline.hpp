@@ -72,6 +72,9 @@ struct Timeline {
   core::TimePoint pipeline_end{};       // last forward/backward end over all devices
   std::map<parallel::CommPurpose, CommStats> comm;
   std::uint64_t events = 0;
+  // Events this play took over from an earlier play of its plan paused before them
+  // (exec::PlanDigest::snapshots) instead of running them; 0 when it ran them all.
+  std::uint64_t events_resumed = 0;
 };
 
 }  // namespace trainsim::exec

@@ -182,6 +182,66 @@ TEST_CASE("allocator memo: a plan's digest serves its later plays, which report 
   CHECK(with_digest.stats().hits >= 3 * 16 / 2);
 }
 
+// A play pauses a copy of its event loop before its first data-parallel all-reduce can start;
+// a later play of the plan whose started ops last as long there (another all-reduce algorithm)
+// goes on from it. Other capacities, reserved bytes or link speeds that change a started op must
+// play from the start. Reports must be those of a play from the start.
+TEST_CASE("a plan's later play goes on from an earlier one paused before its data-parallel reductions",
+          "[exec][digest]") {
+  for (const char* schedule : {"1f1b", "gpipe"}) {
+    // Pipeline stages on other nodes: the inter-node link prices the activations' transfers.
+    const std::vector<std::string> base{"training.global_batch=512", std::string("parallel.schedule=") + schedule};
+    parallel::Plan plan = parallel::lower(scenario::load_scenario(kGpt3, base), {.compress = true});
+    exec::PlanDigest digest;
+    struct Variant {
+      std::vector<std::string> sets;
+      bool resumes;
+    };
+    // Each play that must not resume finds a kept snapshot differing from it in one thing only
+    // (at most two are kept, each taken up once).
+    const std::vector<Variant> variants{
+        {{"parallel.allreduce=ring", "cluster.inter_node=ib-hdr"}, false},
+        {{"parallel.allreduce=ring", "cluster.inter_node=ib-ndr"}, false},  // transfers differ
+        {{"parallel.allreduce=ring", "device.memory=40GiB"}, false},        // the capacity
+        {{"parallel.allreduce=tree", "device.memory=40GiB"}, true},         // OOM points carried over
+        {{"parallel.allreduce=ring", "cluster.inter_node=ib-ndr", "device.reserved=3GiB"}, false},
+        {{"parallel.allreduce=tree", "cluster.inter_node=ib-ndr"}, true},
+        {{"parallel.allreduce=tree", "cluster.inter_node=ib-ndr", "device.reserved=3GiB"}, true},
+        {{"parallel.allreduce=ring", "cluster.inter_node=ib-hdr"}, false},
+        {{"parallel.allreduce=ring", "device=h100-80gb"}, false},  // kernel speeds
+        {{"parallel.allreduce=tree", "device=h100-80gb"}, true},
+    };
+    std::set<double> steps;
+    for (const auto& v : variants) {
+      auto sets = base;
+      sets.insert(sets.end(), v.sets.begin(), v.sets.end());
+      const auto s = scenario::load_scenario(kGpt3, sets);
+      plan.intra_node = s.cluster.intra_node;
+      plan.inter_node = s.cluster.inter_node;
+      plan.data_allreduce = s.parallel.allreduce;
+      for (auto& P : plan.programs) {
+        P.device = s.stage_device(P.stage);
+        P.persistent[hw::MemCategory::reserved] = P.model_states[hw::MemCategory::reserved] = P.device.reserved;
+      }
+      auto json = [&](const exec::Timeline& tl) {
+        const auto summary = report::summarize(s, plan, tl, false);
+        steps.insert(summary.step_time_s);
+        std::ostringstream out;
+        report::write_json(out, summary);
+        return out.str();
+      };
+      INFO(schedule << " " << v.sets.front() << " " << v.sets.back());
+      const exec::Timeline resumed = exec::play(plan, {.plan_digest = &digest});
+      const exec::Timeline alone = exec::play(plan);
+      CHECK((resumed.events_resumed > 0) == v.resumes);
+      CHECK(alone.events_resumed == 0);
+      CHECK(json(resumed) == json(alone));
+      CHECK(resumed.events == alone.events);
+    }
+    CHECK(steps.size() == 6);  // the algorithms, links and devices do change the step
+  }
+}
+
 // Tensor-parallel groups spread over nodes (tensor ranks placed slowest) price their collectives
 // on the inter-node link: profiles costed for one inter-node link do not hold for another.
 TEST_CASE("a plan's digest costs its templates anew for another inter-node link when tensor groups span nodes",
