@@ -227,6 +227,18 @@ struct PlaySnapshot {
   core::EventQueue<std::uint32_t> queue;
   std::vector<InFlight> inflight;
   std::vector<std::vector<MemRecord>> memlog;
+  // Taken when the loop had ended (no op fed a data-parallel all-reduce): the allocator model's
+  // outcome, which a play taking it up has too (the same logs, capacities and start states).
+  bool at_end = false;
+  struct Outcome {
+    core::Bytes peak, allocated_peak, reserved_peak;
+    hw::MemBreakdown at_peak;
+    bool fits = true;
+    std::int32_t replay_source = -1;
+    std::uint64_t replay_shared = 0;
+  };
+  std::vector<Outcome> outcome;  // per program, once the allocator model has run
+  std::vector<OomPoint> ooms;
 };
 
 namespace {
@@ -1489,6 +1501,7 @@ struct Player {
   // --- Plays of one plan paused and resumed (PlanDigest::snapshots) ---------------------------
   static constexpr std::size_t kSnapshots = 2;
   std::shared_ptr<PlaySnapshot> snapshot;  // this play's, handed to the digest when it ends
+  std::shared_ptr<const PlaySnapshot> resumed_from;
   // The costing this play's profiles are (reused) or will be once kept (keep_profiles).
   std::uint64_t profiles_generation() const {
     const auto& k = opt.plan_digest->profiles;
@@ -1515,6 +1528,25 @@ struct Player {
     s->inflight = inflight;
     s->memlog = memlog;
     snapshot = std::move(s);
+  }
+  void keep_outcome(PlaySnapshot& s) const {
+    for (const DeviceTimeline& d : tl.devices)
+      s.outcome.push_back({d.peak, d.allocated_peak, d.reserved_peak, d.at_peak, d.fits, d.replay_source, d.replay_shared});
+    s.ooms = tl.ooms;
+  }
+  void take_outcome(const PlaySnapshot& s) {
+    for (std::size_t p = 0; p < tl.devices.size(); ++p) {
+      DeviceTimeline& d = tl.devices[p];
+      const PlaySnapshot::Outcome& o = s.outcome[p];
+      d.peak = o.peak;
+      d.allocated_peak = o.allocated_peak;
+      d.reserved_peak = o.reserved_peak;
+      d.at_peak = o.at_peak;
+      d.fits = o.fits;
+      d.replay_source = o.replay_source;
+      d.replay_shared = o.replay_shared;
+    }
+    tl.ooms = s.ooms;
   }
   // Whether this play's events up to snapshot s are s's: the same profiles (this play's are the
   // digest's, costed as s's were), capacities, states before the step and host memory, and every
@@ -1550,6 +1582,7 @@ struct Player {
       inflight = s.inflight;
       for (std::size_t p = 0; p < memlog.size(); ++p) memlog[p].assign(s.memlog[p].begin(), s.memlog[p].end());
       tl.events_resumed = queue.events_run();
+      resumed_from = kept[i];
       kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(i));
       return true;
     }
@@ -1593,13 +1626,24 @@ struct Player {
       const auto ev = queue.pop();
       finish(ev.payload, ev.time);
     }
+    // No op feeds a data-parallel all-reduce (ZeRO reduce-scatters instead, one data-parallel
+    // rank): the all-reduce algorithm changes nothing, and a later play may take the whole loop.
+    if (pause) {
+      keep_snapshot();
+      snapshot->at_end = true;
+    }
     for (std::uint32_t id = 0; id < done.size(); ++id)
       TRAINSIM_CHECK(done[id], "op " + std::to_string(id) + " never ran: the schedule deadlocks");
     tl.events = queue.events_run() + layout->extra_events;
     check_end_state();
     account();
     if (plan.caching_allocator) {
-      model_allocator();
+      if (resumed_from && !resumed_from->outcome.empty()) {
+        take_outcome(*resumed_from);
+      } else {
+        model_allocator();
+        if (snapshot && snapshot->at_end) keep_outcome(*snapshot);
+      }
     } else {
       for (std::size_t p = 0; p < progs.size(); ++p) {
         DeviceTimeline& d = tl.devices[p];
