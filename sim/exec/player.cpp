@@ -1565,7 +1565,8 @@ struct Player {
         return false;
     return true;
   }
-  // Goes on from a kept snapshot this play starts alike (which it takes up), if any.
+  // Goes on from a kept snapshot this play starts alike, if any (the most recently used is
+  // tried first and kept longest).
   bool resume() {
     if (!opt.plan_digest || opt.all_ooms || !profiles_reused) return false;
     auto& kept = opt.plan_digest->snapshots;
@@ -1583,7 +1584,7 @@ struct Player {
       for (std::size_t p = 0; p < memlog.size(); ++p) memlog[p].assign(s.memlog[p].begin(), s.memlog[p].end());
       tl.events_resumed = queue.events_run();
       resumed_from = kept[i];
-      kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(i));
+      if (i + 1 != kept.size()) std::rotate(kept.begin() + static_cast<std::ptrdiff_t>(i), kept.begin() + static_cast<std::ptrdiff_t>(i) + 1, kept.end());
       return true;
     }
     return false;

@@ -43,9 +43,9 @@ struct PlanDigest {
   // The macro templates' profiles (their ops' durations and memory levels), with the devices,
   // links and precision they were costed for; a play on other ones costs them anew.
   std::shared_ptr<PlayProfiles> profiles;
-  // Plays paused before their first data-parallel reduction could start (at most two, each
-  // taken up by one later play): a play whose ops started by then last as long goes on from one
-  // (a point with another all-reduce algorithm replays only the step's end).
+  // Plays paused before their first data-parallel reduction could start (the two last used): a
+  // later play whose ops started by then last as long goes on from one (a point with another
+  // all-reduce algorithm replays only the step's end).
   std::vector<std::shared_ptr<const PlaySnapshot>> snapshots;
 };
 
