@@ -227,18 +227,12 @@ struct PlaySnapshot {
   core::EventQueue<std::uint32_t> queue;
   std::vector<InFlight> inflight;
   std::vector<std::vector<MemRecord>> memlog;
-  // Taken when the loop had ended (no op fed a data-parallel all-reduce): the allocator model's
-  // outcome, which a play taking it up has too (the same logs, capacities and start states).
+  // Taken when the loop had ended (no op fed a data-parallel all-reduce): every op had started,
+  // and a play taking it up plays the same step to the end — the allocator model's outcome and
+  // the accounts too (the same logs, capacities, start states and durations). Then `tl` is the
+  // play's whole timeline, and the rest of the loop's state is not kept.
   bool at_end = false;
-  struct Outcome {
-    core::Bytes peak, allocated_peak, reserved_peak;
-    hw::MemBreakdown at_peak;
-    bool fits = true;
-    std::int32_t replay_source = -1;
-    std::uint64_t replay_shared = 0;
-  };
-  std::vector<Outcome> outcome;  // per program, once the allocator model has run
-  std::vector<OomPoint> ooms;
+  std::uint64_t events_run = 0;  // by the event queue before the snapshot
 };
 
 namespace {
@@ -1501,14 +1495,15 @@ struct Player {
   // --- Plays of one plan paused and resumed (PlanDigest::snapshots) ---------------------------
   static constexpr std::size_t kSnapshots = 2;
   std::shared_ptr<PlaySnapshot> snapshot;  // this play's, handed to the digest when it ends
-  std::shared_ptr<const PlaySnapshot> resumed_from;
   // The costing this play's profiles are (reused) or will be once kept (keep_profiles).
   std::uint64_t profiles_generation() const {
     const auto& k = opt.plan_digest->profiles;
     return (k ? k->generation : 0) + (profiles_reused ? 0 : 1);
   }
-  void keep_snapshot() {
+  void keep_snapshot(bool at_end) {
     auto s = std::make_shared<PlaySnapshot>();
+    s->at_end = at_end;
+    s->events_run = queue.events_run();
     s->profiles_generation = profiles_generation();
     for (std::size_t p = 0; p < plan.programs.size(); ++p) {
       s->capacity.push_back(ledgers[p].capacity());
@@ -1518,6 +1513,10 @@ struct Player {
     s->host_per_node = plan.host_per_node;
     s->duration = duration;
     s->arrival_time = arrival_time;
+    if (at_end) {  // its timeline once the play ends
+      snapshot = std::move(s);
+      return;
+    }
     s->tl = tl;
     s->ledgers = ledgers;
     s->waiting = waiting;
@@ -1528,25 +1527,6 @@ struct Player {
     s->inflight = inflight;
     s->memlog = memlog;
     snapshot = std::move(s);
-  }
-  void keep_outcome(PlaySnapshot& s) const {
-    for (const DeviceTimeline& d : tl.devices)
-      s.outcome.push_back({d.peak, d.allocated_peak, d.reserved_peak, d.at_peak, d.fits, d.replay_source, d.replay_shared});
-    s.ooms = tl.ooms;
-  }
-  void take_outcome(const PlaySnapshot& s) {
-    for (std::size_t p = 0; p < tl.devices.size(); ++p) {
-      DeviceTimeline& d = tl.devices[p];
-      const PlaySnapshot::Outcome& o = s.outcome[p];
-      d.peak = o.peak;
-      d.allocated_peak = o.allocated_peak;
-      d.reserved_peak = o.reserved_peak;
-      d.at_peak = o.at_peak;
-      d.fits = o.fits;
-      d.replay_source = o.replay_source;
-      d.replay_shared = o.replay_shared;
-    }
-    tl.ooms = s.ooms;
   }
   // Whether this play's events up to snapshot s are s's: the same profiles (this play's are the
   // digest's, costed as s's were), capacities, states before the step and host memory, and every
@@ -1561,19 +1541,26 @@ struct Player {
         if (!(s.persistent[p].bytes[c] == plan.programs[p].persistent.bytes[c])) return false;
     }
     for (std::size_t id = 0; id < duration.size(); ++id)
-      if (s.waiting[id] == 0 && (!(s.duration[id] == duration[id]) || !(s.arrival_time[id] == arrival_time[id])))
+      if ((s.at_end || s.waiting[id] == 0) &&
+          (!(s.duration[id] == duration[id]) || !(s.arrival_time[id] == arrival_time[id])))
         return false;
     return true;
   }
   // Goes on from a kept snapshot this play starts alike, if any (the most recently used is
   // tried first and kept longest).
-  bool resume() {
-    if (!opt.plan_digest || opt.all_ooms || !profiles_reused) return false;
+  enum class Resumed { no, loop, whole };
+  Resumed resume() {
+    if (!opt.plan_digest || opt.all_ooms || !profiles_reused) return Resumed::no;
     auto& kept = opt.plan_digest->snapshots;
     for (std::size_t i = kept.size(); i-- > 0;) {
       const PlaySnapshot& s = *kept[i];
       if (!same_start(s)) continue;
+      if (i + 1 != kept.size())
+        std::rotate(kept.begin() + static_cast<std::ptrdiff_t>(i), kept.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                    kept.end());
       tl = s.tl;
+      tl.events_resumed = s.events_run;
+      if (s.at_end) return Resumed::whole;
       ledgers = s.ledgers;
       waiting.assign(s.waiting.begin(), s.waiting.end());
       done.assign(s.done.begin(), s.done.end());
@@ -1582,12 +1569,9 @@ struct Player {
       queue = s.queue;
       inflight = s.inflight;
       for (std::size_t p = 0; p < memlog.size(); ++p) memlog[p].assign(s.memlog[p].begin(), s.memlog[p].end());
-      tl.events_resumed = queue.events_run();
-      resumed_from = kept[i];
-      if (i + 1 != kept.size()) std::rotate(kept.begin() + static_cast<std::ptrdiff_t>(i), kept.begin() + static_cast<std::ptrdiff_t>(i) + 1, kept.end());
-      return true;
+      return Resumed::loop;
     }
-    return false;
+    return Resumed::no;
   }
 
   Timeline run() {
@@ -1614,37 +1598,46 @@ struct Player {
     check_host_memory();
     build_graph();
     compute_durations();
-    const bool resumed = resume();
-    if (!resumed)
+    const Resumed resumed = resume();
+    if (resumed != Resumed::whole) play_on(resumed == Resumed::no);
+    spare_logs = std::move(memlog);
+    spare_arrays = {std::move(waiting), std::move(done), std::move(duration), std::move(arrival_time),
+                    std::move(arrival_start)};
+    keep_profiles();
+    if (snapshot) {
+      if (snapshot->at_end) snapshot->tl = tl;
+      auto& kept = opt.plan_digest->snapshots;
+      if (kept.size() == kSnapshots) kept.erase(kept.begin());
+      kept.push_back(std::move(snapshot));
+    }
+    return std::move(tl);
+  }
+
+  // The events from the start or from a snapshot taken up, then the accounts and the allocator.
+  void play_on(bool from_start) {
+    const auto& progs = plan.programs;
+    if (from_start)
       for (std::uint32_t id = 0; id < waiting.size(); ++id)
         if (waiting[id] == 0) start(id, core::TimePoint{}, 0);
-    bool pause = !resumed && opt.plan_digest && !opt.all_ooms;
+    bool pause = from_start && opt.plan_digest && !opt.all_ooms;
     while (!queue.empty()) {
       if (pause && layout->feeds_data_reduction[queue.next().payload]) {
-        keep_snapshot();
+        keep_snapshot(false);
         pause = false;
       }
       const auto ev = queue.pop();
       finish(ev.payload, ev.time);
     }
     // No op feeds a data-parallel all-reduce (ZeRO reduce-scatters instead, one data-parallel
-    // rank): the all-reduce algorithm changes nothing, and a later play may take the whole loop.
-    if (pause) {
-      keep_snapshot();
-      snapshot->at_end = true;
-    }
+    // rank): the all-reduce algorithm changes nothing, and a later play may take the whole step.
+    if (pause) keep_snapshot(true);
     for (std::uint32_t id = 0; id < done.size(); ++id)
       TRAINSIM_CHECK(done[id], "op " + std::to_string(id) + " never ran: the schedule deadlocks");
     tl.events = queue.events_run() + layout->extra_events;
     check_end_state();
     account();
     if (plan.caching_allocator) {
-      if (resumed_from && !resumed_from->outcome.empty()) {
-        take_outcome(*resumed_from);
-      } else {
-        model_allocator();
-        if (snapshot && snapshot->at_end) keep_outcome(*snapshot);
-      }
+      model_allocator();
     } else {
       for (std::size_t p = 0; p < progs.size(); ++p) {
         DeviceTimeline& d = tl.devices[p];
@@ -1660,16 +1653,6 @@ struct Player {
       tl.ooms_dropped = static_cast<std::int64_t>(tl.ooms.size() - opt.max_oom_points);
       tl.ooms.resize(opt.max_oom_points);
     }
-    spare_logs = std::move(memlog);
-    spare_arrays = {std::move(waiting), std::move(done), std::move(duration), std::move(arrival_time),
-                    std::move(arrival_start)};
-    keep_profiles();
-    if (snapshot) {
-      auto& kept = opt.plan_digest->snapshots;
-      if (kept.size() == kSnapshots) kept.erase(kept.begin());
-      kept.push_back(std::move(snapshot));
-    }
-    return std::move(tl);
   }
 };
 

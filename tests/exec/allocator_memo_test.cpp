@@ -189,7 +189,7 @@ TEST_CASE("allocator memo: a plan's digest serves its later plays, which report 
 TEST_CASE("a plan's later play goes on from an earlier one paused before its data-parallel reductions",
           "[exec][digest]") {
   // ZeRO-1 reduce-scatters the gradients: no all-reduce, a play pauses at its end and a later one
-  // takes over every event and the allocator model's outcome (40 GiB: its OOM points).
+  // takes over the whole step: events, accounts and the allocator model (40 GiB: its OOM points).
   for (const std::string zero_schedule : {"0 1f1b", "0 gpipe", "1 1f1b"}) {
     const std::string zero = zero_schedule.substr(0, 1), schedule = zero_schedule.substr(2);
     // Pipeline stages on other nodes: the inter-node link prices the activations' transfers.
