@@ -232,7 +232,8 @@ struct PlaySnapshot {
   // the accounts too (the same logs, capacities, start states and durations). Then `tl` is the
   // play's whole timeline, and the rest of the loop's state is not kept.
   bool at_end = false;
-  std::uint64_t events_run = 0;  // by the event queue before the snapshot
+  std::size_t max_oom_points = 0;  // the cap its OOM points were kept under (PlayOptions)
+  std::uint64_t events_run = 0;    // by the event queue before the snapshot
 };
 
 namespace {
@@ -1503,6 +1504,7 @@ struct Player {
   void keep_snapshot(bool at_end) {
     auto s = std::make_shared<PlaySnapshot>();
     s->at_end = at_end;
+    s->max_oom_points = opt.max_oom_points;
     s->events_run = queue.events_run();
     s->profiles_generation = profiles_generation();
     for (std::size_t p = 0; p < plan.programs.size(); ++p) {
@@ -1533,6 +1535,7 @@ struct Player {
   // op s had started lasting as long here.
   bool same_start(const PlaySnapshot& s) const {
     if (s.duration.size() != duration.size() || s.profiles_generation != profiles_generation() ||
+        s.max_oom_points != opt.max_oom_points ||
         !(s.host_capacity == plan.host_capacity) || !(s.host_per_node == plan.host_per_node))
       return false;
     for (std::size_t p = 0; p < plan.programs.size(); ++p) {
