@@ -48,7 +48,8 @@ AllocatorMemo::Match AllocatorMemo::find(std::uint64_t family, const Prefix& pre
     for (const auto& r : log.replays)
       if (r->record <= shared &&
           (r->model.allocator().capacity() == capacity ||
-           (r->failures == 0 && r->model.allocator().peak_reserved() <= capacity)) &&
+           (r->failures == 0 && r->model.allocator().peak_reserved() <= capacity &&
+            r->model.allocator().holds_for(capacity))) &&
           (!m.replay || r->record > m.replay->record)) {
         m.replay = r;
         log.used = ++clock_;

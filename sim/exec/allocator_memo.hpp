@@ -67,7 +67,8 @@ class AllocatorMemo {
   // For a device of `family` (which device and its start state, see Player) whose log hashes to
   // `prefix`, with `capacity` bytes for the allocator: a stored replay paused at a record up to
   // which the logs agree, made with that capacity or — when nothing failed — one of at most
-  // `capacity` reserved (only a segment that does not fit depends on the capacity).
+  // `capacity` reserved whose state holds for it (CachingAllocator::holds_for: no request gave
+  // free segments back under one capacity and not under the other).
   // A log sharing at least `close_from` records counts as close (see worth_looking; 0: half of
   // this log's records).
   Match find(std::uint64_t family, const Prefix& prefix, std::int64_t capacity, std::size_t close_from = 0);

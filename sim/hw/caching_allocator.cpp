@@ -423,7 +423,15 @@ CachingAllocator::Result CachingAllocator::allocate(std::uint64_t key, std::int6
   std::int32_t b = take_best_fit(size, small);
   if (b < 0) {
     r.new_segment = segment_size(bytes);
-    if (reserved_ + r.new_segment > capacity_) release_free_segments();
+    const std::int64_t asked = reserved_ + r.new_segment;
+    if (free_segments_ > 0) {
+      if (asked > capacity_) {
+        fail_free_min_ = std::min(fail_free_min_, asked);
+        release_free_segments();
+      } else {
+        fit_free_max_ = std::max(fit_free_max_, asked);
+      }
+    }
     if (reserved_ + r.new_segment > capacity_) {
       r.fits = false;
       if (!book_anyway) {

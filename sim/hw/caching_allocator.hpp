@@ -19,6 +19,7 @@
 // Tensors are named by a 64-bit key chosen by the caller.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -61,9 +62,15 @@ class CachingAllocator {
   std::int64_t peak_allocated() const { return peak_allocated_; }
   std::int64_t peak_reserved() const { return peak_reserved_; }
   std::int64_t capacity() const { return capacity_; }
-  // Another capacity for a state reached with this one: the state is what the allocator would
-  // have reached with the new capacity when no request failed and the peak reserved fits it
-  // (only a segment that does not fit depends on the capacity); the caller checks.
+  // Whether the state is the one the allocator would have reached with capacity c instead. The
+  // capacity changes the state only through the free segments given back before a new segment
+  // that does not fit: a request that finds fully free segments cached gives them back under
+  // one capacity and not under another when its demand (the reserved bytes with the new segment)
+  // lies between them. A request finding none books its segment either way when booking anyway,
+  // so then which requests failed may differ while the state does not: with no failure here
+  // and the peak reserved within c, none failed with c either.
+  bool holds_for(std::int64_t c) const { return c == capacity_ || (fit_free_max_ <= c && c < fail_free_min_); }
+  // Another capacity for a state reached with this one (the caller checks holds_for).
   void set_capacity(core::Bytes capacity) { capacity_ = capacity.value; }
   std::int64_t segments() const { return segments_; }
   // Peaks at least these (a state carried over from earlier in a run that went higher since).
@@ -213,6 +220,9 @@ class CachingAllocator {
   Fingerprint fp_;
 
   std::int64_t capacity_;
+  // Over the requests for a new segment made while fully free segments were cached: the largest
+  // demand within the capacity and the smallest beyond it (see holds_for).
+  std::int64_t fit_free_max_ = 0, fail_free_min_ = std::numeric_limits<std::int64_t>::max();
   std::int64_t allocated_ = 0, reserved_ = 0, peak_allocated_ = 0, peak_reserved_ = 0;
   std::int64_t next_addr_ = 0, segments_ = 0;
   std::int64_t free_segments_ = 0;  // cached blocks that are whole segments (what an OOM gives back)

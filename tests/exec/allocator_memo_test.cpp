@@ -389,6 +389,22 @@ TEST_CASE("allocator memo: the furthest replay within the shared records, and on
   REQUIRE(m.replay);
   CHECK(m.replay->record == 50);
   CHECK_FALSE(memo.find(1, prefix(100), 500LL << 20).replay);
+  // One that gave a free segment back to fit a request (50 GiB cached, then 60 GiB asked for:
+  // 110 GiB do not fit in 80) holds for capacities that would have given it back too, not for
+  // those that would have kept it, though nothing failed and its peak (60 GiB) fits them.
+  {
+    auto r = std::make_shared<exec::AllocatorReplay>(P);
+    const parallel::MemEffect x{hw::MemCategory::activations, core::Bytes{50LL << 30}, parallel::TensorKind::output, 0, true};
+    const parallel::MemEffect y{hw::MemCategory::activations, core::Bytes{60LL << 30}, parallel::TensorKind::output, 1, true};
+    r->model.allocate(x, 0);
+    REQUIRE(r->model.release(x, 0));
+    REQUIRE(r->model.allocate(y, 0).fits);
+    REQUIRE(r->model.allocator().peak_reserved() == 60LL << 30);
+    r->record = 40;
+    memo.add(4, std::make_shared<exec::AllocatorMemo::Prefix>(prefix(100)), {r});
+    CHECK(memo.find(4, prefix(100), 100LL << 30).replay);
+    CHECK_FALSE(memo.find(4, prefix(100), 120LL << 30).replay);
+  }
   // A replay with a failed request holds for its own capacity only.
   memo.add(3, std::make_shared<exec::AllocatorMemo::Prefix>(prefix(100)), {paused(P, 1000, 60, /*failed=*/true)});
   CHECK(memo.find(3, prefix(100), 80LL << 30).replay);
