@@ -1424,18 +1424,30 @@ struct Player {
           tl.devices[pi].replay_shared = 0;
         }
         // Pause a copy where this log parts from the closest stored one (the next point of the
-        // same kind is likely to part there too) or, when none is close, at 15/16 of its requests
-        // (logs that differ in timing alone part in the last backward; a pause at 3/4 as well cost
-        // more in copies than it saved: a GPipe stage's state holds every micro-batch's blocks).
+        // same kind is likely to part there too) and before its first record of an op off the
+        // compute stream: the records before it come from compute ops alone, in program order,
+        // so points that differ only in timing (links, all-reduce algorithm, another device's
+        // speed) log the same up to there — the first data-parallel reduction, in the last
+        // backward (pipeline transfers book nothing: their receivers' compute does). When no log
+        // is close and that record comes early, at 15/16 of its requests instead (a pause at 3/4
+        // as well cost more in copies than it saved: a GPipe stage's state holds every
+        // micro-batch's blocks).
         share.emplace();
+        const std::vector<MemRecord>& log = memlog[pi];
+        const auto timed = static_cast<std::size_t>(
+            std::find_if(log.begin(), log.end(),
+                         [&](const MemRecord& r) { return P.ops[r.index].stream != parallel::StreamKind::compute; }) -
+            log.begin());
+        const bool timed_late = timed < log.size() && work[timed] >= total / 2;
         if (work[m.shared] >= total / 2) {
           if (work[m.shared] >= work[run.record] + total / 8) share->targets = {m.shared};
+          if (timed_late && timed > m.shared && work[timed] >= work[run.record] + total / 8)
+            share->targets.push_back(timed);
         } else if (m.promising) {
-          share->targets = {record_at(total - total / 16)};
+          share->targets = {timed_late ? timed : record_at(total - total / 16)};
           // GPipe: also before the last micro-batch's first record, where a point with a larger
           // global batch still logs the same (more forwards follow instead of the backwards).
           if (!plan.steady_state) {
-            const std::vector<MemRecord>& log = memlog[pi];
             const auto last = static_cast<std::size_t>(
                 std::find_if(log.begin(), log.end(),
                              [&](const MemRecord& r) { return P.ops[r.index].microbatch == plan.microbatches - 1; }) -
