@@ -6,7 +6,7 @@ namespace trainsim::exec {
 
 namespace {
 // Logs kept per family (the last points' of a device: a sweep's neighbours share).
-constexpr std::size_t kPerFamily = 8;
+constexpr std::size_t kPerFamily = 16;  // (two devices' plays share a family)
 
 // How many records two logs share: prefix hashes agree up to it and differ after (each hashes
 // the one before it).
@@ -28,13 +28,13 @@ bool AllocatorMemo::worth_looking() {
   return sharing() || ++passed_ % 16 == 0;
 }
 
-AllocatorMemo::Match AllocatorMemo::find(std::uint64_t family, const Prefix& prefix, std::int64_t capacity,
-                                         std::size_t close_from) {
+AllocatorMemo::Match AllocatorMemo::find(std::uint64_t family, std::int64_t context, const Prefix& prefix,
+                                         std::int64_t capacity, std::size_t close_from) {
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.lookups;
   stats_.records += prefix.size() - 1;
   Match m;
-  Uses& uses = uses_[family];
+  Uses& uses = uses_[family ^ (static_cast<std::uint64_t>(context) * 0x9E3779B97F4A7C15ULL)];
   ++since_close_;  // (reset below when a close log is found)
   ++uses.plays;
   // A family's first play pauses copies while the memo shares (in a grid of distinct layouts
@@ -44,13 +44,9 @@ AllocatorMemo::Match AllocatorMemo::find(std::uint64_t family, const Prefix& pre
   if (it == families_.end()) return m;
   for (Log& log : it->second) {
     const std::size_t shared = shared_records(*log.prefix, prefix);
-    m.shared = std::max(m.shared, shared);
+    if (log.context == context) m.shared = std::max(m.shared, shared);
     for (const auto& r : log.replays)
-      if (r->record <= shared &&
-          (r->model.allocator().capacity() == capacity ||
-           (r->failures == 0 && r->model.allocator().peak_reserved() <= capacity &&
-            r->model.allocator().holds_for(capacity))) &&
-          (!m.replay || r->record > m.replay->record)) {
+      if (r->record <= shared && r->serves(capacity) && (!m.replay || r->record > m.replay->record)) {
         m.replay = r;
         log.used = ++clock_;
       }
@@ -65,11 +61,12 @@ AllocatorMemo::Match AllocatorMemo::find(std::uint64_t family, const Prefix& pre
   return m;
 }
 
-void AllocatorMemo::add(std::uint64_t family, std::shared_ptr<const Prefix> prefix,
+void AllocatorMemo::add(std::uint64_t family, std::int64_t context, std::shared_ptr<const Prefix> prefix,
                         std::vector<std::shared_ptr<const AllocatorReplay>> replays) {
   std::size_t bytes = sizeof(Log) + prefix->capacity() * sizeof(std::uint64_t);
   for (const auto& r : replays)
-    bytes += sizeof(AllocatorReplay) + r->model.allocator().footprint() + r->failed.capacity() * sizeof(AllocatorReplay::Failure);
+    bytes += sizeof(AllocatorReplay) + r->model.allocator().footprint() + r->failed.capacity() * sizeof(AllocatorReplay::Failure) +
+             r->rises.capacity() * sizeof(AllocatorReplay::Rise);
   std::lock_guard<std::mutex> lock(mu_);
   stats_.paused += replays.size();
   std::vector<Log>& logs = families_[family];
@@ -78,7 +75,7 @@ void AllocatorMemo::add(std::uint64_t family, std::shared_ptr<const Prefix> pref
     bytes_ -= oldest->bytes;
     logs.erase(oldest);
   }
-  logs.push_back({std::move(prefix), std::move(replays), ++clock_, bytes});
+  logs.push_back({context, std::move(prefix), std::move(replays), ++clock_, bytes});
   bytes_ += bytes;
   if (bytes_ > max_bytes_) evict();
 }

@@ -46,8 +46,51 @@ struct AllocatorReplay {
   };
   std::vector<Failure> failed;
   std::size_t record = 0;
+  // The failed requests that reserved more than every earlier failed one (with their segment):
+  // under a larger capacity for which the state holds (CachingAllocator::holds_for) the same
+  // requests give segments back, the ones that fail are those of these that still do not fit,
+  // and the first of them is its first failure.
+  struct Rise {
+    std::int64_t reserved;
+    Failure failure;
+  };
+  std::vector<Rise> rises;
 
   explicit AllocatorReplay(const parallel::Program& P) : model(P), peak(model.total()), at_peak(model.state()) {}
+
+  // Whether this replay can go on as one made with `capacity` (see AllocatorMemo::find).
+  bool serves(std::int64_t capacity) const {
+    const hw::CachingAllocator& a = model.allocator();
+    if (a.capacity() == capacity) return true;
+    if (!a.holds_for(capacity)) return false;
+    return failures == 0 ? a.peak_reserved() <= capacity : capacity > a.capacity();
+  }
+  // The replay as it is on a device whose allocator has `capacity` bytes (serves(capacity)) and
+  // whose CUDA context takes `context` bytes. The context lies outside the allocator: it moves
+  // the peak and what failed requests met by the difference. Failures are named anew for a
+  // larger capacity: the first rise that does not fit it (only the first is recorded: a memo
+  // serves plays that record the first only).
+  void set_device(core::Bytes capacity, core::Bytes context) {
+    const core::Bytes delta = context - model.context();
+    if (delta.value != 0) {
+      model.set_context(context);
+      peak += delta;
+      at_peak[hw::MemCategory::reserved] += delta;
+      for (Failure& f : failed) f.in_use[hw::MemCategory::reserved] += delta;
+      for (Rise& r : rises) r.failure.in_use[hw::MemCategory::reserved] += delta;
+    }
+    if (capacity.value == model.allocator().capacity()) return;
+    model.allocator().set_capacity(capacity);
+    if (failures == 0) return;
+    failures = 0;
+    failed.clear();
+    for (const Rise& r : rises)
+      if (r.reserved > capacity.value) {
+        failures = 1;
+        failed.push_back(r.failure);
+        break;
+      }
+  }
 };
 
 // Thread-safe; bounded in bytes and in logs per family (the least recently used go first).
@@ -64,21 +107,26 @@ class AllocatorMemo {
     // before, or this is its first play and the memo shares (see worth_looking).
     bool promising = false;
   };
-  // For a device of `family` (which device and its start state, see Player) whose log hashes to
-  // `prefix`, with `capacity` bytes for the allocator: a stored replay paused at a record up to
-  // which the logs agree, made with that capacity or — when nothing failed — one of at most
-  // `capacity` reserved whose state holds for it (CachingAllocator::holds_for: no request gave
-  // free segments back under one capacity and not under the other).
+  // For a device of `family` (its start state but the CUDA context, which lies outside the
+  // allocator; see Player) with `context` bytes of context, whose log hashes to `prefix`, with
+  // `capacity` bytes for the allocator: a stored replay paused at a record up to which the logs
+  // agree and that serves that capacity (AllocatorReplay::serves: made with it, or its state
+  // holds for it — CachingAllocator::holds_for, no request gave free segments back under one
+  // capacity and not the other — and nothing failed with its peak fitting, or the capacity is
+  // larger and its failures are named anew; the caller adapts it with
+  // AllocatorReplay::set_device). `shared` and closeness count logs of the same context only
+  // (another device's play parts where its timing does).
   // A log sharing at least `close_from` records counts as close (see worth_looking; 0: half of
   // this log's records).
-  Match find(std::uint64_t family, const Prefix& prefix, std::int64_t capacity, std::size_t close_from = 0);
+  Match find(std::uint64_t family, std::int64_t context, const Prefix& prefix, std::int64_t capacity,
+             std::size_t close_from = 0);
   // Whether a play should hash its log and look: always while the memo shares (one of the
   // last kWindow lookups found a close log), else one play in
   // sixteen (in a grid of distinct layouts logs part early, and hashing every log would only
   // cost; the sample notices when that changes).
   bool worth_looking();
   // Keeps a played log and replays of it paused at some of its records.
-  void add(std::uint64_t family, std::shared_ptr<const Prefix> prefix,
+  void add(std::uint64_t family, std::int64_t context, std::shared_ptr<const Prefix> prefix,
            std::vector<std::shared_ptr<const AllocatorReplay>> replays);
 
   struct Stats {
@@ -91,6 +139,7 @@ class AllocatorMemo {
 
  private:
   struct Log {
+    std::int64_t context;
     std::shared_ptr<const Prefix> prefix;
     std::vector<std::shared_ptr<const AllocatorReplay>> replays;
     std::uint64_t used;

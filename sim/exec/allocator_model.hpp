@@ -30,6 +30,13 @@ class AllocatorModel {
   std::uint64_t key(const parallel::MemEffect& e, std::int32_t microbatch) const;
   // Names tensors from P's first layer on (a replay resumed for another program).
   void rebase(const parallel::Program& P) { layer_base_ = P.first_layer; }
+  // Another context beside the same allocator state (a replay resumed for another device).
+  void set_context(core::Bytes context) {
+    now_[hw::MemCategory::reserved] = context;
+    now_total_ += context - context_;
+    context_ = context;
+  }
+  core::Bytes context() const { return context_; }
   // An effect's layer counted from `first_layer` (its program's first), as keys name it;
   // kNoLayer for an effect about no layer.
   static constexpr std::int32_t kNoLayer = std::numeric_limits<std::int32_t>::min();

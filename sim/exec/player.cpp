@@ -913,12 +913,17 @@ struct Player {
       run.at_peak = run.model.state();
     }
     if (r.fits) return;
-    if (++run.failures > 1 && !opt.all_ooms) return;  // the first is recorded
     // What was in use before the request: the tensors without it, the cache without its segment.
-    hw::MemBreakdown before = run.model.state();
-    before[e.category] -= e.bytes;
-    before[hw::MemCategory::allocator_cache] += e.bytes - core::Bytes{r.new_segment};
-    run.failed.push_back({record, point, effect, e.category, e.bytes, before, core::Bytes{r.new_segment}});
+    auto failure = [&] {
+      hw::MemBreakdown before = run.model.state();
+      before[e.category] -= e.bytes;
+      before[hw::MemCategory::allocator_cache] += e.bytes - core::Bytes{r.new_segment};
+      return AllocatorReplay::Failure{record, point, effect, e.category, e.bytes, before, core::Bytes{r.new_segment}};
+    };
+    const std::int64_t reserved = run.model.allocator().reserved();  // with the segment booked anyway
+    if (run.rises.empty() || reserved > run.rises.back().reserved) run.rises.push_back({reserved, failure()});
+    if (++run.failures > 1 && !opt.all_ooms) return;  // the first is recorded
+    run.failed.push_back(failure());
   }
 
   // A failed request's OOM point, named and timed from this play's log.
@@ -1020,7 +1025,11 @@ struct Player {
   std::uint64_t family(std::size_t program) const {
     const Program& P = plan.programs[program];
     std::uint64_t h = mix(0x7472616E73696D31ULL, plan.compressed && plan.steady_state);
-    for (std::size_t c = 0; c < hw::kMemCategories; ++c) h = mix(h, static_cast<std::uint64_t>(P.persistent.bytes[c].value));
+    // Not the CUDA context: it lies outside the allocator (a replay goes on with another, see
+    // AllocatorReplay::set_device).
+    for (std::size_t c = 0; c < hw::kMemCategories; ++c)
+      if (static_cast<hw::MemCategory>(c) != hw::MemCategory::reserved)
+        h = mix(h, static_cast<std::uint64_t>(P.persistent.bytes[c].value));
     return h;
   }
   // The hashes of program pi's effects and templates: the digest's (filled on first use) or
@@ -1373,7 +1382,10 @@ struct Player {
       for (std::size_t i = 1; i < n; ++i) {
         const std::int64_t capacity = AllocatorModel::capacity(plan.programs[i]).value;
         std::size_t j = 0;
-        while (j < i && (fams[j] != fams[i] || AllocatorModel::capacity(plan.programs[j]).value != capacity)) ++j;
+        const core::Bytes context = plan.programs[i].persistent[hw::MemCategory::reserved];
+        while (j < i && (fams[j] != fams[i] || AllocatorModel::capacity(plan.programs[j]).value != capacity ||
+                         !(plan.programs[j].persistent[hw::MemCategory::reserved] == context)))
+          ++j;
         if (j == i) continue;
         const auto [k, allocations] = shared_log(j, i);
         if (allocations < kWorthACopy) continue;
@@ -1413,12 +1425,13 @@ struct Player {
           return static_cast<std::size_t>(std::lower_bound(work.begin(), work.end(), w) - work.begin());
         };
         const std::int64_t capacity = AllocatorModel::capacity(P).value;
-        const AllocatorMemo::Match m = opt.allocator_memo->find(fam, *prefix, capacity, record_at(total / 2));
+        const AllocatorMemo::Match m = opt.allocator_memo->find(
+            fam, P.persistent[hw::MemCategory::reserved].value, *prefix, capacity, record_at(total / 2));
         // A copy costs about what replaying a sixteenth of a log does: resume and pause only
         // where that saves more.
         if (m.replay && work[m.replay->record] >= total / 8 && (!resumed || m.replay->record > run.record)) {
           run = *m.replay;
-          run.model.allocator().set_capacity(core::Bytes{capacity});
+          run.set_device(core::Bytes{capacity}, P.persistent[hw::MemCategory::reserved]);
           resumed = true;
           tl.devices[pi].replay_source = -1;
           tl.devices[pi].replay_shared = 0;
@@ -1476,7 +1489,9 @@ struct Player {
       replay_log(prog, run, share ? &*share : nullptr);
       if (share) {
         if (!wanted[pi].empty()) paused[pi] = share->paused;
-        if (prefix) opt.allocator_memo->add(fam, std::move(prefix), std::move(share->paused));
+        if (prefix)
+          opt.allocator_memo->add(fam, P.persistent[hw::MemCategory::reserved].value, std::move(prefix),
+                                  std::move(share->paused));
       }
       TRAINSIM_CHECK(run.model.tensors().total() == P.persistent.total(),
                      "stage " + std::to_string(prog) + " ends the step with tensors the allocator still holds");

@@ -300,6 +300,32 @@ TEST_CASE("allocator memo: a replay holds for another capacity only while nothin
   CHECK(st.hits > 0);
 }
 
+// Another device (A100 40 GB, then 80 GB: another capacity, context and speed) logs the same up
+// to its first data-parallel reduction: its play goes on from the first device's replay when that
+// serves its capacity — nothing failed and the peak fits, or the capacity is larger and the
+// failures are named anew — with its own context. Reports must be those of plays without a memo.
+TEST_CASE("allocator memo: a plan's play on another device goes on from the first device's replay",
+          "[exec][allocator][memo]") {
+  const std::vector<std::vector<std::string>> devices = {{"device=a100-40gb"}, {"device=a100-80gb"}};
+  struct Layout {
+    std::vector<std::string> sets;
+    const char* what;
+    bool every_stage;  // every stage of the second play goes on from the first's
+  };
+  for (const Layout& l : {
+           Layout{{"training.recompute=full", "training.global_batch=512"}, "fits on both", true},
+           Layout{{"parallel.tensor=2", "parallel.pipeline=8", "parallel.data=64", "training.global_batch=1536"},
+                  "model states above both", true},
+           // Some stages give free segments back under 40 GB that 80 GB keeps: those replay.
+           Layout{{"training.micro_batch=4", "training.global_batch=1536"}, "activations above 40 GB", false},
+       }) {
+    INFO(l.what);
+    const auto st = same_with_memo(kGpt3, l.sets, devices);
+    CHECK(st.hits > 0);
+    if (l.every_stage) CHECK(st.hits * 2 == st.lookups);
+  }
+}
+
 TEST_CASE("allocator memo: out-of-memory points resume with their own OOM points", "[exec][allocator][memo]") {
   // Activations: micro-batch 4 runs out during the warm-up; model states: 40 GB without ZeRO
   // fails at the weights and optimizer states (booked before the step) and plays on.
@@ -372,23 +398,23 @@ TEST_CASE("allocator memo: the furthest replay within the shared records, and on
           "[exec][allocator][memo]") {
   const auto P = device_of(80);
   exec::AllocatorMemo memo;
-  memo.add(1, std::make_shared<exec::AllocatorMemo::Prefix>(prefix(100)),
+  memo.add(1, 0, std::make_shared<exec::AllocatorMemo::Prefix>(prefix(100)),
            {paused(P, 1000, 50), paused(P, 3000, 75), paused(P, 5000, 95)});
   // Agrees up to record 80 (records 80.. differ): the replay at 75, not 95.
-  auto m = memo.find(1, prefix(100, 81), 80LL << 30);
+  auto m = memo.find(1, 0, prefix(100, 81), 80LL << 30);
   REQUIRE(m.replay);
   CHECK(m.replay->record == 75);
   CHECK(m.shared == 80);
   // Another family finds nothing.
-  CHECK_FALSE(memo.find(2, prefix(100), 80LL << 30).replay);
+  CHECK_FALSE(memo.find(2, 0, prefix(100), 80LL << 30).replay);
   // A smaller capacity: the replays whose reserved bytes fit it (nothing failed).
-  m = memo.find(1, prefix(100), 4000LL << 20);
+  m = memo.find(1, 0, prefix(100), 4000LL << 20);
   REQUIRE(m.replay);
   CHECK(m.replay->record == 75);
-  m = memo.find(1, prefix(100), 2000LL << 20);
+  m = memo.find(1, 0, prefix(100), 2000LL << 20);
   REQUIRE(m.replay);
   CHECK(m.replay->record == 50);
-  CHECK_FALSE(memo.find(1, prefix(100), 500LL << 20).replay);
+  CHECK_FALSE(memo.find(1, 0, prefix(100), 500LL << 20).replay);
   // One that gave a free segment back to fit a request (50 GiB cached, then 60 GiB asked for:
   // 110 GiB do not fit in 80) holds for capacities that would have given it back too, not for
   // those that would have kept it, though nothing failed and its peak (60 GiB) fits them.
@@ -401,25 +427,71 @@ TEST_CASE("allocator memo: the furthest replay within the shared records, and on
     REQUIRE(r->model.allocate(y, 0).fits);
     REQUIRE(r->model.allocator().peak_reserved() == 60LL << 30);
     r->record = 40;
-    memo.add(4, std::make_shared<exec::AllocatorMemo::Prefix>(prefix(100)), {r});
-    CHECK(memo.find(4, prefix(100), 100LL << 30).replay);
-    CHECK_FALSE(memo.find(4, prefix(100), 120LL << 30).replay);
+    memo.add(4, 0, std::make_shared<exec::AllocatorMemo::Prefix>(prefix(100)), {r});
+    CHECK(memo.find(4, 0, prefix(100), 100LL << 30).replay);
+    CHECK_FALSE(memo.find(4, 0, prefix(100), 120LL << 30).replay);
   }
-  // A replay with a failed request holds for its own capacity only.
-  memo.add(3, std::make_shared<exec::AllocatorMemo::Prefix>(prefix(100)), {paused(P, 1000, 60, /*failed=*/true)});
-  CHECK(memo.find(3, prefix(100), 80LL << 30).replay);
-  CHECK_FALSE(memo.find(3, prefix(100), 81LL << 30).replay);
-  CHECK_FALSE(memo.find(3, prefix(100), 79LL << 30).replay);
+  // A replay with a failed request serves its own capacity and larger ones (the failures named
+  // anew from its rises), not smaller ones: a request that fitted might fail there.
+  memo.add(3, 0, std::make_shared<exec::AllocatorMemo::Prefix>(prefix(100)), {paused(P, 1000, 60, /*failed=*/true)});
+  CHECK(memo.find(3, 0, prefix(100), 80LL << 30).replay);
+  CHECK(memo.find(3, 0, prefix(100), 81LL << 30).replay);
+  CHECK_FALSE(memo.find(3, 0, prefix(100), 79LL << 30).replay);
+  // Another context (another device): found, the same family.
+  CHECK(memo.find(3, 1LL << 30, prefix(100), 80LL << 30).replay);
+}
+
+TEST_CASE("allocator memo: a replay set for a larger capacity and another context names its failures anew",
+          "[exec][allocator][memo]") {
+  // Requests of 50, 30 and 20 GiB on a device whose allocator holds 60 GiB (no free segments
+  // ever cached, so its state holds for any capacity): 80 and 100 GiB reserved fail; with 90 GiB
+  // only the second does, with 120 GiB none.
+  parallel::Program P = device_of(61);
+  P.persistent[hw::MemCategory::reserved] = core::Bytes{1LL << 30};
+  exec::AllocatorReplay r(P);
+  const std::int64_t gib = 1LL << 30;
+  std::int64_t reserved = 0;
+  int layer = 0;
+  for (const std::int64_t size : {50, 30, 20}) {
+    const parallel::MemEffect e{hw::MemCategory::activations, core::Bytes{size * gib}, parallel::TensorKind::output,
+                                layer++, true};
+    const auto got = r.model.allocate(e, 0);
+    reserved += size * gib;
+    if (got.fits) continue;
+    exec::AllocatorReplay::Failure f{static_cast<std::size_t>(layer), 0, 0, e.category, e.bytes, r.model.state(),
+                                     core::Bytes{got.new_segment}};
+    if (r.rises.empty() || reserved > r.rises.back().reserved) r.rises.push_back({reserved, f});
+    if (++r.failures == 1) r.failed.push_back(f);
+  }
+  REQUIRE(r.failures == 2);
+  REQUIRE(r.rises.size() == 2);
+  CHECK(r.serves(60 * gib));
+  CHECK(r.serves(90 * gib));
+  CHECK_FALSE(r.serves(59 * gib));
+  exec::AllocatorReplay at90 = r;
+  at90.set_device(core::Bytes{90 * gib}, core::Bytes{3 * gib});
+  REQUIRE(at90.failed.size() == 1);
+  CHECK(at90.failures == 1);
+  CHECK(at90.failed[0].record == 3);  // the 20 GiB request, 100 GiB reserved
+  CHECK(at90.failed[0].in_use[hw::MemCategory::reserved] == core::Bytes{3 * gib});
+  CHECK(at90.peak == r.peak + core::Bytes{2 * gib});
+  CHECK(at90.at_peak[hw::MemCategory::reserved] == core::Bytes{3 * gib});
+  CHECK(at90.model.total() == r.model.total() + core::Bytes{2 * gib});
+  exec::AllocatorReplay at120 = r;
+  at120.set_device(core::Bytes{120 * gib}, core::Bytes{1 * gib});
+  CHECK(at120.failures == 0);
+  CHECK(at120.failed.empty());
+  CHECK(at120.peak == r.peak);
 }
 
 TEST_CASE("allocator memo: bounded in bytes, the least recently used go first", "[exec][allocator][memo]") {
   const auto P = device_of(80);
   exec::AllocatorMemo memo(std::size_t{1} << 20);  // 1 MiB: a few dozen small replays
   for (std::uint64_t f = 0; f < 400; ++f) {
-    memo.add(f, std::make_shared<exec::AllocatorMemo::Prefix>(prefix(100)), {paused(P, 10, 90)});
+    memo.add(f, 0, std::make_shared<exec::AllocatorMemo::Prefix>(prefix(100)), {paused(P, 10, 90)});
     CHECK(memo.stats().bytes <= std::size_t{1} << 20);
   }
-  CHECK(memo.find(399, prefix(100), 80LL << 30).replay);
-  CHECK_FALSE(memo.find(1, prefix(100), 80LL << 30).replay);
+  CHECK(memo.find(399, 0, prefix(100), 80LL << 30).replay);
+  CHECK_FALSE(memo.find(1, 0, prefix(100), 80LL << 30).replay);
   CHECK(memo.stats().bytes > 0);
 }
