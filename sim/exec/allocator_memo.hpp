@@ -58,7 +58,9 @@ struct AllocatorReplay {
 
   explicit AllocatorReplay(const parallel::Program& P) : model(P), peak(model.total()), at_peak(model.state()) {}
 
-  // Whether this replay can go on as one made with `capacity` (see AllocatorMemo::find).
+  // Whether this replay can go on as one made with `capacity`: made with it, or its state holds
+  // for it (CachingAllocator::holds_for) and either nothing failed and its peak fits, or the
+  // capacity is larger and its failures are named anew (set_device).
   bool serves(std::int64_t capacity) const {
     const hw::CachingAllocator& a = model.allocator();
     if (a.capacity() == capacity) return true;
@@ -110,10 +112,7 @@ class AllocatorMemo {
   // For a device of `family` (its start state but the CUDA context, which lies outside the
   // allocator; see Player) with `context` bytes of context, whose log hashes to `prefix`, with
   // `capacity` bytes for the allocator: a stored replay paused at a record up to which the logs
-  // agree and that serves that capacity (AllocatorReplay::serves: made with it, or its state
-  // holds for it — CachingAllocator::holds_for, no request gave free segments back under one
-  // capacity and not the other — and nothing failed with its peak fitting, or the capacity is
-  // larger and its failures are named anew; the caller adapts it with
+  // agree and that AllocatorReplay::serves that capacity (the caller adapts it with
   // AllocatorReplay::set_device). `shared` and closeness count logs of the same context only
   // (another device's play parts where its timing does).
   // A log sharing at least `close_from` records counts as close (see worth_looking; 0: half of

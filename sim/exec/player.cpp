@@ -914,16 +914,16 @@ struct Player {
     }
     if (r.fits) return;
     // What was in use before the request: the tensors without it, the cache without its segment.
-    auto failure = [&] {
-      hw::MemBreakdown before = run.model.state();
-      before[e.category] -= e.bytes;
-      before[hw::MemCategory::allocator_cache] += e.bytes - core::Bytes{r.new_segment};
-      return AllocatorReplay::Failure{record, point, effect, e.category, e.bytes, before, core::Bytes{r.new_segment}};
-    };
     const std::int64_t reserved = run.model.allocator().reserved();  // with the segment booked anyway
-    if (run.rises.empty() || reserved > run.rises.back().reserved) run.rises.push_back({reserved, failure()});
-    if (++run.failures > 1 && !opt.all_ooms) return;  // the first is recorded
-    run.failed.push_back(failure());
+    const bool rise = run.rises.empty() || reserved > run.rises.back().reserved;
+    const bool recorded = ++run.failures == 1 || opt.all_ooms;  // the first, unless every one is asked for
+    if (!rise && !recorded) return;
+    hw::MemBreakdown before = run.model.state();
+    before[e.category] -= e.bytes;
+    before[hw::MemCategory::allocator_cache] += e.bytes - core::Bytes{r.new_segment};
+    const AllocatorReplay::Failure f{record, point, effect, e.category, e.bytes, before, core::Bytes{r.new_segment}};
+    if (rise) run.rises.push_back({reserved, f});
+    if (recorded) run.failed.push_back(f);
   }
 
   // A failed request's OOM point, named and timed from this play's log.
@@ -1031,6 +1031,10 @@ struct Player {
       if (static_cast<hw::MemCategory>(c) != hw::MemCategory::reserved)
         h = mix(h, static_cast<std::uint64_t>(P.persistent.bytes[c].value));
     return h;
+  }
+  // The CUDA context of a program's device, which family() leaves out.
+  core::Bytes context_of(std::size_t program) const {
+    return plan.programs[program].persistent[hw::MemCategory::reserved];
   }
   // The hashes of program pi's effects and templates: the digest's (filled on first use) or
   // made here.
@@ -1382,9 +1386,8 @@ struct Player {
       for (std::size_t i = 1; i < n; ++i) {
         const std::int64_t capacity = AllocatorModel::capacity(plan.programs[i]).value;
         std::size_t j = 0;
-        const core::Bytes context = plan.programs[i].persistent[hw::MemCategory::reserved];
         while (j < i && (fams[j] != fams[i] || AllocatorModel::capacity(plan.programs[j]).value != capacity ||
-                         !(plan.programs[j].persistent[hw::MemCategory::reserved] == context)))
+                         !(context_of(j) == context_of(i))))
           ++j;
         if (j == i) continue;
         const auto [k, allocations] = shared_log(j, i);
@@ -1425,13 +1428,13 @@ struct Player {
           return static_cast<std::size_t>(std::lower_bound(work.begin(), work.end(), w) - work.begin());
         };
         const std::int64_t capacity = AllocatorModel::capacity(P).value;
-        const AllocatorMemo::Match m = opt.allocator_memo->find(
-            fam, P.persistent[hw::MemCategory::reserved].value, *prefix, capacity, record_at(total / 2));
+        const AllocatorMemo::Match m =
+            opt.allocator_memo->find(fam, context_of(pi).value, *prefix, capacity, record_at(total / 2));
         // A copy costs about what replaying a sixteenth of a log does: resume and pause only
         // where that saves more.
         if (m.replay && work[m.replay->record] >= total / 8 && (!resumed || m.replay->record > run.record)) {
           run = *m.replay;
-          run.set_device(core::Bytes{capacity}, P.persistent[hw::MemCategory::reserved]);
+          run.set_device(core::Bytes{capacity}, context_of(pi));
           resumed = true;
           tl.devices[pi].replay_source = -1;
           tl.devices[pi].replay_shared = 0;
@@ -1489,9 +1492,7 @@ struct Player {
       replay_log(prog, run, share ? &*share : nullptr);
       if (share) {
         if (!wanted[pi].empty()) paused[pi] = share->paused;
-        if (prefix)
-          opt.allocator_memo->add(fam, P.persistent[hw::MemCategory::reserved].value, std::move(prefix),
-                                  std::move(share->paused));
+        if (prefix) opt.allocator_memo->add(fam, context_of(pi).value, std::move(prefix), std::move(share->paused));
       }
       TRAINSIM_CHECK(run.model.tensors().total() == P.persistent.total(),
                      "stage " + std::to_string(prog) + " ends the step with tensors the allocator still holds");
