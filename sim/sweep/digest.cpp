@@ -22,7 +22,29 @@ std::vector<std::size_t> value_order(const Axis& a) {
   return idx;
 }
 
+std::string join(const std::vector<AxisStatus>& along, bool oom) {
+  std::string s;
+  for (const auto& a : along)
+    if (a.oom == oom) s += (s.empty() ? "" : ", ") + a.value;
+  return s;
+}
+
 }  // namespace
+
+std::string oom_boundary(const std::vector<AxisStatus>& along) {
+  std::size_t changes = 0;
+  for (std::size_t i = 1; i < along.size(); ++i) changes += along[i].oom != along[i - 1].oom;
+  const auto first_oom = std::find_if(along.begin(), along.end(), [](const AxisStatus& a) { return a.oom; });
+  if (first_oom == along.end()) return "no value OOMs in the grid";
+  if (changes == 0) return "OOM from " + along.front().value + " (the smallest value tried; every value OOMs)";
+  if (changes == 1 && !along.front().oom)
+    return "OOM from " + first_oom->value + " (largest below it that fits: " + std::prev(first_oom)->value + ")";
+  if (changes == 1) {
+    const auto first_fit = std::find_if(along.begin(), along.end(), [](const AxisStatus& a) { return !a.oom; });
+    return "OOM up to " + std::prev(first_fit)->value + " (fits from " + first_fit->value + ")";
+  }
+  return "not monotone: OOM at " + join(along, true) + "; fits at " + join(along, false);
+}
 
 void write_digest(std::ostream& out, const SweepSpec& spec, const std::vector<Point>& points,
                   const std::vector<Brief>& briefs) {
@@ -64,16 +86,13 @@ void write_digest(std::ostream& out, const SweepSpec& spec, const std::vector<Po
     }
     std::string name = a.key;
     for (std::size_t k = 1; k < dim.size(); ++k) name += " + " + spec.axes[dim[k]].key;
-    std::string first_oom, last_fit;
+    std::vector<AxisStatus> statuses;
     for (std::size_t v : value_order(a)) {
       auto it = along.find(v);
-      if (it == along.end()) continue;
-      if (it->second == Status::oom && first_oom.empty()) first_oom = a.values[v];
-      if (it->second == Status::fits && first_oom.empty()) last_fit = a.values[v];
+      if (it != along.end() && it->second != Status::invalid)
+        statuses.push_back({a.values[v], it->second == Status::oom});
     }
-    out << "  " << name << ": ";
-    if (first_oom.empty()) out << "no value OOMs in the grid";
-    else out << "OOM from " << first_oom << (last_fit.empty() ? " (the smallest value tried)" : " (largest below it that fits: " + last_fit + ")");
+    out << "  " << name << ": " << oom_boundary(statuses);
     out << "\n";
   }
 }

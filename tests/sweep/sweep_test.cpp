@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "sim/sweep/digest.hpp"
 #include "sim/sweep/fit.hpp"
 #include "sim/sweep/output.hpp"
 #include "tests/scenario/scenario_files.hpp"
@@ -229,6 +230,32 @@ TEST_CASE("every point of a grid is simulated and invalid points carry their rea
   CHECK(invalid == 11);
   CHECK(fits > 0);
   CHECK(oom > 0);
+}
+
+TEST_CASE("the boundary of OOM along an axis is read in the direction memory moves") {
+  using A = sweep::AxisStatus;
+  CHECK(sweep::oom_boundary({A{"1", false}, A{"2", false}}) == "no value OOMs in the grid");
+  CHECK(sweep::oom_boundary({A{"1", false}, A{"2", false}, A{"4", true}, A{"8", true}}) ==
+        "OOM from 4 (largest below it that fits: 2)");
+  // ZeRO stages, pipeline depths, device memory: OOM at the small end.
+  CHECK(sweep::oom_boundary({A{"0", true}, A{"1", true}, A{"2", false}, A{"3", false}}) ==
+        "OOM up to 1 (fits from 2)");
+  CHECK(sweep::oom_boundary({A{"1", true}, A{"2", false}, A{"4", true}}) == "not monotone: OOM at 1, 4; fits at 2");
+  CHECK(sweep::oom_boundary({A{"1", true}}) == "OOM from 1 (the smallest value tried; every value OOMs)");
+}
+
+TEST_CASE("a sweep's summary names where OOM ends along a growing memory axis") {
+  const auto spec = sweep::load_sweep(kData + "memory_axis.yaml");
+  const auto pts = sweep::expand(spec);
+  REQUIRE(pts.size() == 12);
+  std::vector<sweep::Brief> briefs;
+  for (const auto& p : pts) briefs.push_back(sweep::brief_of(p.index, sweep::run_point(spec.base, sweep::point_sets(spec, p))));
+  std::ostringstream out;
+  sweep::write_digest(out, spec, pts, briefs);
+  // The fastest fitting point is micro-batch 128 (peak 144 MiB) on 256 MiB.
+  CHECK_THAT(out.str(), Catch::Contains("--set training.micro_batch=128 --set device.memory=256MiB"));
+  CHECK_THAT(out.str(), Catch::Contains("device.memory: OOM up to 128MiB (fits from 256MiB)"));
+  CHECK_THAT(out.str(), Catch::Contains("training.micro_batch: no value OOMs in the grid"));
 }
 
 TEST_CASE("shards split the points into blocks of neighbours dealt in turn") {
