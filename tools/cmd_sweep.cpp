@@ -170,7 +170,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
       todo, jobs == 0 ? sweep::default_jobs() : jobs,
       [&](std::size_t i) {
         const sweep::Point& p = points[mine[done + i]];
-        const sweep::PointResult r = sweep::run_point(spec.base, sweep::point_sets(spec, p), &memo);
+        const sweep::PointResult r = sweep::run_point(spec, p, &memo);
         Row row{csv_path.empty() ? "" : sweep::csv_row(spec, p, r),
                 jsonl_path.empty() ? "" : sweep::jsonl_line(spec, p, r), sweep::brief_of(p.index, r),
                 r.summary && !r.summary->ooms.empty() ? r.summary->ooms.front().cause : std::string()};

@@ -102,9 +102,29 @@ PointResult run_point(const BaseScenario& base, const std::vector<std::string>& 
   } catch (const core::ConfigError& e) {
     r.status = Status::invalid;
     r.reason = e.what();
+    r.error = e;
   } catch (const core::OverflowError& e) {
     r.status = Status::invalid;
     r.reason = std::string("sizes exceed 64-bit counters (") + e.what() + ")";
+  }
+  return r;
+}
+
+PointResult run_point(const SweepSpec& spec, const Point& p, exec::AllocatorMemo* memo) {
+  const std::vector<std::string> sets = point_sets(spec, p);
+  PointResult r = run_point(spec.base, sets, memo);
+  if (!r.error) return r;
+  const core::SourceLocation& at = r.error->where();
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+    const Axis& axis = spec.axes[a];
+    if (at.file != "--set " + sets[a]) continue;
+    // Columns past the value's first character carry over when the file holds the same text.
+    const int value_column = static_cast<int>(axis.key.size()) + 2;
+    core::SourceLocation in_file = axis.value_where[p.choice[a]];
+    if (axis.written_as_text && at.column > value_column) in_file.column += at.column - value_column;
+    r.error = core::ConfigError(in_file, r.error->key_path(), r.error->detail());
+    r.reason = r.error->what();
+    break;
   }
   return r;
 }

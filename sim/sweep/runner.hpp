@@ -26,6 +26,7 @@ std::string_view to_string(Status s);
 struct PointResult {
   Status status = Status::invalid;
   std::string reason;                     // why a point is invalid (the ConfigError message)
+  std::optional<core::ConfigError> error;  // that error, for locate_in_sweep
   std::optional<report::Summary> summary;  // fits and oom points
 };
 
@@ -35,6 +36,11 @@ struct PointResult {
 // results are the same without it).
 PointResult run_point(const BaseScenario& base, const std::vector<std::string>& sets,
                       exec::AllocatorMemo* memo = nullptr);
+
+// The same as run_point(spec.base, point_sets(spec, p), memo), except that an invalid point
+// whose error lies in one of its axis values names that value's place in the sweep file (not
+// the `--set key=value` text the point was loaded with).
+PointResult run_point(const SweepSpec& spec, const Point& p, exec::AllocatorMemo* memo = nullptr);
 
 // Calls work(i) for i in [0, n) on `jobs` threads and sink(i, result) for i = 0, 1, ... in order
 // as soon as each is ready (a reorder buffer), the sink one call at a time. When *stop becomes

@@ -58,7 +58,9 @@ Axis read_axis(const scenario::YamlContext& ctx, const YAML::Node& key, const YA
     for (std::size_t i = 0; i < v.size(); ++i) {
       if (v[i].IsNull()) ctx.fail(v[i], path + "[" + std::to_string(i) + "]", "expected a value");
       a.values.push_back(value_text(v[i]));
+      a.value_where.push_back(mark_of(ctx.file(), v[i]));
     }
+    a.written_as_text = std::all_of(v.begin(), v.end(), [](const YAML::Node& n) { return n.IsScalar(); });
   } else if (v.IsMap()) {
     scenario::MapReader m(ctx, v, path);
     YAML::Node r = m.node("range");
@@ -69,6 +71,7 @@ Axis read_axis(const scenario::YamlContext& ctx, const YAML::Node& key, const YA
     const std::string step = m.has("step") ? scenario::read_string(ctx, m.node("step"), path + ".step") : "1";
     try {
       for (long long x : range_values(lo, hi, step)) a.values.push_back(std::to_string(x));
+      a.value_where.assign(a.values.size(), mark_of(ctx.file(), v));
     } catch (const std::invalid_argument& e) {
       ctx.fail(m.has("step") ? m.node("step") : r, path, e.what());
     }

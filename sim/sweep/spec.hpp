@@ -34,6 +34,9 @@ struct Axis {
   std::string key;                  // scenario key path, e.g. "training.micro_batch"
   std::vector<std::string> values;  // each value as YAML text, as given to --set
   core::SourceLocation where;       // the axis key in the sweep file
+  // Per value, where it is written: its list element, or the range that made it.
+  std::vector<core::SourceLocation> value_where;
+  bool written_as_text = false;     // every value is a plain scalar, its text as in the file
 };
 
 struct SweepSpec {

@@ -58,9 +58,9 @@ struct Fixture {
   std::vector<sweep::PlotPoint> results;
   Fixture() {
     spec.file = "dir/my <grid>.yaml";
-    spec.axes = {{"parallel.pipeline", {"2", "4", "8"}, {}},
-                 {"training.micro_batch", {"1", "2", "4", "8"}, {}},
-                 {"device", {"a100-80gb", "h100-80gb"}, {}}};
+    spec.axes = {{"parallel.pipeline", {"2", "4", "8"}, {}, {}, true},
+                 {"training.micro_batch", {"1", "2", "4", "8"}, {}, {}, true},
+                 {"device", {"a100-80gb", "h100-80gb"}, {}, {}, true}};
     spec.dims = {{0}, {1}, {2}};
     for (std::size_t i = 0; i < 3; ++i)
       for (std::size_t j = 0; j < 4; ++j)

@@ -121,6 +121,11 @@ errors)
   out=$("$ts" sweep $work/typo.yaml 2>&1); rc=$?
   set -e
   [ $rc -eq 2 ] && echo "$out" | grep -q "typo.yaml:3:3: axes.training.micro_bach: unknown key 'micro_bach'" || fail "$rc $out"
+  # A bad axis value makes its points invalid (the sweep goes on), located at the value.
+  printf 'base: {file: toy_fit.yaml}\naxes:\n  device.memory: [64MiB, 40MiBB]\n  training.recompute: [none, "ful"]\n' > $work/values.yaml
+  "$ts" sweep $work/values.yaml --csv $work/values.csv > /dev/null || fail "a sweep with invalid points exits 0"
+  grep -q "^2,40MiBB,none,invalid,.*values.yaml:3:26: device.memory: unknown size unit 'MiBB'" $work/values.csv || fail "$(cat $work/values.csv)"
+  grep -q "^1,64MiB,ful,invalid,.*values.yaml:4:31: training.recompute: expected one of" $work/values.csv || fail "$(cat $work/values.csv)"
   ;;
 *) fail "unknown check $check" ;;
 esac
