@@ -1455,23 +1455,25 @@ struct Player {
                          [&](const MemRecord& r) { return P.ops[r.index].stream != parallel::StreamKind::compute; }) -
             log.begin());
         const bool timed_late = timed < log.size() && work[timed] >= total / 2;
+        // Before the last micro-batch's first record: a point with a larger global batch logs the
+        // same up to there (more forwards follow instead of the cooldown's backwards).
+        const auto last = static_cast<std::size_t>(
+            std::find_if(log.begin(), log.end(),
+                         [&](const MemRecord& r) { return P.ops[r.index].microbatch == plan.microbatches - 1; }) -
+            log.begin());
         if (work[m.shared] >= total / 2) {
           if (work[m.shared] >= work[run.record] + total / 8) share->targets = {m.shared};
+          if (last < log.size() && last > m.shared && work[last] >= std::max(work[m.shared], work[run.record]) + total / 8)
+            share->targets.push_back(last);
           if (timed_late && timed > m.shared && work[timed] >= work[run.record] + total / 8)
             share->targets.push_back(timed);
         } else if (m.promising) {
           share->targets = {timed_late ? timed : record_at(total - total / 16)};
-          // GPipe: also before the last micro-batch's first record, where a point with a larger
-          // global batch still logs the same (more forwards follow instead of the backwards).
-          if (!plan.steady_state) {
-            const auto last = static_cast<std::size_t>(
-                std::find_if(log.begin(), log.end(),
-                             [&](const MemRecord& r) { return P.ops[r.index].microbatch == plan.microbatches - 1; }) -
-                log.begin());
-            if (last < share->targets[0] && work[last] >= work[run.record] + total / 8)
-              share->targets.insert(share->targets.begin(), last);
-          }
+          if (last < share->targets[0] && work[last] >= work[run.record] + total / 8)
+            share->targets.insert(share->targets.begin(), last);
         }
+        std::sort(share->targets.begin(), share->targets.end());
+        share->targets.erase(std::unique(share->targets.begin(), share->targets.end()), share->targets.end());
         std::erase_if(share->targets, [&](std::size_t t) { return t <= run.record; });
       }
       if (!wanted[pi].empty()) {  // and where later programs of this play go on
