@@ -187,8 +187,19 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
     }
   }
 
-  // Screening in waves: a candidate that runs out of memory climbs to its next rung.
+  // Screening in waves: a candidate that runs out of memory climbs to its next rung; under the
+  // memory objective one that fits climbs too (every rung needs less memory than the one
+  // before), so each layout's leanest setting is ranked.
   std::vector<Candidate> fits;
+  auto climb = [&](Item it, std::vector<Item>& next) {
+    const auto lad = ladder(it.l.data);
+    for (++it.rung; it.rung < lad.size(); ++it.rung) {
+      it.l.zero = lad[it.rung].zero;
+      it.l.recompute = lad[it.rung].recompute;
+      if (states_may_fit(s0, it.l)) break;
+    }
+    if (it.rung < lad.size()) next.push_back(it);
+  };
   while (!active.empty()) {
     std::vector<Screen> results(active.size());
     run_in_order<Screen>(
@@ -207,15 +218,9 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
         cand.confirmed = s.exact;
         cand.summary = *s.r.summary;
         fits.push_back(std::move(cand));
+        if (o.objective == Objective::memory) climb(active[i], next);
       } else if (s.r.status == Status::oom) {
-        Item it = active[i];
-        const auto lad = ladder(it.l.data);
-        for (++it.rung; it.rung < lad.size(); ++it.rung) {
-          it.l.zero = lad[it.rung].zero;
-          it.l.recompute = lad[it.rung].recompute;
-          if (states_may_fit(s0, it.l)) break;
-        }
-        if (it.rung < lad.size()) next.push_back(it);
+        climb(active[i], next);
       } else {
         ++res.pruned;  // rejected by validation
       }

@@ -89,6 +89,18 @@ plan_megatron)
   [ "$again" = "$best" ] || fail "reproduced step $again != planned $best"
   "$ts" plan $s --gpus 1024 --top 2 -j 2 | grep -q "why 1 beats 2: " || fail "no explanation"
   ;;
+plan_memory)
+  # Under --objective memory every layout's leanest ZeRO/recomputation rung is ranked: the best
+  # peak is no higher than the scenario's own layout with ZeRO-3 and full recomputation.
+  s=tests/sweep/data/plan_small.yaml
+  "$ts" plan $s --gpus 8 --objective memory --top 5 --format json -j 2 > $work/plan.json
+  peaks=$(grep '"peak_bytes"' $work/plan.json | sed 's/.*: //; s/,$//')
+  [ "$(echo "$peaks" | wc -l)" -eq 5 ] || fail "expected 5 ranked layouts"
+  [ "$peaks" = "$(echo "$peaks" | sort -n)" ] || fail "not ranked by peak: $peaks"
+  lean=$("$ts" run $s --set parallel.zero=3 --set training.recompute=full --format json | grep '"peak_bytes"' | head -1 | sed 's/.*: //; s/,$//')
+  best=$(echo "$peaks" | head -1)
+  [ "$best" -le "$lean" ] || fail "best peak $best > $lean of the own layout at ZeRO-3 + full recomputation"
+  ;;
 scenarios)
   for f in scenarios/sweeps/*.yaml; do
     "$ts" sweep "$f" --csv $work/x.csv -j 2 > $work/x.txt || fail "$f"
