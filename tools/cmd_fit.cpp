@@ -46,10 +46,19 @@ int cmd_fit(const std::vector<std::string>& args) {
     if (r.next_value) j.field("next_value", *r.next_value).field("next_peak_bytes", r.next_peak_bytes);
     else j.key("next_value").null().key("next_peak_bytes").null();
     j.field("capacity_bytes", r.capacity_bytes);
+    j.field("direction", std::string(r.falls ? "falls" : "grows"));
     j.field("simulations", static_cast<std::int64_t>(r.simulations));
     j.end_object();
   } else {
     auto gib = [](std::int64_t b) { return core::format_bytes(core::Bytes{b}); };
+    if (r.falls) {
+      std::cout << key << " = " << r.value << " is the smallest that fits (memory falls as " << key
+                << " grows): peak " << gib(r.peak_bytes) << " of " << gib(r.capacity_bytes) << "\n"
+                << key << " = " << *r.next_value << " does not fit: peak " << gib(r.next_peak_bytes) << "\n"
+                << r.simulations << " simulations (the first value did not fit and a larger one did: binary search "
+                << "for the smallest that fits)\n";
+      return kExitFits;
+    }
     if (r.found)
       std::cout << key << " = " << r.value << " is the largest that fits: peak " << gib(r.peak_bytes) << " of "
                 << gib(r.capacity_bytes) << "\n";

@@ -62,8 +62,35 @@ FitResult fit(const BaseScenario& base, const std::vector<std::string>& sets,
   }
   r.capacity_bytes = p.at(start).summary->devices.empty() ? 0 : p.at(start).summary->devices.front().capacity.value;
   if (!p.fits(start)) {
-    r.next_value = start;
-    r.next_peak_bytes = p.peak(start);
+    // Memory may fall as the key grows (a ZeRO stage, the pipeline depth): a larger value that
+    // fits, within a few doublings, turns the search round to the smallest value that fits.
+    std::int64_t lo = start;  // does not fit
+    std::optional<std::int64_t> up;
+    for (int k = 0; k < 8 && !up && lo <= options.limit / 2; ++k) {
+      const auto v = p.valid_near(lo, 2 * lo, std::min(4 * lo, options.limit + 1));
+      if (!v) break;
+      if (p.fits(*v)) up = v;
+      else lo = *v;
+    }
+    if (!up) {
+      r.next_value = start;
+      r.next_peak_bytes = p.peak(start);
+      r.simulations = p.simulations;
+      return r;
+    }
+    std::int64_t hi = *up;  // fits
+    while (hi - lo > 1) {
+      const auto m = p.valid_near(lo, lo + (hi - lo) / 2, hi);
+      if (!m) break;
+      if (p.fits(*m)) hi = *m;
+      else lo = *m;
+    }
+    r.found = true;
+    r.falls = true;
+    r.value = hi;
+    r.peak_bytes = p.peak(hi);
+    r.next_value = lo;
+    r.next_peak_bytes = p.peak(lo);
     r.simulations = p.simulations;
     return r;
   }

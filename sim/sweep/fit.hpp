@@ -4,6 +4,9 @@
 // micro_batch (activations grow with it), seq_len and model dimensions such as model.layers.
 // Values the scenario rejects (e.g. a micro-batch that does not divide the global batch, layers
 // not divisible by the pipeline) are skipped: the search moves to the nearest valid value.
+// When the first valid value does not fit but a larger one does (memory falls as the key grows:
+// parallel.zero, the pipeline depth), the search turns round and finds the smallest value that
+// fits (`falls`).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +24,8 @@ struct FitOptions {
 struct FitResult {
   std::string key;
   bool found = false;              // some value fits
+  bool falls = false;              // memory falls as the key grows: `value` is the smallest
+                                   // value that fits, `next_value` the valid one below it
   std::int64_t value = 0;          // the largest value that fits (when found)
   std::int64_t peak_bytes = 0;     // fullest device's peak at `value`
   std::optional<std::int64_t> next_value;  // the next valid value above (it does not fit);

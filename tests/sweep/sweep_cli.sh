@@ -125,6 +125,14 @@ fit_cli)
   set -e
   [ $rc -eq 3 ] || fail "fit exits 3 when even 1 does not fit, got $rc"
   [ $rc2 -eq 2 ] || fail "fit of an unknown key exits 2, got $rc2"
+  # Memory falls as the ZeRO stage grows: ZeRO-1 does not fit, ZeRO-2 does (the search turns).
+  out=$("$ts" fit tests/sweep/data/plan_small.yaml --find parallel.zero --format json)
+  echo "$out" | grep -q '"value": 2' && echo "$out" | grep -q '"next_value": 1' && echo "$out" | grep -q '"direction": "falls"' || fail "$out"
+  set +e  # (run exits 3 when the step does not fit)
+  z1=$("$ts" run tests/sweep/data/plan_small.yaml --set parallel.zero=1 --format json | grep -m1 '"fits"')
+  z2=$("$ts" run tests/sweep/data/plan_small.yaml --set parallel.zero=2 --format json | grep -m1 '"fits"')
+  set -e
+  echo "$z1 $z2" | grep -q 'false.*true' || fail "zero 1 / 2: $z1 $z2"
   ;;
 errors)
   printf 'base: {file: toy_fit.yaml}\naxes:\n  training.micro_bach: [1, 2]\n' > $work/typo.yaml
