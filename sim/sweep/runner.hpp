@@ -26,7 +26,7 @@ std::string_view to_string(Status s);
 struct PointResult {
   Status status = Status::invalid;
   std::string reason;                     // why a point is invalid (the ConfigError message)
-  std::optional<core::ConfigError> error;  // that error, for locate_in_sweep
+  std::optional<core::ConfigError> error;  // that error (a sweep relocates it to the axis value)
   std::optional<report::Summary> summary;  // fits and oom points
 };
 
