@@ -46,7 +46,7 @@ int cmd_fit(const std::vector<std::string>& args) {
     if (r.next_value) j.field("next_value", *r.next_value).field("next_peak_bytes", r.next_peak_bytes);
     else j.key("next_value").null().key("next_peak_bytes").null();
     j.field("capacity_bytes", r.capacity_bytes);
-    j.field("direction", std::string(r.falls ? "falls" : "grows"));
+    j.field("direction", std::string(r.falls ? "falls" : r.flat ? "flat" : "grows"));
     j.field("simulations", static_cast<std::int64_t>(r.simulations));
     j.end_object();
   } else {
@@ -57,6 +57,14 @@ int cmd_fit(const std::vector<std::string>& args) {
                 << key << " = " << *r.next_value << " does not fit: peak " << gib(r.next_peak_bytes) << "\n"
                 << r.simulations << " simulations (the first value did not fit and a larger one did: binary search "
                 << "for the smallest that fits)\n";
+      return kExitFits;
+    }
+    if (r.flat) {
+      std::cout << key << " = " << r.value << " fits with the same peak " << gib(r.peak_bytes) << " of "
+                << gib(r.capacity_bytes) << " as " << key << " = " << r.value / 8
+                << ": memory does not grow with " << key << ", so it has no largest value that fits\n"
+                << r.simulations << " simulations (exponential search, ended when the peak stayed the same over "
+                << "three doublings)\n";
       return kExitFits;
     }
     if (r.found)

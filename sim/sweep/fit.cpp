@@ -94,16 +94,32 @@ FitResult fit(const BaseScenario& base, const std::vector<std::string>& sets,
     r.simulations = p.simulations;
     return r;
   }
-  // Exponential phase: double until a value does not fit or is rejected.
+  // Exponential phase: double until a value does not fit or is rejected, or until the peak has
+  // stayed the same over kFlat doublings (the key does not reach the fullest device's memory: a
+  // global batch, once the pipeline is full).
+  constexpr int kFlat = 3;
   std::int64_t lo = start, hi = -1;
+  int same = 0;
   while (hi < 0) {
     if (lo > options.limit / 2) {
       hi = options.limit + 1;
       break;
     }
     const std::int64_t v = lo * 2;
-    if (p.fits(v)) lo = v;
-    else hi = v;  // out of memory, or rejected: an upper end for the binary phase
+    if (p.fits(v)) {
+      same = p.peak(v) == p.peak(lo) ? same + 1 : 0;
+      lo = v;
+      if (same == kFlat) {
+        r.found = true;
+        r.flat = true;
+        r.value = lo;
+        r.peak_bytes = p.peak(lo);
+        r.simulations = p.simulations;
+        return r;
+      }
+    } else {
+      hi = v;  // out of memory, or rejected: an upper end for the binary phase
+    }
   }
   // Binary phase over (lo, hi): lo fits; hi does not fit, is rejected or is past the limit.
   while (hi - lo > 1) {

@@ -6,7 +6,8 @@
 // not divisible by the pipeline) are skipped: the search moves to the nearest valid value.
 // When the first valid value does not fit but a larger one does (memory falls as the key grows:
 // parallel.zero, the pipeline depth), the search turns round and finds the smallest value that
-// fits (`falls`).
+// fits (`falls`). A peak that stays the same over three doublings ends the search (`flat`):
+// the key does not reach the fullest device's memory (a global batch once the pipeline is full).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,6 +27,8 @@ struct FitResult {
   bool found = false;              // some value fits
   bool falls = false;              // memory falls as the key grows: `value` is the smallest
                                    // value that fits, `next_value` the valid one below it
+  bool flat = false;               // the peak stayed the same over the last doublings up to
+                                   // `value` (which fits): the key does not bound it
   std::int64_t value = 0;          // the largest value that fits (when found)
   std::int64_t peak_bytes = 0;     // fullest device's peak at `value`
   std::optional<std::int64_t> next_value;  // the next valid value above (it does not fit);

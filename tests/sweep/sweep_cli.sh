@@ -125,6 +125,9 @@ fit_cli)
   set -e
   [ $rc -eq 3 ] || fail "fit exits 3 when even 1 does not fit, got $rc"
   [ $rc2 -eq 2 ] || fail "fit of an unknown key exits 2, got $rc2"
+  # Accumulation does not change the toy's peak: the search ends after three equal doublings.
+  out=$("$ts" fit tests/sweep/data/toy_fit.yaml --find training.gradient_accumulation --format json)
+  echo "$out" | grep -q '"value": 8' && echo "$out" | grep -q '"direction": "flat"' || fail "$out"
   # Memory falls as the ZeRO stage grows: ZeRO-1 does not fit, ZeRO-2 does (the search turns).
   out=$("$ts" fit tests/sweep/data/plan_small.yaml --find parallel.zero --format json)
   echo "$out" | grep -q '"value": 2' && echo "$out" | grep -q '"next_value": 1' && echo "$out" | grep -q '"direction": "falls"' || fail "$out"
