@@ -12,6 +12,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "sim/scenario/yaml_read.hpp"
 #include "sim/sweep/digest.hpp"
 #include "sim/sweep/output.hpp"
 #include "sim/sweep/plot.hpp"
@@ -74,7 +75,7 @@ void check_axis_keys(const sweep::SweepSpec& spec, const sweep::Point& first) {
   try {
     spec.base.load(sweep::point_sets(spec, first));
   } catch (const core::ConfigError& e) {
-    if (e.where().file.rfind("--set ", 0) != 0 || e.detail().find("unknown key") == std::string::npos) return;
+    if (!scenario::is_set_argument_file(e.where().file) || e.detail().find("unknown key") == std::string::npos) return;
     for (const auto& a : spec.axes)
       if (e.key_path().rfind(a.key, 0) == 0 || a.key.rfind(e.key_path(), 0) == 0)
         throw core::ConfigError(a.where, "axes." + a.key, e.detail());

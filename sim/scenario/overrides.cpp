@@ -64,7 +64,7 @@ YAML::Node parse_value(const std::string& text) {
 void apply_overrides(YAML::Node& root, const std::vector<std::string>& sets, YamlContext& ctx) {
   for (const std::string& arg : sets) {
     const auto eq = arg.find('=');
-    const core::SourceLocation where{"--set " + arg, 1, 1};
+    const core::SourceLocation where{set_argument_file(arg), 1, 1};
     if (eq == std::string::npos || eq == 0)
       throw core::ConfigError(where, "", "expected key.path=value (e.g. training.micro_batch=4)");
     const std::string path = arg.substr(0, eq);
@@ -76,11 +76,11 @@ void apply_overrides(YAML::Node& root, const std::vector<std::string>& sets, Yam
     try {
       value = parse_value(text);
     } catch (const YAML::Exception& e) {
-      throw core::ConfigError({"--set " + arg, 1, static_cast<int>(eq) + 2 + e.mark.column}, path,
+      throw core::ConfigError({where.file, 1, set_value_column(arg) + e.mark.column}, path,
                               "malformed value: " + e.msg);
     }
     if (!value.IsDefined() || value.IsNull())
-      throw core::ConfigError({"--set " + arg, 1, static_cast<int>(eq) + 2}, path,
+      throw core::ConfigError({where.file, 1, set_value_column(arg)}, path,
                               "missing value after '='");
     if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
     try {
@@ -88,7 +88,7 @@ void apply_overrides(YAML::Node& root, const std::vector<std::string>& sets, Yam
     } catch (const std::invalid_argument& e) {
       throw core::ConfigError(where, path, e.what());
     }
-    ctx.add_override(path, OverrideOrigin{arg, static_cast<int>(eq) + 2});
+    ctx.add_override(path, OverrideOrigin{arg, set_value_column(arg)});
   }
 }
 

@@ -6,6 +6,10 @@
 
 namespace trainsim::scenario {
 
+std::string set_argument_file(const std::string& argument) { return "--set " + argument; }
+int set_value_column(const std::string& argument) { return static_cast<int>(argument.find('=')) + 2; }
+bool is_set_argument_file(const std::string& file) { return file.starts_with("--set "); }
+
 std::optional<core::SourceLocation> YamlContext::override_location(const std::string& path,
                                                                    int node_column) const {
   // The longest override that is a prefix of `path` owns the value.
@@ -16,7 +20,7 @@ std::optional<core::SourceLocation> YamlContext::override_location(const std::st
       // A node without a place was made by set_at (a key, or a map on the way): the key path,
       // which starts the argument.
       const int col = node_column >= 0 ? it->second.value_column + node_column : 1;
-      return core::SourceLocation{"--set " + it->second.argument, 1, col};
+      return core::SourceLocation{set_argument_file(it->second.argument), 1, col};
     }
   }
   return std::nullopt;

@@ -18,6 +18,12 @@
 
 namespace trainsim::scenario {
 
+// An error in a `--set key=value` argument names the argument as its file ("--set key=value",
+// line 1); its value starts at column set_value_column (1-based).
+std::string set_argument_file(const std::string& argument);
+int set_value_column(const std::string& argument);
+bool is_set_argument_file(const std::string& file);
+
 // Where each --set override came from: key path -> the argument text and the column of its value.
 struct OverrideOrigin {
   std::string argument;

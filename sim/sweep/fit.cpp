@@ -1,6 +1,9 @@
 #include "sim/sweep/fit.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <tuple>
 
 #include "sim/sweep/runner.hpp"
 
@@ -33,6 +36,18 @@ class Prober {
     for (std::int64_t m = mid - 1; m > lo; --m)
       if (valid(m)) return m;
     return std::nullopt;
+  }
+
+  // Binary search between a value that fits and one that does not (either order; the one that
+  // does not may be rejected or past the limit) down to neighbouring valid values: {fits, not}.
+  std::pair<std::int64_t, std::int64_t> boundary(std::int64_t fit, std::int64_t miss) {
+    while (std::abs(miss - fit) > 1) {
+      const std::int64_t lo = std::min(fit, miss), hi = std::max(fit, miss);
+      const auto m = valid_near(lo, lo + (hi - lo) / 2, hi);
+      if (!m) break;
+      (fits(*m) ? fit : miss) = *m;
+    }
+    return {fit, miss};
   }
 
   int simulations = 0;
@@ -78,19 +93,13 @@ FitResult fit(const BaseScenario& base, const std::vector<std::string>& sets,
       r.simulations = p.simulations;
       return r;
     }
-    std::int64_t hi = *up;  // fits
-    while (hi - lo > 1) {
-      const auto m = p.valid_near(lo, lo + (hi - lo) / 2, hi);
-      if (!m) break;
-      if (p.fits(*m)) hi = *m;
-      else lo = *m;
-    }
+    const auto [fit, miss] = p.boundary(*up, lo);
     r.found = true;
     r.falls = true;
-    r.value = hi;
-    r.peak_bytes = p.peak(hi);
-    r.next_value = lo;
-    r.next_peak_bytes = p.peak(lo);
+    r.value = fit;
+    r.peak_bytes = p.peak(fit);
+    r.next_value = miss;
+    r.next_peak_bytes = p.peak(miss);
     r.simulations = p.simulations;
     return r;
   }
@@ -122,12 +131,7 @@ FitResult fit(const BaseScenario& base, const std::vector<std::string>& sets,
     }
   }
   // Binary phase over (lo, hi): lo fits; hi does not fit, is rejected or is past the limit.
-  while (hi - lo > 1) {
-    const auto m = p.valid_near(lo, lo + (hi - lo) / 2, hi);
-    if (!m) break;
-    if (p.fits(*m)) lo = *m;
-    else hi = *m;
-  }
+  std::tie(lo, hi) = p.boundary(lo, hi);
   r.found = true;
   r.value = lo;
   r.peak_bytes = p.peak(lo);

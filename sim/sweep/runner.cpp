@@ -5,6 +5,7 @@
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/parallel/offload.hpp"
+#include "sim/scenario/yaml_read.hpp"
 
 namespace trainsim::sweep {
 
@@ -133,9 +134,9 @@ PointResult run_point(const SweepSpec& spec, const Point& p, exec::AllocatorMemo
   const core::SourceLocation& at = r.error->where();
   for (std::size_t a = 0; a < spec.axes.size(); ++a) {
     const Axis& axis = spec.axes[a];
-    if (at.file != "--set " + sets[a]) continue;
+    if (at.file != scenario::set_argument_file(sets[a])) continue;
     // Columns past the value's first character carry over when the file holds the same text.
-    const int value_column = static_cast<int>(axis.key.size()) + 2;
+    const int value_column = scenario::set_value_column(sets[a]);
     core::SourceLocation in_file = axis.value_where[p.choice[a]];
     if (axis.written_as_text && at.column > value_column) in_file.column += at.column - value_column;
     r.error = core::ConfigError(in_file, r.error->key_path(), r.error->detail());
