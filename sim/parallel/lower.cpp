@@ -69,6 +69,21 @@ struct Lowering {
   std::vector<Pending> pending;
   std::vector<OpRef> fwd_end, bwd_end;  // [g * mcount + j]
   bool compress = false;
+  std::int64_t held_before = 0;  // ops (and macro templates' ops) of the programs built so far
+
+  // Refuses the plan once it holds more ops than the scenario's limit (the check the scenario's
+  // validation could only bound from below).
+  void check_size(const Program& P, std::int32_t microbatch) const {
+    const auto held = held_before + static_cast<std::int64_t>(P.ops.size() + P.macro_ops.size());
+    if (held <= s.limits.max_ops) return;
+    throw core::ConfigError(
+        s.limits.ops_at, s.limits.ops_key,
+        "this step's plan would hold more than limits.max_ops = " + std::to_string(s.limits.max_ops) +
+            " ops (reached at stage " + std::to_string(P.stage) + " of " + std::to_string(p) +
+            (microbatch >= 0 ? ", micro-batch " + std::to_string(microbatch + 1) + " of " + std::to_string(mcount) : "") +
+            "); raise it with limits: {max_ops: N} if you mean it (a plan and its play take about "
+            "300-500 bytes per op)");
+  }
 
   Lowering(const scenario::Scenario& sc) : s(sc), m(sc.model) {}
 };
@@ -142,6 +157,7 @@ class ProgramBuilder {
       if (d.index >= 0) P_.deps.push_back(d);
     op.dep_end = static_cast<std::uint32_t>(P_.deps.size());
     P_.ops.push_back(op);
+    L_.check_size(P_, op.microbatch);
     return static_cast<std::int32_t>(P_.ops.size() - 1);
   }
   // Adds a frees-at-end effect to an op already emitted only if it is the last one (effects of
@@ -763,6 +779,7 @@ Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
     P.host = host_states(s, params, zero, L.d);
     remove_offloaded_states(s.training.offload, P.persistent, P.model_states);
     build_stage(L, P, stage);
+    L.held_before += static_cast<std::int64_t>(P.ops.size() + P.macro_ops.size());
   }
   plan.pcie = s.cluster.pcie;
   plan.host_bandwidth_per_gpu = host_bandwidth_per_gpu(s);

@@ -16,6 +16,8 @@ struct LowerOptions {
   bool compress = false;
 };
 
+// Throws core::ConfigError, located at s.limits.ops_at, once the plan would hold more than
+// s.limits.max_ops ops.
 Plan lower(const scenario::Scenario& s, const LowerOptions& options = {});
 
 }  // namespace trainsim::parallel

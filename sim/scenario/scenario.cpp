@@ -408,10 +408,9 @@ Scenario load_scenario_tree(YAML::Node root, const std::string& path,
   YAML::Node cluster_node = top.node("cluster");
   s.cluster = read_cluster(ctx, cluster_node, s.device, s.parallel.devices());
 
-  std::int64_t max_ops = kDefaultMaxOps;
   if (top.has("limits")) {
     MapReader lim(ctx, top.node("limits"), "limits");
-    max_ops = lim.positive_int_or("max_ops", max_ops);
+    s.limits.max_ops = lim.positive_int_or("max_ops", kDefaultMaxOps);
     lim.finish();
   }
   if (!top.has("model")) ctx.fail(root, "model", "missing required key 'model'");
@@ -472,9 +471,21 @@ Scenario load_scenario_tree(YAML::Node root, const std::string& path,
     if (t.gradient_accumulation == 0) t.gradient_accumulation = 1;
     t.global_batch = batch_mul(per_step, t.gradient_accumulation);
   }
+  // A step with too many ops is refused where its micro-batch count was written.
+  auto given = [&](const char* key) { return training_map.IsMap() && training_map[key].IsDefined(); };
+  if (given("global_batch")) {
+    s.limits.ops_key = "training.global_batch";
+    s.limits.ops_at = ctx.locate(training_map["global_batch"], s.limits.ops_key);
+  } else if (given("gradient_accumulation")) {
+    s.limits.ops_key = "training.gradient_accumulation";
+    s.limits.ops_at = ctx.locate(training_map["gradient_accumulation"], s.limits.ops_key);
+  } else {
+    s.limits.ops_key = "training";
+    s.limits.ops_at = ctx.locate(training_node, s.limits.ops_key);
+  }
   LayoutNodes nodes{root, training_node, parallel_node, cluster_node,
                     cluster_node.IsDefined() && !cluster_node.IsNull()};
-  validate_layout(ctx, s, nodes, max_ops);
+  validate_layout(ctx, s, nodes);
   return s;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/model.hpp"
+#include "sim/core/error.hpp"
 #include "sim/cost/cost.hpp"
 #include "sim/hw/device.hpp"
 
@@ -108,6 +109,20 @@ struct ClusterSpec {
   hw::LinkSpec pcie;
 };
 
+// Most ops a step's lowered plan may hold (`limits.max_ops` raises it). A plan and its play take
+// 300-500 bytes per op (docs/robustness.md), so the default bounds one simulation to about
+// 2.5 GB. The plan's real size is what counts: macro ops fold a unit's repeated layers into one
+// op (GPT-3 175B, 6,144 micro-batches on 16 stages: 199,147 ops, 66 MB) while ZeRO-3's per-layer
+// gathers do not fold (Llama 2 7B, 4,096 micro-batches on 8 GPUs: 3.2 million ops, 1.5 GB).
+inline constexpr std::int64_t kDefaultMaxOps = 5'000'000;
+
+struct Limits {
+  std::int64_t max_ops = kDefaultMaxOps;
+  // Where a refusal points: the key that set the step's micro-batch count, as written.
+  core::SourceLocation ops_at;
+  std::string ops_key = "training.gradient_accumulation";
+};
+
 struct Scenario {
   std::string name;
   std::string file;  // where it came from ("" when built in code)
@@ -116,6 +131,7 @@ struct Scenario {
   TrainingSpec training;
   ParallelSpec parallel;
   ClusterSpec cluster;
+  Limits limits;
   // The device pipeline stage `stage` runs on: its `parallel.stage_devices` override, else
   // `device`.
   const hw::DeviceSpec& stage_device(std::int64_t stage) const;

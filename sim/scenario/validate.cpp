@@ -16,8 +16,7 @@ YAML::Node child_or(const YAML::Node& parent, const char* key) {
 std::string str(std::int64_t v) { return std::to_string(v); }
 }  // namespace
 
-void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n,
-                     std::int64_t max_ops) {
+void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
   const auto& p = s.parallel;
   const auto& m = s.model;
   const YAML::Node par = n.parallel.IsDefined() ? n.parallel : n.root;
@@ -100,17 +99,22 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
                    " devices, but the cluster has nodes x gpus_per_node = " + str(slots));
   }
 
-  // Refuse work that would take unreasonably long instead of hanging.
-  std::int64_t ops = std::numeric_limits<std::int64_t>::max();
+  // Refuse a step sure to exceed the op limit before anything is lowered: each stage plays at
+  // least a forward and a backward op per micro-batch and model chunk. The lowering counts the
+  // real ops (macro ops fold repeated layers) and refuses at the same place past the limit.
+  std::int64_t at_least = std::numeric_limits<std::int64_t>::max();
   try {
-    ops = core::checked_mul(s.training.gradient_accumulation, 2 * layers + 8);
+    at_least = core::checked_mul(core::checked_mul(s.training.gradient_accumulation, 2),
+                                 core::checked_mul(p.pipeline, p.schedule == Schedule::interleaved ? p.virtual_stages : 1));
   } catch (const core::OverflowError&) {
     // More than 64 bits of ops is certainly above the limit.
   }
-  if (ops > max_ops)
-    ctx.fail(child_or(n.training, "gradient_accumulation"), "training.gradient_accumulation",
-             "this step would play about " + str(ops) + " ops (micro-batches x layers), above the "
-             "limit of " + str(max_ops) + "; raise it with limits.max_ops if you mean it");
+  if (at_least > s.limits.max_ops)
+    throw core::ConfigError(s.limits.ops_at, s.limits.ops_key,
+                            "this step would hold at least " + str(at_least) +
+                                " ops (micro-batches x pipeline chunks x forward and backward), above "
+                                "limits.max_ops = " + str(s.limits.max_ops) +
+                                "; raise it with limits: {max_ops: N} if you mean it");
 }
 
 }  // namespace trainsim::scenario

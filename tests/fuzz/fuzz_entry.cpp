@@ -88,6 +88,8 @@ void simulate_small(const scenario::Scenario& s) {
     plan = parallel::lower(s);
   } catch (const core::OverflowError&) {
     return;  // a clear error for impossible sizes
+  } catch (const core::ConfigError&) {
+    return;  // a located refusal: the plan holds more ops than limits.max_ops
   }
   exec::Timeline a, b;
   try {

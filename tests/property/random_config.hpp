@@ -114,7 +114,7 @@ inline std::optional<scenario::Scenario> random_scenario(Rng& r, const models::M
   s.cluster.inter_node = *hw::find_link("ib-hdr");
   try {
     scenario::YamlContext ctx("property");
-    scenario::validate_layout(ctx, s, scenario::LayoutNodes{}, scenario::kDefaultMaxOps);
+    scenario::validate_layout(ctx, s, scenario::LayoutNodes{});
   } catch (const core::ConfigError&) {
     return std::nullopt;
   }

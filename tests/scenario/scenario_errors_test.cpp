@@ -209,10 +209,16 @@ TEST_CASE("a batch whose product overflows 64 bits is a located error") {
                {4, 16, "training.micro_batch", "64 bits"});
 }
 
-TEST_CASE("a global batch too large to play is refused at training") {
+TEST_CASE("a global batch too large to play is refused at the global batch") {
   // 9e18 micro-batches of accumulation: the op count overflows 64 bits and is over any limit.
   expect_error(kBase + "  global_batch: 9000000000000000000\n",
-               {4, 3, "training.gradient_accumulation", "raise it with limits.max_ops"});
+               {6, 17, "training.global_batch", "raise it with limits: {max_ops: N}"});
+}
+
+TEST_CASE("a step sure to exceed limits.max_ops is refused at its accumulation") {
+  // 600 micro-batches x 4 stages x forward and backward = 4,800 ops at least.
+  expect_error(kBase + "  gradient_accumulation: 600\nparallel: {pipeline: 4}\nlimits: {max_ops: 4000}\n",
+               {6, 26, "training.gradient_accumulation", "at least 4800 ops"});
 }
 
 TEST_CASE("a parallel layout beyond 64 bits of devices is refused") {
