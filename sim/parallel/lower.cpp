@@ -81,7 +81,8 @@ struct Lowering {
         "this step's plan would hold more than limits.max_ops = " + std::to_string(s.limits.max_ops) +
             " ops (reached at stage " + std::to_string(P.stage) + " of " + std::to_string(p) +
             (microbatch >= 0 ? ", micro-batch " + std::to_string(microbatch + 1) + " of " + std::to_string(mcount) : "") +
-            "); raise it with limits: {max_ops: N} if you mean it (a plan and its play take about "
+            ")" + (compress ? "" : ", expanded for a trace or memory series: every layer an op") +
+            "; raise it with limits: {max_ops: N} if you mean it (a plan and its play take about "
             "300-500 bytes per op)");
   }
 
