@@ -12,6 +12,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/event_queue.hpp"
+#include "sim/core/flat_table.hpp"
 #include "sim/exec/allocator_memo.hpp"
 #include "sim/exec/allocator_model.hpp"
 #include "sim/exec/dependency_graph.hpp"
@@ -540,6 +541,17 @@ struct Player {
       return std::hash<std::uint64_t>()(k.a * 0x9E3779B97F4A7C15ULL ^ (k.b + 0x7F4A7C15ULL) * 31 ^ k.c);
     }
   };
+  // Durations by WorkKey, costed once per distinct key; the tables' slots stay allocated across
+  // programs and plays (one pair per thread: spare_memos).
+  using DurationTable = core::FlatTable<WorkKey, core::Duration, WorkHash>;
+  struct DurationTables {
+    DurationTable memo, tp_memo;
+  };
+  static DurationTables& spare_memos() {
+    thread_local DurationTables tables;
+    return tables;
+  }
+
   static WorkKey work_key(const Op& op) {
     std::uint64_t flops_bits;
     std::memcpy(&flops_bits, &op.work.flops, sizeof flops_bits);
@@ -556,31 +568,33 @@ struct Player {
                        (static_cast<std::uint64_t>(op.work.serial_memory) << 63)};
   }
 
-  MacroProfile profile(const Program& P, const parallel::MacroTemplate& t,
-                       std::unordered_map<WorkKey, core::Duration, WorkHash>& memo,
-                       std::unordered_map<WorkKey, core::Duration, WorkHash>& tp_memo) const {
+  MacroProfile profile(const Program& P, const parallel::MacroTemplate& t, DurationTable& memo,
+                       DurationTable& tp_memo) const {
     MacroProfile m;
     const std::uint32_t n = t.end - t.begin;
     m.offset.reserve(n);
     m.kernel.reserve(n);
+    m.kernel_before.reserve(n + 1);
     m.kernel_before.assign(1, core::Duration{});
+    m.level.reserve(n + 1);
     m.level.assign(1, hw::MemBreakdown{});
     hw::MemBreakdown now;
     for (auto k = t.begin; k < t.end; ++k) {
       const Op& op = P.macro_ops[k];
       const WorkKey key = work_key(op);
-      auto [it, inserted] = memo.try_emplace(key);
-      if (inserted) it->second = op_duration(plan, P, op);
+      auto [d, inserted] = memo.find_or_add(key);
+      if (inserted) *d = op_duration(plan, P, op);
+      const core::Duration whole = *d;
       core::Duration tp{};
       if (op.tp_collectives > 0) {
-        auto [t, fresh] = tp_memo.try_emplace(key);
-        if (fresh) t->second = tensor_parallel_time(plan, op);
-        tp = t->second;
+        auto [t, fresh] = tp_memo.find_or_add(key);
+        if (fresh) *t = tensor_parallel_time(plan, op);
+        tp = *t;
       }
       m.offset.push_back(m.total);
-      m.kernel.push_back(it->second - tp);
+      m.kernel.push_back(whole - tp);
       m.kernel_before.push_back(m.kernel_before.back() + m.kernel.back());
-      m.total += it->second;
+      m.total += whole;
       m.tp += tp;
       if (k > t.begin) {
         const Op& prev = P.macro_ops[k - 1];
@@ -592,6 +606,7 @@ struct Player {
     const Op& last = P.macro_ops[t.end - 1];
     for (auto e = last.free_begin; e < last.free_end; ++e) now[P.effects[e].category] -= P.effects[e].bytes;
     m.net = now;
+    m.level_total.reserve(m.level.size());
     for (const auto& l : m.level) m.level_total.push_back(l.total());
     m.build_highest();
     return m;
@@ -709,7 +724,8 @@ struct Player {
     profiles_reused = reuse;
     if (reuse) profiles = std::move(opt.plan_digest->profiles->profiles);
     else profiles.assign(plan.programs.size(), {});
-    std::unordered_map<WorkKey, core::Duration, WorkHash> memo, tp_memo;
+    DurationTable& memo = spare_memos().memo;
+    DurationTable& tp_memo = spare_memos().tp_memo;
     WorkKey last_key{};
     core::Duration last_duration{}, last_transfer_time{};
     parallel::CommWork last_transfer{};
@@ -737,12 +753,12 @@ struct Player {
           transfer.macro = -1;
           transfer.kernels = 1;
           transfer.work = {};
-          auto [it, inserted] = memo.try_emplace(work_key(transfer));
-          if (inserted) it->second = op_duration(plan, P, transfer);
-          arrival_time[id] = it->second;
+          auto [d, inserted] = memo.find_or_add(work_key(transfer));
+          if (inserted) *d = op_duration(plan, P, transfer);
+          arrival_time[id] = *d;
           have_transfer = true;
           last_transfer = op.comm;
-          last_transfer_time = it->second;
+          last_transfer_time = *d;
           continue;
         }
         // Consecutive ops often repeat the same work (a unit's transfers): check the last one
@@ -752,11 +768,11 @@ struct Player {
           duration[id] = last_duration;
           continue;
         }
-        auto [it, inserted] = memo.try_emplace(key);
-        if (inserted) it->second = op_duration(plan, P, op);
-        duration[id] = it->second;
+        auto [d, inserted] = memo.find_or_add(key);
+        if (inserted) *d = op_duration(plan, P, op);
+        duration[id] = *d;
         last_key = key;
-        last_duration = it->second;
+        last_duration = *d;
         have_last = true;
       }
     }
@@ -833,7 +849,8 @@ struct Player {
       busy.reserve(P.ops.size());
       // Tensor-parallel part of each compute op, costed once per distinct op (in the loop below:
       // a pass of its own over a large plan's ops cost more than the costing).
-      std::unordered_map<WorkKey, core::Duration, WorkHash> memo;
+      DurationTable& memo = spare_memos().memo;
+      memo.clear();
       auto tp_time = [&](const Op& op) -> core::Duration {
         {
           if (op.macro >= 0) return profiles[p][op.macro].tp;
@@ -842,9 +859,9 @@ struct Player {
                             static_cast<std::uint64_t>(op.comm.ranks) | (static_cast<std::uint64_t>(op.comm.inter_node) << 32) |
                                 (static_cast<std::uint64_t>(op.comm.ranks_per_node) << 40),
                             static_cast<std::uint64_t>(op.tp_collectives) | (static_cast<std::uint64_t>(op.tp_sequence_parallel) << 8)};
-          auto [it, inserted] = memo.try_emplace(key);
-          if (inserted) it->second = tensor_parallel_time(plan, op);
-          return it->second;
+          auto [d, inserted] = memo.find_or_add(key);
+          if (inserted) *d = tensor_parallel_time(plan, op);
+          return *d;
         }
       };
       for (std::size_t i = 0; i < P.ops.size(); ++i) {

@@ -293,6 +293,8 @@ void CachingAllocator::cache(std::int32_t b) {
   SizeClass& c = p.classes[static_cast<std::size_t>(k.size_class)];
   ++c.live;
   auto& v = c.blocks;
+  // Room for a few blocks at once: most classes hold a handful, grown one doubling at a time.
+  if (v.size() == v.capacity()) v.reserve(std::max<std::size_t>(8, 2 * v.size()));
   if (c.heap) {
     v.push_back(Entry{k.addr, k.stamp, b});
     std::push_heap(v.begin(), v.end(), LaterAddress{});
