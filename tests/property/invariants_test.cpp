@@ -192,3 +192,28 @@ TEST_CASE("a larger micro-batch never lowers the peak", "[property][parallel]") 
       CHECK(tl_big.devices[p].peak >= tl_small.devices[p].peak);
   }
 }
+
+TEST_CASE("a plan holds at least the ops validation bounds it by", "[property][limits]") {
+  // scenario::validate_layout refuses a step whose micro-batches x pipeline chunks x 2 exceed
+  // limits.max_ops, before lowering: sound only if every plan, compressed or not, holds that many.
+  Rng r(31337);
+  int checked = 0;
+  for (int c = 0; c < kCases; ++c) {
+    const auto m = property::random_model(r, c % 2 == 1);
+    const auto s = property::random_scenario(r, m);
+    if (!s) continue;
+    const std::int64_t chunks = s->parallel.pipeline *
+                                (s->parallel.schedule == scenario::Schedule::interleaved ? s->parallel.virtual_stages : 1);
+    const std::int64_t bound = s->training.gradient_accumulation * chunks * 2;
+    for (bool compress : {false, true}) {
+      const auto plan = parallel::lower(*s, {.compress = compress});
+      std::int64_t held = 0;
+      for (const auto& P : plan.programs) held += static_cast<std::int64_t>(P.ops.size() + P.macro_ops.size());
+      INFO("case " << c << " compress " << compress << ": ga " << s->training.gradient_accumulation << " chunks "
+                   << chunks);
+      CHECK(held >= bound);
+      ++checked;
+    }
+  }
+  CHECK(checked >= kCases / 2);
+}
