@@ -61,7 +61,7 @@ int cmd_fit(const std::vector<std::string>& args) {
     }
     if (r.flat) {
       std::cout << key << " = " << r.value << " fits with the same peak " << gib(r.peak_bytes) << " of "
-                << gib(r.capacity_bytes) << " as " << key << " = " << r.value / 8
+                << gib(r.capacity_bytes) << " as " << key << " = " << (r.value >> sweep::kFlatDoublings)
                 << ": memory does not grow with " << key << ", so it has no largest value that fits\n"
                 << r.simulations << " simulations (exponential search, ended when the peak stayed the same over "
                 << "three doublings)\n";

@@ -53,7 +53,8 @@ int cmd_run(const std::vector<std::string>& args, bool validate_only, bool diagn
 
   const scenario::Scenario s = scenario::load_scenario(vm["scenario"].as<std::string>(), sets);
   if (validate_only) {
-    // The op limit is checked on the plan itself (parallel::lower): valid means `run` would play.
+    // The op limit is checked on the plan itself (parallel::lower): valid means a plain `run`
+    // would play it (a trace's expanded plan holds more ops).
     (void)parallel::lower(s, {.compress = true});
     std::cout << "ok: " << s.name << " — " << s.model.name << " (" << s.model.parameters()
               << " parameters) on " << s.parallel.devices() << " x " << s.device.name << "\n";

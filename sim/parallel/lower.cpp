@@ -74,16 +74,14 @@ struct Lowering {
   // Refuses the plan once it holds more ops than the scenario's limit (the check the scenario's
   // validation could only bound from below).
   void check_size(const Program& P, std::int32_t microbatch) const {
-    const auto held = held_before + static_cast<std::int64_t>(P.ops.size() + P.macro_ops.size());
+    const std::int64_t held = held_before + P.held_ops();
     if (held <= s.limits.max_ops) return;
-    throw core::ConfigError(
-        s.limits.ops_at, s.limits.ops_key,
+    throw s.limits.refusal(
         "this step's plan would hold more than limits.max_ops = " + std::to_string(s.limits.max_ops) +
             " ops (reached at stage " + std::to_string(P.stage) + " of " + std::to_string(p) +
             (microbatch >= 0 ? ", micro-batch " + std::to_string(microbatch + 1) + " of " + std::to_string(mcount) : "") +
-            ")" + (compress ? "" : ", expanded for a trace or memory series: every layer an op") +
-            "; raise it with limits: {max_ops: N} if you mean it (a plan and its play take about "
-            "300-500 bytes per op)");
+            ")" + (compress ? "" : ", expanded for a trace or memory series: every layer an op"),
+        " (a plan and its play take about 300-500 bytes per op)");
   }
 
   Lowering(const scenario::Scenario& sc) : s(sc), m(sc.model) {}
@@ -780,7 +778,7 @@ Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
     P.host = host_states(s, params, zero, L.d);
     remove_offloaded_states(s.training.offload, P.persistent, P.model_states);
     build_stage(L, P, stage);
-    L.held_before += static_cast<std::int64_t>(P.ops.size() + P.macro_ops.size());
+    L.held_before += P.held_ops();
   }
   plan.pcie = s.cluster.pcie;
   plan.host_bandwidth_per_gpu = host_bandwidth_per_gpu(s);

@@ -141,6 +141,9 @@ struct Program {
   hw::MemBreakdown model_states;  // weights + gradients + optimizer states + reserved per device
   hw::MemBreakdown host;          // host memory held for each of these devices (offload), by category
   std::int32_t first_layer = 0, last_layer = 0;  // [first, last] in Model::order (chunk 0)
+
+  // Ops held, with the macro templates' (what limits.max_ops bounds).
+  std::int64_t held_ops() const { return static_cast<std::int64_t>(ops.size() + macro_ops.size()); }
 };
 
 struct Plan {
@@ -170,6 +173,12 @@ struct Plan {
   core::Bytes host_capacity{};
   core::Bytes host_per_node{};
   std::int32_t host_stage = -1;
+
+  std::int64_t held_ops() const {
+    std::int64_t n = 0;
+    for (const auto& P : programs) n += P.held_ops();
+    return n;
+  }
 };
 
 }  // namespace trainsim::parallel

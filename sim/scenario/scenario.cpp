@@ -378,6 +378,10 @@ std::optional<models::Model> ModelCache::take(const std::string& key) {
   return std::nullopt;
 }
 
+core::ConfigError Limits::refusal(const std::string& what, const std::string& note) const {
+  return core::ConfigError(ops_at, ops_key, what + "; raise it with limits: {max_ops: N} if you mean it" + note);
+}
+
 void ModelCache::give_back(models::Model&& m) {
   if (last_key.empty()) return;
   if (held.size() == kCapacity) held.erase(held.begin());

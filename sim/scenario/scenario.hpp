@@ -121,6 +121,10 @@ struct Limits {
   // Where a refusal points: the key that set the step's micro-batch count, as written.
   core::SourceLocation ops_at;
   std::string ops_key = "training.gradient_accumulation";
+
+  // The refusal of a step over the limit, located at ops_at: `what` was found, then how to
+  // raise the limit, then `note`.
+  core::ConfigError refusal(const std::string& what, const std::string& note = "") const;
 };
 
 struct Scenario {

@@ -110,11 +110,9 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
     // More than 64 bits of ops is certainly above the limit.
   }
   if (at_least > s.limits.max_ops)
-    throw core::ConfigError(s.limits.ops_at, s.limits.ops_key,
-                            "this step would hold at least " + str(at_least) +
-                                " ops (micro-batches x pipeline chunks x forward and backward), above "
-                                "limits.max_ops = " + str(s.limits.max_ops) +
-                                "; raise it with limits: {max_ops: N} if you mean it");
+    throw s.limits.refusal("this step would hold at least " + str(at_least) +
+                           " ops (micro-batches x pipeline chunks x forward and backward), above limits.max_ops = " +
+                           str(s.limits.max_ops));
 }
 
 }  // namespace trainsim::scenario

@@ -104,9 +104,8 @@ FitResult fit(const BaseScenario& base, const std::vector<std::string>& sets,
     return r;
   }
   // Exponential phase: double until a value does not fit or is rejected, or until the peak has
-  // stayed the same over kFlat doublings (the key does not reach the fullest device's memory: a
+  // stayed the same over kFlatDoublings (the key does not reach the fullest device's memory: a
   // global batch, once the pipeline is full).
-  constexpr int kFlat = 3;
   std::int64_t lo = start, hi = -1;
   int same = 0;
   while (hi < 0) {
@@ -118,7 +117,7 @@ FitResult fit(const BaseScenario& base, const std::vector<std::string>& sets,
     if (p.fits(v)) {
       same = p.peak(v) == p.peak(lo) ? same + 1 : 0;
       lo = v;
-      if (same == kFlat) {
+      if (same == kFlatDoublings) {
         r.found = true;
         r.flat = true;
         r.value = lo;

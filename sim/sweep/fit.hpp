@@ -6,8 +6,9 @@
 // not divisible by the pipeline) are skipped: the search moves to the nearest valid value.
 // When the first valid value does not fit but a larger one does (memory falls as the key grows:
 // parallel.zero, the pipeline depth), the search turns round and finds the smallest value that
-// fits (`falls`). A peak that stays the same over three doublings ends the search (`flat`):
-// the key does not reach the fullest device's memory (a global batch once the pipeline is full).
+// fits (`falls`). A peak that stays the same over kFlatDoublings doublings ends the search
+// (`flat`): the key does not reach the fullest device's memory (a global batch once the pipeline
+// is full).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +22,9 @@ struct FitOptions {
   std::int64_t from = 1;           // smallest value tried (the first valid one at or above it)
   std::int64_t limit = 1LL << 40;  // the search does not go above this
 };
+
+// Doublings over which an unchanged peak ends the search as `flat`.
+inline constexpr int kFlatDoublings = 3;
 
 struct FitResult {
   std::string key;

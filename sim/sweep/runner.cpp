@@ -70,14 +70,8 @@ constexpr std::size_t kKeptPlans = 8;
 // Ops the kept plans may hold together besides the newest: a plan and its digest take up to a
 // few hundred bytes per op, and a fit doubling the global batch lowers plans of millions of ops,
 // none of which a later point reuses.
-constexpr std::size_t kKeptOps = 2'000'000;
+constexpr std::int64_t kKeptOps = 2'000'000;
 thread_local std::vector<KeptPlan> kept_plans;  // most recently used last
-
-std::size_t ops_of(const parallel::Plan& plan) {
-  std::size_t n = 0;
-  for (const auto& P : plan.programs) n += P.ops.size() + P.macro_ops.size();
-  return n;
-}
 
 KeptPlan& plan_for(const BaseScenario& base, const std::vector<std::string>& sets, const scenario::Scenario& s) {
   std::vector<std::string> rest;
@@ -90,10 +84,10 @@ KeptPlan& plan_for(const BaseScenario& base, const std::vector<std::string>& set
     KeptPlan k{base.path, base.text, base.subkey, std::move(rest), s.cluster.nodes, s.cluster.gpus_per_node,
                s.cluster.placement, parallel::lower(s, {.compress = true}), {}};
     if (kept.size() == kKeptPlans) kept.erase(kept.begin());
-    std::size_t held = 0;
-    for (const auto& p : kept) held += ops_of(p.plan);
+    std::int64_t held = 0;
+    for (const auto& p : kept) held += p.plan.held_ops();
     while (!kept.empty() && held > kKeptOps) {
-      held -= ops_of(kept.front().plan);
+      held -= kept.front().plan.held_ops();
       kept.erase(kept.begin());
     }
     kept.push_back(std::move(k));

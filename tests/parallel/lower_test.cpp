@@ -142,11 +142,6 @@ TEST_CASE("each ZeRO stage uses no more memory than the one before", "[parallel]
 }
 
 namespace {
-std::int64_t held_ops(const parallel::Plan& plan) {
-  std::int64_t n = 0;
-  for (const auto& P : plan.programs) n += static_cast<std::int64_t>(P.ops.size() + P.macro_ops.size());
-  return n;
-}
 const std::string kScenarios = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/parallel/";
 }  // namespace
 
@@ -154,14 +149,14 @@ TEST_CASE("limits.max_ops bounds the lowered plan's real ops, refused where the 
   // ZeRO-3's per-layer gathers do not fold into macro ops: the plan grows with every micro-batch.
   const std::vector<std::string> sets = {"training.gradient_accumulation=40"};
   const auto s = scenario::load_scenario(kScenarios + "05_zero3.yaml", sets);
-  const std::int64_t held = held_ops(parallel::lower(s, {.compress = true}));
+  const std::int64_t held = parallel::lower(s, {.compress = true}).held_ops();
   REQUIRE(held > 40 * 32 * 2);  // above the bound validation checks (micro-batches x forward and backward)
   auto with_limit = [&](std::int64_t limit) {
     auto all = sets;
     all.push_back("limits.max_ops=" + std::to_string(limit));
     return scenario::load_scenario(kScenarios + "05_zero3.yaml", all);
   };
-  CHECK(held_ops(parallel::lower(with_limit(held), {.compress = true})) == held);
+  CHECK(parallel::lower(with_limit(held), {.compress = true}).held_ops() == held);
   try {
     (void)parallel::lower(with_limit(held - 1), {.compress = true});
     FAIL("a plan one op above the limit was lowered");
@@ -181,6 +176,6 @@ TEST_CASE("a long pipelined step whose layers fold into macro ops plays under th
   const auto s = scenario::load_scenario(kScenarios + "06_gpt3_175b_megatron.yaml", {"training.global_batch=49152"});
   REQUIRE(s.training.gradient_accumulation == 6144);
   const auto plan = parallel::lower(s, {.compress = true});
-  CHECK(held_ops(plan) < 200'000);
+  CHECK(plan.held_ops() < 200'000);
   CHECK(s.limits.max_ops == scenario::kDefaultMaxOps);
 }

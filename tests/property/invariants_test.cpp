@@ -207,8 +207,7 @@ TEST_CASE("a plan holds at least the ops validation bounds it by", "[property][l
     const std::int64_t bound = s->training.gradient_accumulation * chunks * 2;
     for (bool compress : {false, true}) {
       const auto plan = parallel::lower(*s, {.compress = compress});
-      std::int64_t held = 0;
-      for (const auto& P : plan.programs) held += static_cast<std::int64_t>(P.ops.size() + P.macro_ops.size());
+      const std::int64_t held = plan.held_ops();
       INFO("case " << c << " compress " << compress << ": ga " << s->training.gradient_accumulation << " chunks "
                    << chunks);
       CHECK(held >= bound);
