@@ -372,6 +372,10 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   std::int32_t gather_op = -1;
   auto gather_ref = [&]() { return gather_op >= 0 ? B.ref(gather_op) : OpRef{}; };
   const scenario::OffloadSpec& off = s.training.offload;
+  // A bucket reduced in the gradients' own memory books no buffer: only where the device holds
+  // whole gradients (scenario::BucketBuffers).
+  const bool reduce_in_place =
+      s.parallel.bucket_buffers == scenario::BucketBuffers::in_place && zero <= 1 && !off.optimizer_on_cpu();
   // What the layer about to run was given (ZeRO-3 gather, parameter fetch); its compute op frees it.
   // The backward's copy is a tensor of its own: it may be gathered (prefetched) before the
   // forward's is freed.
@@ -533,10 +537,11 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
     auto flush_bucket = [&](std::int32_t after_op, std::int32_t layer) {
       if (bucket.value == 0 || L.d == 1) return;
       const OpKind kind = zero == 0 ? OpKind::all_reduce : OpKind::reduce_scatter;
+      std::vector<MemEffect> buffer;
+      if (!reduce_in_place) buffer.push_back(tensor(MemCategory::buffers, bucket, TensorKind::bucket, layer));
       last_comm = B.emit(comm_op(kind, StreamKind::comm, zero == 0 ? CommPurpose::data : CommPurpose::zero,
                                  layer, j, u.chunk, bucket, L.d, dp_inter, dp_per_node),
-                         {tensor(MemCategory::buffers, bucket, TensorKind::bucket, layer)},
-                         {tensor(MemCategory::buffers, bucket, TensorKind::bucket, layer)}, {B.ref(after_op)});
+                         buffer, buffer, {B.ref(after_op)});
       bucket = {};
       offload_flush(last_comm, layer, j, u.chunk);
     };

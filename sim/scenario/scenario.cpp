@@ -202,6 +202,9 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
              "virtual_stages > 1 needs schedule: interleaved");
   p.sequence_parallel = m.bool_or("sequence_parallel", false);
   p.bucket_size = m.bytes_or("bucket_size", p.bucket_size);
+  p.bucket_buffers = m.choice("bucket_buffers", {"transient", "in_place"}, "transient") == "in_place"
+                         ? BucketBuffers::in_place
+                         : BucketBuffers::transient;
   if (m.has("split_points")) {
     YAML::Node sp = m.node("split_points");
     if (!sp.IsSequence()) ctx.fail(sp, m.path_of("split_points"), "expected a list of layer indices");

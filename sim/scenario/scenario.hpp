@@ -22,6 +22,17 @@ enum class Precision { fp32, fp16, bf16 };
 enum class Optimizer { sgd, momentum, adam, adamw };
 enum class Recompute { none, selective, full };
 enum class Schedule { gpipe, one_f_one_b, interleaved };
+// Where a data-parallel reduction bucket's gradients sit while it is reduced
+// (`parallel.bucket_buffers`).
+// - transient: a flat buffer of the bucket's gradients allocated when its reduction starts and
+//   freed when it ends (the copy DeepSpeed's engine flattens a bucket into for its all-reduce).
+// - in_place: no buffer; the reduction runs on the gradients' own memory, as in Megatron-LM's
+//   contiguous gradient buffer (its buckets are views into it) or PyTorch DDP with
+//   gradient_as_bucket_view. It applies where a device holds whole gradients (ZeRO 0 and 1
+//   without optimizer offload); under ZeRO-2 and 3 a bucket's full gradients live only until
+//   they are reduce-scattered, and with optimizer offload until copied to the host, so there
+//   the buffer stays transient.
+enum class BucketBuffers { transient, in_place };
 // The three parallel dimensions, as named in `cluster.placement`.
 enum class ParallelDim { tensor, pipeline, data };
 
@@ -88,6 +99,7 @@ struct ParallelSpec {
   std::int64_t virtual_stages = 1;
   bool sequence_parallel = false;
   core::Bytes bucket_size{25LL * 1000 * 1000};  // DDP default bucket (25 MB)
+  BucketBuffers bucket_buffers = BucketBuffers::transient;
   std::vector<std::int64_t> split_points;       // explicit stage boundaries (layer indices)
   std::vector<StageDevice> stage_devices;       // per-stage device overrides (each stage at most once)
   cost::CollectiveAlgo allreduce = cost::CollectiveAlgo::ring;  // data-parallel all-reduce algorithm

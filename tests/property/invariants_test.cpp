@@ -150,7 +150,8 @@ TEST_CASE("each ZeRO stage uses no more memory than the one before", "[property]
     if (!s || s->parallel.data < 2) continue;
     INFO("case " << c << " data " << s->parallel.data << " pipeline " << s->parallel.pipeline
                   << " schedule " << scenario::to_string(s->parallel.schedule) << " ga "
-                  << s->training.gradient_accumulation << " bucket " << s->parallel.bucket_size.value);
+                  << s->training.gradient_accumulation << " bucket " << s->parallel.bucket_size.value << " in place "
+                  << (s->parallel.bucket_buffers == scenario::BucketBuffers::in_place));
     std::vector<core::Bytes> states, peaks;
     core::Bytes bucket{};
     for (int z = 0; z <= 3; ++z) {
@@ -188,8 +189,15 @@ TEST_CASE("a larger micro-batch never lowers the peak", "[property][parallel]") 
     s->training.global_batch =
         s->training.micro_batch * s->training.gradient_accumulation * s->parallel.data;
     const auto tl_big = exec::play(parallel::lower(*s));
-    for (std::size_t p = 0; p < tl_small.devices.size(); ++p)
-      CHECK(tl_big.devices[p].peak >= tl_small.devices[p].peak);
+    // Transient bucket buffers (scenario::BucketBuffers) are freed when their reductions end, so
+    // how many sit at the peak is a matter of timing, which a larger micro-batch changes: the
+    // peak less them never drops (found with 1,000-byte buckets under ZeRO-1: 34 KB lower).
+    const bool transient = s->parallel.bucket_buffers == scenario::BucketBuffers::transient;
+    for (std::size_t p = 0; p < tl_small.devices.size(); ++p) {
+      const core::Bytes in_flight = transient ? tl_small.devices[p].at_peak[MemCategory::buffers] : core::Bytes{};
+      INFO("device " << p << " transient bucket buffers at the smaller peak " << in_flight.value);
+      CHECK(tl_big.devices[p].peak >= tl_small.devices[p].peak - in_flight);
+    }
   }
 }
 
