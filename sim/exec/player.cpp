@@ -1489,6 +1489,10 @@ struct Player {
           if (last < share->targets[0] && work[last] >= work[run.record] + total / 8)
             share->targets.insert(share->targets.begin(), last);
         }
+        // A log whose records all come from compute ops (no bucket buffers: parallel.bucket_buffers
+        // in_place) is the same for every link and all-reduce algorithm: its end state, paused,
+        // is the whole outcome of this point's timing variants.
+        if (timed == log.size()) share->targets.push_back(log.size());
         std::sort(share->targets.begin(), share->targets.end());
         share->targets.erase(std::unique(share->targets.begin(), share->targets.end()), share->targets.end());
         std::erase_if(share->targets, [&](std::size_t t) { return t <= run.record; });

@@ -140,6 +140,20 @@ TEST_CASE("allocator memo: timing-only variants resume late and report the same"
   CHECK(interleaved.hits > 0);
 }
 
+// With buckets reduced in place (the scenario's parallel.bucket_buffers) a log holds compute ops'
+// records alone, the same for every link and algorithm: the first variant pauses its replays at
+// their ends and the others take them whole. Transient buckets part the logs in the last
+// backward, so there the later variants replay its rest.
+TEST_CASE("allocator memo: with buckets reduced in place, timing variants take the whole outcome",
+          "[exec][allocator][memo]") {
+  const auto in_place = same_with_memo(kGpt3, {"training.global_batch=512"}, timing_variants());
+  CHECK(in_place.lookups == 4 * 16);
+  CHECK(in_place.records_resumed * 4 == in_place.records * 3);
+  const auto transient =
+      same_with_memo(kGpt3, {"training.global_batch=512", "parallel.bucket_buffers=transient"}, timing_variants());
+  CHECK(transient.records_resumed * 4 < transient.records * 3);
+}
+
 // A sweep plays one lowered plan for each all-reduce algorithm, link and device
 // (sim/sweep/runner.cpp), keeping the plan's effect and template hashes and its templates'
 // profiles between plays (exec::PlanDigest); profiles costed for another intra-node link or
