@@ -90,8 +90,8 @@ report::Diagnosis diagnose(const std::string& file, const std::vector<std::strin
   d.model_state_bytes = worst->model_states.total();
   const auto& ms = worst->model_states;
   const std::string states_detail =
-      "weights " + gib(ms[hw::MemCategory::weights]) + ", gradients " +
-      gib(ms[hw::MemCategory::gradients]) + ", optimizer states " +
+      "weights " + gib(ms[hw::MemCategory::weights]) + ", gradients " + gib(ms[hw::MemCategory::gradients]) +
+      (s.ddp_gradient_copy() ? " (half of them PyTorch DDP's bucket copy)" : "") + ", optimizer states " +
       gib(ms[hw::MemCategory::optimizer_states]) + ", reserved " + gib(ms[hw::MemCategory::reserved]);
   const std::string where = summary.devices.size() > 1 ? " on stage " + str(d.device) : "";
   // Every remedy is simulated; the ones that fit are kept.
@@ -221,6 +221,11 @@ report::Diagnosis diagnose(const std::string& file, const std::vector<std::strin
     }
   }
 
+  // PyTorch DDP's bucket copies hold the gradients a second time: buckets as views into the
+  // gradients (gradient_as_bucket_view=True) drop them, same GPUs, same training.
+  if (s.ddp_gradient_copy())
+    consider({"DDP buckets as views into the gradients (gradient_as_bucket_view)",
+              {{"parallel.bucket_buffers", "in_place"}}});
   // Model-state remedies: offload the states to host memory (same GPUs), shard them or split
   // the model.
   if (states_exceed && !s.training.offload.optimizer_on_cpu()) {

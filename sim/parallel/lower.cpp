@@ -372,10 +372,9 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   std::int32_t gather_op = -1;
   auto gather_ref = [&]() { return gather_op >= 0 ? B.ref(gather_op) : OpRef{}; };
   const scenario::OffloadSpec& off = s.training.offload;
-  // A bucket reduced in the gradients' own memory books no buffer: only where the device holds
-  // whole gradients (scenario::BucketBuffers).
-  const bool reduce_in_place =
-      s.parallel.bucket_buffers == scenario::BucketBuffers::in_place && zero <= 1 && !off.optimizer_on_cpu();
+  // A bucket reduced in the gradients' own memory, or in a copy kept for the run, books no
+  // buffer of its own (scenario::BucketBuffers).
+  const bool reduce_in_place = s.buckets_kept();
   // What the layer about to run was given (ZeRO-3 gather, parameter fetch); its compute op frees it.
   // The backward's copy is a tensor of its own: it may be gathered (prefetched) before the
   // forward's is freed.
@@ -780,6 +779,11 @@ Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
     P.persistent[MemCategory::optimizer_states] = zero >= 1 ? core::ceil_div(o, L.d) : o;
     P.model_states = P.persistent;
     P.model_states[MemCategory::gradients] = zero >= 2 ? core::ceil_div(gr, L.d) : gr;
+    if (s.ddp_gradient_copy()) {
+      // PyTorch DDP's buckets: a second copy of the gradients, allocated when the model is wrapped.
+      P.persistent[MemCategory::gradients] = gr;
+      P.model_states[MemCategory::gradients] += gr;
+    }
     P.host = host_states(s, params, zero, L.d);
     remove_offloaded_states(s.training.offload, P.persistent, P.model_states);
     build_stage(L, P, stage);

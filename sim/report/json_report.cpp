@@ -59,7 +59,7 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
   j.field("sequence_parallel", r.parallel.sequence_parallel);
   j.field("allreduce", r.parallel.allreduce == cost::CollectiveAlgo::tree ? "tree" : "ring");
   j.field("bucket_size_bytes", r.parallel.bucket_size.value);
-  j.field("bucket_buffers", r.parallel.bucket_buffers == scenario::BucketBuffers::in_place ? "in_place" : "transient");
+  j.field("bucket_buffers", scenario::to_string(r.parallel.bucket_buffers));
   j.end_object();
   j.key("devices").begin_array();
   for (const auto& d : r.devices) {

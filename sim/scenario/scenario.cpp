@@ -45,6 +45,15 @@ std::string_view to_string(Schedule s) {
   return "?";
 }
 
+std::string_view to_string(BucketBuffers b) {
+  switch (b) {
+    case BucketBuffers::transient: return "transient";
+    case BucketBuffers::in_place: return "in_place";
+    case BucketBuffers::persistent: return "persistent";
+  }
+  return "?";
+}
+
 std::string_view to_string(ParallelDim d) {
   switch (d) {
     case ParallelDim::tensor: return "tensor";
@@ -63,6 +72,11 @@ const hw::DeviceSpec& Scenario::stage_device(std::int64_t stage) const {
     for (auto st : sd.stages)
       if (st == stage) return sd.device;
   return device;
+}
+
+bool Scenario::buckets_kept() const {
+  return parallel.bucket_buffers != BucketBuffers::transient && (parallel.data == 1 || parallel.zero <= 1) &&
+         !training.offload.optimizer_on_cpu();
 }
 
 StateBytes state_bytes_per_param(Precision p, Optimizer o) {
@@ -202,9 +216,12 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
              "virtual_stages > 1 needs schedule: interleaved");
   p.sequence_parallel = m.bool_or("sequence_parallel", false);
   p.bucket_size = m.bytes_or("bucket_size", p.bucket_size);
-  p.bucket_buffers = m.choice("bucket_buffers", {"transient", "in_place"}, "transient") == "in_place"
-                         ? BucketBuffers::in_place
-                         : BucketBuffers::transient;
+  {
+    const auto b = m.choice("bucket_buffers", {"transient", "in_place", "persistent"}, "transient");
+    p.bucket_buffers = b == "in_place"     ? BucketBuffers::in_place
+                       : b == "persistent" ? BucketBuffers::persistent
+                                           : BucketBuffers::transient;
+  }
   if (m.has("split_points")) {
     YAML::Node sp = m.node("split_points");
     if (!sp.IsSequence()) ctx.fail(sp, m.path_of("split_points"), "expected a list of layer indices");

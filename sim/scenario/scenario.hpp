@@ -32,7 +32,12 @@ enum class Schedule { gpipe, one_f_one_b, interleaved };
 //   without optimizer offload); under ZeRO-2 and 3 a bucket's full gradients live only until
 //   they are reduce-scattered, and with optimizer offload until copied to the host, so there
 //   the buffer stays transient.
-enum class BucketBuffers { transient, in_place };
+// - persistent: PyTorch DDP's default (gradient_as_bucket_view=False): the buckets are flat
+//   copies of the gradients allocated when the model is wrapped and kept, so a device holds its
+//   gradients twice; booked before the step as gradients (a model state). Where the device
+//   holds whole gradients, as in_place; elsewhere the buffer stays transient.
+enum class BucketBuffers { transient, in_place, persistent };
+std::string_view to_string(BucketBuffers b);
 // The three parallel dimensions, as named in `cluster.placement`.
 enum class ParallelDim { tensor, pipeline, data };
 
@@ -151,6 +156,17 @@ struct Scenario {
   // The device pipeline stage `stage` runs on: its `parallel.stage_devices` override, else
   // `device`.
   const hw::DeviceSpec& stage_device(std::int64_t stage) const;
+  // Whether data-parallel buckets are reduced in memory that outlives them (the gradients, or
+  // DDP's kept copy of them: parallel.bucket_buffers in_place or persistent) rather than in
+  // transient buffers: only where each device holds whole gradients, ZeRO 0 and 1 without
+  // optimizer offload. Under ZeRO-2/3 a bucket's full gradients live only until they are
+  // reduce-scattered, and with offload until they are copied to the host.
+  bool buckets_kept() const;
+  // Whether a device holds PyTorch DDP's copy of its gradients (bucket_buffers: persistent,
+  // kept, with data parallelism).
+  bool ddp_gradient_copy() const {
+    return parallel.data > 1 && parallel.bucket_buffers == BucketBuffers::persistent && buckets_kept();
+  }
 };
 
 // Loads and validates `path`, applying `sets` ("key.path=value", same parsing and errors as the

@@ -112,3 +112,23 @@ TEST_CASE("an OOM the tensors alone would not cause is put down to the allocator
   REQUIRE_FALSE(d.remedies.empty());
   for (const auto& rem : d.remedies) CHECK(rem.fits);
 }
+
+TEST_CASE("PyTorch DDP's bucket copy is named and dropping it is offered", "[diagnose]") {
+  // LLaMA-2 7B, ZeRO-1 over 8 A100-80GB, micro-batch 4: DDP's copy of the gradients (12.6 GiB)
+  // pushes the step over; buckets as views into the gradients fit (76.2 GiB peak).
+  const std::string file = kRoot + "/scenarios/parallel/05_zero0.yaml";
+  const std::vector<std::string> sets = {"parallel.zero=1", "device=a100-80gb", "training.micro_batch=4",
+                                         "parallel.bucket_buffers=persistent"};
+  const Run r = run(file, sets);
+  REQUIRE_FALSE(r.summary.fits);
+  const auto d = diagnose::diagnose(file, sets, r.s, r.summary);
+  CHECK(d.summary.find("half of them PyTorch DDP's bucket copy") != std::string::npos);
+  bool offered = false;
+  for (const auto& remedy : d.remedies)
+    if (remedy.set.size() == 1 && remedy.set.front().first == "parallel.bucket_buffers") {
+      offered = remedy.set.front().second == "in_place";
+      CHECK_FALSE(remedy.changes_workload);
+      CHECK(remedy.devices_total == 8);
+    }
+  CHECK(offered);
+}

@@ -106,7 +106,8 @@ inline std::optional<scenario::Scenario> random_scenario(Rng& r, const models::M
   p.virtual_stages = p.schedule == scenario::Schedule::interleaved ? r.between(1, 3) : 1;
   p.sequence_parallel = p.tensor > 1 && r.chance(50);
   p.bucket_size = core::Bytes{r.pick(std::vector<std::int64_t>{1'000, 100'000, 25'000'000})};
-  p.bucket_buffers = r.chance(50) ? scenario::BucketBuffers::in_place : scenario::BucketBuffers::transient;
+  p.bucket_buffers = r.pick(std::vector{scenario::BucketBuffers::transient, scenario::BucketBuffers::in_place,
+                                         scenario::BucketBuffers::persistent});
   t.global_batch = t.micro_batch * t.gradient_accumulation * p.data;
   scenario::Scenario s = testing::make_scenario(m, test_device(), t, p);
   s.cluster.gpus_per_node = p.devices() % 4 == 0 ? 4 : p.devices();

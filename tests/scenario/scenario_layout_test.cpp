@@ -144,14 +144,16 @@ TEST_CASE("allreduce chooses ring or tree") {
   expect_error(kHead + "  allreduce: butterfly\n", 8, 14, "parallel.allreduce", "tree");
 }
 
-TEST_CASE("bucket_buffers chooses transient or in_place") {
+TEST_CASE("bucket_buffers chooses transient, in_place or persistent") {
   TempDir dir;
   CHECK(load_text(dir, kHead).parallel.bucket_buffers == scenario::BucketBuffers::transient);
   CHECK(load_text(dir, kHead + "  bucket_buffers: in_place\n").parallel.bucket_buffers ==
         scenario::BucketBuffers::in_place);
   CHECK(load_text(dir, kHead, {"parallel.bucket_buffers=in_place"}).parallel.bucket_buffers ==
         scenario::BucketBuffers::in_place);
-  expect_error(kHead + "  bucket_buffers: persistent\n", 8, 19, "parallel.bucket_buffers", "in_place");
+  CHECK(load_text(dir, kHead + "  bucket_buffers: persistent\n").parallel.bucket_buffers ==
+        scenario::BucketBuffers::persistent);
+  expect_error(kHead + "  bucket_buffers: view\n", 8, 19, "parallel.bucket_buffers", "persistent");
 }
 
 TEST_CASE("NVSwitch link presets carry their NVLink generation's per-GPU figures") {
