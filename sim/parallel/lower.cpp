@@ -374,7 +374,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   const scenario::OffloadSpec& off = s.training.offload;
   // A bucket reduced in the gradients' own memory, or in a copy kept for the run, books no
   // buffer of its own (scenario::BucketBuffers).
-  const bool reduce_in_place = s.buckets_kept();
+  const bool buckets_kept = s.buckets_kept();
   // What the layer about to run was given (ZeRO-3 gather, parameter fetch); its compute op frees it.
   // The backward's copy is a tensor of its own: it may be gathered (prefetched) before the
   // forward's is freed.
@@ -537,7 +537,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       if (bucket.value == 0 || L.d == 1) return;
       const OpKind kind = zero == 0 ? OpKind::all_reduce : OpKind::reduce_scatter;
       std::vector<MemEffect> buffer;
-      if (!reduce_in_place) buffer.push_back(tensor(MemCategory::buffers, bucket, TensorKind::bucket, layer));
+      if (!buckets_kept) buffer.push_back(tensor(MemCategory::buffers, bucket, TensorKind::bucket, layer));
       last_comm = B.emit(comm_op(kind, StreamKind::comm, zero == 0 ? CommPurpose::data : CommPurpose::zero,
                                  layer, j, u.chunk, bucket, L.d, dp_inter, dp_per_node),
                          buffer, buffer, {B.ref(after_op)});

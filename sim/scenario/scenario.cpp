@@ -217,10 +217,12 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
   p.sequence_parallel = m.bool_or("sequence_parallel", false);
   p.bucket_size = m.bytes_or("bucket_size", p.bucket_size);
   {
-    const auto b = m.choice("bucket_buffers", {"transient", "in_place", "persistent"}, "transient");
-    p.bucket_buffers = b == "in_place"     ? BucketBuffers::in_place
-                       : b == "persistent" ? BucketBuffers::persistent
-                                           : BucketBuffers::transient;
+    constexpr BucketBuffers kinds[] = {BucketBuffers::transient, BucketBuffers::in_place, BucketBuffers::persistent};
+    const std::string chosen =
+        m.choice("bucket_buffers", {to_string(kinds[0]), to_string(kinds[1]), to_string(kinds[2])},
+                 std::string(to_string(kinds[0])));
+    for (const BucketBuffers b : kinds)
+      if (to_string(b) == chosen) p.bucket_buffers = b;
   }
   if (m.has("split_points")) {
     YAML::Node sp = m.node("split_points");

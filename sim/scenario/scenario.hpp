@@ -28,14 +28,12 @@ enum class Schedule { gpipe, one_f_one_b, interleaved };
 //   freed when it ends (the copy DeepSpeed's engine flattens a bucket into for its all-reduce).
 // - in_place: no buffer; the reduction runs on the gradients' own memory, as in Megatron-LM's
 //   contiguous gradient buffer (its buckets are views into it) or PyTorch DDP with
-//   gradient_as_bucket_view. It applies where a device holds whole gradients (ZeRO 0 and 1
-//   without optimizer offload); under ZeRO-2 and 3 a bucket's full gradients live only until
-//   they are reduce-scattered, and with optimizer offload until copied to the host, so there
-//   the buffer stays transient.
+//   gradient_as_bucket_view.
 // - persistent: PyTorch DDP's default (gradient_as_bucket_view=False): the buckets are flat
 //   copies of the gradients allocated when the model is wrapped and kept, so a device holds its
-//   gradients twice; booked before the step as gradients (a model state). Where the device
-//   holds whole gradients, as in_place; elsewhere the buffer stays transient.
+//   gradients twice; booked before the step as gradients (a model state).
+// in_place and persistent apply where a device holds whole gradients (Scenario::buckets_kept);
+// elsewhere the buffer stays transient.
 enum class BucketBuffers { transient, in_place, persistent };
 std::string_view to_string(BucketBuffers b);
 // The three parallel dimensions, as named in `cluster.placement`.
