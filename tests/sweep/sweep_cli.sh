@@ -116,6 +116,19 @@ data_vs_pipeline)
                  if (p > 2 && best[p ",1"] <= best[p / 2 ",1"]) { print "p" p " not larger"; exit 1 } } }' $work/d.csv \
     || fail "data width changed, or pipeline depth did not change, the largest micro-batch"
   ;;
+bucket_buffers)
+  # PyTorch DDP's kept copy of the gradients (6,738,415,616 x 2 bytes, one block in 2 MiB
+  # segments) raises the peak of every micro-batch that fits either way by exactly its size over
+  # in_place, and lowers the largest micro-batch that fits.
+  "$ts" sweep scenarios/sweeps/ddp_bucket_buffers.yaml --csv $work/b.csv -j 2 > /dev/null
+  awk -F, -v copy=$(( (6738415616 * 2 + 2097151) / 2097152 * 2097152 )) '
+    NR > 1 { peak[$2 "," $3] = $7; if ($4 == "fits" && $3 > best[$2]) best[$2] = $3 }
+    END { if (best["persistent"] < 1) { print "nothing fits with the copy"; exit 1 }
+          for (mb = 1; mb <= best["persistent"]; ++mb)
+            if (peak["persistent," mb] - peak["in_place," mb] != copy) { print "mb " mb ": not the copy"; exit 1 }
+          if (!(best["persistent"] < best["in_place"])) { print "largest micro-batch not lower"; exit 1 } }' $work/b.csv \
+    || fail "the DDP copy is not what persistent adds"
+  ;;
 fit_cli)
   out=$("$ts" fit tests/sweep/data/toy_fit.yaml --find training.micro_batch --format json)
   echo "$out" | grep -q '"value": 84' && echo "$out" | grep -q '"next_value": 85' || fail "$out"
