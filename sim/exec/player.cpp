@@ -1490,8 +1490,8 @@ struct Player {
             share->targets.insert(share->targets.begin(), last);
         }
         // A log whose records all come from compute ops (no bucket buffers: parallel.bucket_buffers
-        // in_place or persistent) is the same for every link and all-reduce algorithm: its end state, paused,
-        // is the whole outcome of this point's timing variants.
+        // in_place or persistent) is the same for every link and all-reduce algorithm: its end
+        // state, paused, is the whole outcome of this point's timing variants.
         if (timed == log.size()) share->targets.push_back(log.size());
         std::sort(share->targets.begin(), share->targets.end());
         share->targets.erase(std::unique(share->targets.begin(), share->targets.end()), share->targets.end());

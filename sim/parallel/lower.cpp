@@ -536,11 +536,11 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
     auto flush_bucket = [&](std::int32_t after_op, std::int32_t layer) {
       if (bucket.value == 0 || L.d == 1) return;
       const OpKind kind = zero == 0 ? OpKind::all_reduce : OpKind::reduce_scatter;
-      std::vector<MemEffect> buffer;
-      if (!buckets_kept) buffer.push_back(tensor(MemCategory::buffers, bucket, TensorKind::bucket, layer));
+      const MemEffect buffer = tensor(MemCategory::buffers, bucket, TensorKind::bucket, layer);
+      const std::span<const MemEffect> booked(&buffer, buckets_kept ? 0 : 1);
       last_comm = B.emit(comm_op(kind, StreamKind::comm, zero == 0 ? CommPurpose::data : CommPurpose::zero,
                                  layer, j, u.chunk, bucket, L.d, dp_inter, dp_per_node),
-                         buffer, buffer, {B.ref(after_op)});
+                         booked, booked, {B.ref(after_op)});
       bucket = {};
       offload_flush(last_comm, layer, j, u.chunk);
     };

@@ -499,16 +499,11 @@ Scenario load_scenario_tree(YAML::Node root, const std::string& path,
   }
   // A step with too many ops is refused where its micro-batch count was written.
   auto given = [&](const char* key) { return training_map.IsMap() && training_map[key].IsDefined(); };
-  if (given("global_batch")) {
-    s.limits.ops_key = "training.global_batch";
-    s.limits.ops_at = ctx.locate(training_map["global_batch"], s.limits.ops_key);
-  } else if (given("gradient_accumulation")) {
-    s.limits.ops_key = "training.gradient_accumulation";
-    s.limits.ops_at = ctx.locate(training_map["gradient_accumulation"], s.limits.ops_key);
-  } else {
-    s.limits.ops_key = "training";
-    s.limits.ops_at = ctx.locate(training_node, s.limits.ops_key);
-  }
+  const char* counted = given("global_batch")            ? "global_batch"
+                        : given("gradient_accumulation") ? "gradient_accumulation"
+                                                         : nullptr;
+  s.limits.ops_key = counted ? std::string("training.") + counted : std::string("training");
+  s.limits.ops_at = ctx.locate(counted ? training_map[counted] : training_node, s.limits.ops_key);
   LayoutNodes nodes{root, training_node, parallel_node, cluster_node,
                     cluster_node.IsDefined() && !cluster_node.IsNull()};
   validate_layout(ctx, s, nodes);
