@@ -25,6 +25,7 @@ DependencyGraph build_dependency_graph(const parallel::Plan& plan) {
   // sort by source then builds the successor lists (a second pass over the ops, four times the
   // bytes of the edge list, cost more).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;
+  std::vector<std::pair<std::uint32_t, DependencyGraph::Tap>> taps;  // by macro op, in plan order
   std::size_t deps = 0;
   for (const auto& P : progs) deps += P.deps.size();
   edges.reserve(total + deps);
@@ -46,7 +47,15 @@ DependencyGraph build_dependency_graph(const parallel::Plan& plan) {
                              r.index >= 0 &&
                              r.index < static_cast<std::int32_t>(progs[r.program].ops.size()),
                          "dependency on a missing op");
-          visit(g.offset[r.program] + static_cast<std::uint32_t>(r.index), id);
+          const std::uint32_t from = g.offset[r.program] + static_cast<std::uint32_t>(r.index);
+          if (op.tap < 0) {
+            visit(from, id);
+            continue;
+          }
+          TRAINSIM_CHECK(op.dep_end == op.dep_begin + 1 && progs[r.program].ops[r.index].macro >= 0,
+                         "a tap waits for one macro op alone");
+          ++g.waiting[id];
+          taps.push_back({from, {id, op.tap}});
         }
       }
     }
@@ -60,6 +69,14 @@ DependencyGraph build_dependency_graph(const parallel::Plan& plan) {
   g.succ.resize(g.succ_begin[total]);
   std::vector<std::uint32_t> fill(g.succ_begin.begin(), g.succ_begin.end() - 1);
   for (const auto& [from, to] : edges) g.succ[fill[from]++] = to;
+  if (!taps.empty()) {
+    g.tap_begin.assign(total + 1, 0);
+    for (const auto& t : taps) ++g.tap_begin[t.first + 1];
+    for (std::uint32_t i = 0; i < total; ++i) g.tap_begin[i + 1] += g.tap_begin[i];
+    g.taps.resize(taps.size());
+    std::vector<std::uint32_t> at(g.tap_begin.begin(), g.tap_begin.end() - 1);
+    for (const auto& [from, t] : taps) g.taps[at[from]++] = t;
+  }
   return g;
 }
 

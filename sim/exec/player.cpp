@@ -87,6 +87,9 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
 namespace {
 
 constexpr std::uint32_t kNone = ~std::uint32_t{0};
+// An event whose payload has this bit releases the op in the other bits from a tap (Op::tap)
+// instead of ending an op.
+constexpr std::uint32_t kTapEvent = std::uint32_t{1} << 31;
 
 // A macro template costed and measured once per play: when each of its ops starts, how much of
 // it the kernels (not the tensor-parallel collectives) occupy, and the memory after each op's
@@ -251,6 +254,8 @@ struct Player {
   std::span<const std::uint32_t> offset;      // first global id of each program
   std::span<const std::int32_t> program_of;   // global id -> program
   std::span<const std::uint32_t> succ_begin, succ;  // CSR successor lists
+  std::span<const std::uint32_t> tap_begin;         // ops waiting inside macro ops (DependencyGraph)
+  std::span<const DependencyGraph::Tap> taps;
   std::vector<std::uint32_t> waiting;    // unfinished predecessors per op
   std::vector<char> done;
   std::vector<core::Duration> duration;  // per op, computed once (memoised by work)
@@ -506,6 +511,26 @@ struct Player {
     InFlight& f = inflight[prog];
     TRAINSIM_CHECK(f.id == kNone, "two macro ops in flight on one compute stream");
     f = InFlight{id, idx, op.macro, at, fine_first[id] + (op.arrival ? 1 : 0), key, 0};
+    if (tap_begin.empty()) return;
+    // Ops waiting inside it: when its template op `after` ends, at the expanded op's end key.
+    const MacroProfile& m = profiles[prog][op.macro];
+    for (auto k = tap_begin[id]; k < tap_begin[id + 1]; ++k) {
+      const auto after = static_cast<std::uint32_t>(taps[k].after);
+      queue.schedule(at + m.offset[after + 1], taps[k].op | kTapEvent, f.key0 + after);
+    }
+  }
+
+  // Template op `after` of the macro in flight on s's program ended (Op::tap): as in the expanded
+  // plan, where that op's end frees its tensors and starts the next op (point after + 2 of the
+  // macro) before s, which it also releases.
+  void tapped(std::uint32_t s, core::TimePoint now, std::uint64_t key) {
+    std::int32_t prog, idx;
+    const Op& op = op_at(s, prog, idx);
+    InFlight& f = inflight[prog];
+    TRAINSIM_CHECK(f.id != kNone, "a tap outside its macro op");
+    apply_points(prog, f, static_cast<std::uint32_t>(op.tap) + 2);
+    TRAINSIM_CHECK(waiting[s] > 0, "op became ready twice");
+    if (--waiting[s] == 0) start(s, now, key);
   }
 
   // A folded transfer starts when the op it waits for ends. (It books no memory: the receive
@@ -523,6 +548,9 @@ struct Player {
     offset = graph->offset;
     program_of = graph->program_of;
     succ_begin = graph->succ_begin;
+    tap_begin = graph->tap_begin;
+    taps = graph->taps;
+    TRAINSIM_CHECK(graph->total() < kTapEvent, "too many ops to number events");
     succ = graph->succ;
     waiting = std::move(spare_arrays.waiting);
     waiting.assign(graph->waiting.begin(), graph->waiting.end());
@@ -1675,19 +1703,21 @@ struct Player {
         if (waiting[id] == 0) start(id, core::TimePoint{}, 0);
     bool pause = from_start && opt.plan_digest && !opt.all_ooms;
     while (!queue.empty()) {
-      if (pause && layout->feeds_data_reduction[queue.next().payload]) {
+      if (pause && !(queue.next().payload & kTapEvent) && layout->feeds_data_reduction[queue.next().payload]) {
         keep_snapshot(false);
         pause = false;
       }
       const auto ev = queue.pop();
-      finish(ev.payload, ev.time);
+      if (ev.payload & kTapEvent) tapped(ev.payload & ~kTapEvent, ev.time, ev.key);
+      else finish(ev.payload, ev.time);
     }
     // No op feeds a data-parallel all-reduce (ZeRO reduce-scatters instead, one data-parallel
     // rank): the all-reduce algorithm changes nothing, and a later play may take the whole step.
     if (pause) keep_snapshot(true);
     for (std::uint32_t id = 0; id < done.size(); ++id)
       TRAINSIM_CHECK(done[id], "op " + std::to_string(id) + " never ran: the schedule deadlocks");
-    tl.events = queue.events_run() + layout->extra_events;
+    // A tap's event ends no op (the expanded plan starts its op from the end of the one it waits for).
+    tl.events = queue.events_run() - taps.size() + layout->extra_events;
     check_end_state();
     account();
     if (plan.caching_allocator) {

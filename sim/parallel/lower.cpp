@@ -170,21 +170,62 @@ class ProgramBuilder {
   }
   OpRef ref(std::int32_t i) const { return OpRef{index_, i}; }
   // Copies ops [first, ops.size()) — a unit's compute ops, back to back, only the first with
-  // dependencies — into a new macro template and returns its index; -1 when the unit has other
-  // work (communication, transfers) and cannot be one.
+  // dependencies, then communication ops each waiting for one of those compute ops alone (the
+  // taps: ZeRO-2's reduce-scatters, emitted after the unit's compute ops) — into a new macro
+  // template and returns its index; -1 when the unit has other work (transfers, ops waiting for
+  // anything else) and cannot be one.
   std::int32_t make_template(std::size_t first) {
-    for (std::size_t i = first; i < P_.ops.size(); ++i) {
+    std::size_t k = first;
+    for (; k < P_.ops.size() && P_.ops[k].stream == StreamKind::compute; ++k) {
+      const Op& op = P_.ops[k];
+      if (op.macro >= 0 || (k > first && op.dep_begin != op.dep_end)) return -1;
+    }
+    if (k == first) return -1;
+    for (std::size_t i = k; i < P_.ops.size(); ++i) {
       const Op& op = P_.ops[i];
-      if (op.stream != StreamKind::compute || op.macro >= 0 || (i > first && op.dep_begin != op.dep_end))
+      if (op.stream != StreamKind::comm || op.dep_end != op.dep_begin + 1) return -1;
+      const OpRef d = P_.deps[op.dep_begin];
+      if (d.program != index_ || d.index < static_cast<std::int32_t>(first) || d.index >= static_cast<std::int32_t>(k))
         return -1;
     }
     MacroTemplate t;
     t.begin = static_cast<std::uint32_t>(P_.macro_ops.size());
-    P_.macro_ops.insert(P_.macro_ops.end(), P_.ops.begin() + static_cast<std::ptrdiff_t>(first), P_.ops.end());
+    P_.macro_ops.insert(P_.macro_ops.end(), P_.ops.begin() + static_cast<std::ptrdiff_t>(first),
+                        P_.ops.begin() + static_cast<std::ptrdiff_t>(k));
     t.end = static_cast<std::uint32_t>(P_.macro_ops.size());
+    t.taps_begin = static_cast<std::uint32_t>(P_.macro_taps.size());
+    for (std::size_t i = k; i < P_.ops.size(); ++i) {
+      Op op = P_.ops[i];
+      op.tap = P_.deps[op.dep_begin].index - static_cast<std::int32_t>(first);
+      P_.macro_taps.push_back(op);
+    }
+    t.taps_end = static_cast<std::uint32_t>(P_.macro_taps.size());
     P_.macros.push_back(t);
     return static_cast<std::int32_t>(P_.macros.size() - 1);
   }
+  // The taps of template `macro` after its macro op `at` (just emitted) for micro-batch `mb`, each
+  // booking its template's effects; a tap on the template's last op simply waits for the macro
+  // op. Returns the last one's index (-1: none).
+  std::int32_t emit_taps(std::int32_t macro, std::int32_t at, std::int32_t mb) {
+    const MacroTemplate& t = P_.macros[static_cast<std::size_t>(macro)];
+    const auto last_op = static_cast<std::int32_t>(t.end - t.begin) - 1;
+    std::int32_t last = -1;
+    for (auto i = t.taps_begin; i < t.taps_end; ++i) {
+      Op op = P_.macro_taps[i];
+      op.microbatch = mb;
+      if (op.tap == last_op) op.tap = -1;
+      op.dep_begin = static_cast<std::uint32_t>(P_.deps.size());
+      P_.deps.push_back(OpRef{index_, at});
+      op.dep_end = static_cast<std::uint32_t>(P_.deps.size());
+      P_.ops.push_back(op);
+      L_.check_size(P_, op.microbatch);
+      last = static_cast<std::int32_t>(P_.ops.size() - 1);
+    }
+    last_tap_ = last;
+    return last;
+  }
+  // The last tap the latest emit_taps (or replace_by_macro) emitted, -1 when none.
+  std::int32_t last_tap() const { return last_tap_; }
   // One macro op replaying template `macro` for micro-batch `mb`. When its input arrives by the
   // p2p op `transfer` (>= 0), just emitted, the transfer is folded into it (Op::arrival): the
   // macro op takes the transfer's place and its dependency.
@@ -212,7 +253,9 @@ class ProgramBuilder {
   // op replaying it, like every later copy.
   std::int32_t replace_by_macro(std::size_t first, std::int32_t macro, std::int32_t mb, std::int32_t transfer) {
     P_.ops.resize(first);
-    return emit_macro(macro, mb, transfer);
+    const std::int32_t at = emit_macro(macro, mb, transfer);
+    emit_taps(macro, at, mb);
+    return at;
   }
   Program& program() { return P_; }
 
@@ -220,6 +263,7 @@ class ProgramBuilder {
   Lowering& L_;
   Program& P_;
   std::int32_t index_;
+  std::int32_t last_tap_ = -1;
 };
 
 // One tensor's memory effect.
@@ -411,6 +455,12 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   };
   // Effect lists of the op being built (reused: most ops name a few tensors).
   std::vector<MemEffect> allocs, frees;
+  // A data-parallel bucket to reduce once the backward `after` has filled it.
+  struct Flush {
+    core::Bytes bytes;
+    std::int32_t after, layer;
+  };
+  std::vector<Flush> deferred;  // a ZeRO-2 backward unit's, emitted after its compute ops
   auto free_gathered = [&](const Gathered& w) {
     frees.push_back(tensor(MemCategory::weights, w.fetched,
                            w.backward ? TensorKind::fetched_backward : TensorKind::fetched, w.layer));
@@ -533,16 +583,27 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
     const bool first_microbatch = ++backward_units_seen[u.chunk] == 1;
     const bool last_microbatch = backward_units_seen[u.chunk] == L.mcount;
     core::Bytes bucket{};
-    auto flush_bucket = [&](std::int32_t after_op, std::int32_t layer) {
-      if (bucket.value == 0 || L.d == 1) return;
+    auto emit_flush = [&](const Flush& f) {
       const OpKind kind = zero == 0 ? OpKind::all_reduce : OpKind::reduce_scatter;
-      const MemEffect buffer = tensor(MemCategory::buffers, bucket, TensorKind::bucket, layer);
+      const MemEffect buffer = tensor(MemCategory::buffers, f.bytes, TensorKind::bucket, f.layer);
       const std::span<const MemEffect> booked(&buffer, buckets_kept ? 0 : 1);
       last_comm = B.emit(comm_op(kind, StreamKind::comm, zero == 0 ? CommPurpose::data : CommPurpose::zero,
-                                 layer, j, u.chunk, bucket, L.d, dp_inter, dp_per_node),
-                         booked, booked, {B.ref(after_op)});
+                                 f.layer, j, u.chunk, f.bytes, L.d, dp_inter, dp_per_node),
+                         booked, booked, {B.ref(f.after)});
+      offload_flush(last_comm, f.layer, j, u.chunk);
+    };
+    // ZeRO-2 reduces every micro-batch's gradients: its reduce-scatters are emitted after the
+    // unit's compute ops (each still waits for the backward that filled its bucket; only events
+    // of one instant follow the program order), so the unit repeats as a macro op whose template
+    // carries them as taps (ProgramBuilder::make_template).
+    const bool defer = zero == 2 && !off.optimizer_on_cpu();
+    deferred.clear();
+    auto flush_bucket = [&](std::int32_t after_op, std::int32_t layer) {
+      if (bucket.value == 0 || L.d == 1) return;
+      const Flush f{bucket, after_op, layer};
       bucket = {};
-      offload_flush(last_comm, layer, j, u.chunk);
+      if (defer) deferred.push_back(f);
+      else emit_flush(f);
     };
     const bool reduce_now = zero >= 2 || off.optimizer_on_cpu() ? true : last_microbatch;
     std::int32_t arrival = -1;
@@ -568,11 +629,14 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
     // The first backward of a chunk allocates its gradients and reducing ones feed the comm
     // stream: neither repeats.
     // Offloaded gradients leave through a PCIe copy after every backward.
-    const bool repeatable = L.compress && zero != 3 && !first_microbatch && !(reduce_now && L.d > 1) &&
+    // (ZeRO-2's units all reduce alike and do repeat, their reduce-scatters as taps.)
+    const bool repeatable = L.compress && zero != 3 && !first_microbatch && (defer || !(reduce_now && L.d > 1)) &&
                             !off.optimizer_on_cpu();
     std::int32_t& macro = macro_of[2 * g];
     if (repeatable && macro >= 0) {
-      L.bwd_end[g * L.mcount + j] = B.ref(B.emit_macro(macro, j, transfer));
+      const std::int32_t at = B.emit_macro(macro, j, transfer);
+      if (const std::int32_t tap = B.emit_taps(macro, at, j); tap >= 0) last_comm = tap;
+      L.bwd_end[g * L.mcount + j] = B.ref(at);
       continue;
     }
     const std::size_t unit_first = P.ops.size();
@@ -661,15 +725,15 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       }
     }
     if (reduce_now) flush_bucket(last, r.first);
+    for (const Flush& f : deferred) emit_flush(f);
     offload_flush(last, r.first, j, u.chunk);
     if (repeatable) macro = B.make_template(unit_first);
-    if (repeatable && macro >= 0) {
-      last = B.replace_by_macro(unit_first, macro, j, transfer);
-    } else if (L.compress && !repeatable) {
-      // A one-off unit of compute ops alone (the first backward, which allocates the gradients)
-      // still plays as one macro op over its own template.
-      const std::int32_t once = B.make_template(unit_first);
-      if (once >= 0) last = B.replace_by_macro(unit_first, once, j, transfer);
+    // A one-off unit of compute ops (and taps) — the first backward, which allocates the
+    // gradients — still plays as one macro op over its own template.
+    const std::int32_t own = repeatable ? macro : L.compress ? B.make_template(unit_first) : -1;
+    if (own >= 0) {
+      last = B.replace_by_macro(unit_first, own, j, transfer);
+      if (B.last_tap() >= 0) last_comm = B.last_tap();
     }
     L.bwd_end[g * L.mcount + j] = B.ref(last);
   }

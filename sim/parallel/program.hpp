@@ -117,13 +117,21 @@ struct Op {
   // — as the expanded plan's p2p op would. (A p2p op books no memory: the receive buffer is the
   // first allocation of the op that consumes it.)
   bool arrival = false;
+  // Fast play: >= 0 when this op's one dependency is a macro op and it may start once op `tap` of
+  // the macro's template ends, inside the macro op's span (a ZeRO-2 reduce-scatter waits for the
+  // backward that filled its bucket, not for the whole unit).
+  std::int32_t tap = -1;
 };
 
 // A run of compute-stream ops that a pipeline unit repeats for every micro-batch: the ops
 // Program::macro_ops[begin, end), in order, each starting when the one before ends. Their
-// dependencies are the macro op's; their effect ranges index Program::effects.
+// dependencies are the macro op's; their effect ranges index Program::effects. The unit's
+// communication ops that wait for one of them alone (ZeRO-2's reduce-scatters) are
+// Program::macro_taps[taps_begin, taps_end), each with its Op::tap: every macro op of the
+// template is followed by a copy of them (see Op::tap).
 struct MacroTemplate {
   std::uint32_t begin = 0, end = 0;
+  std::uint32_t taps_begin = 0, taps_end = 0;
 };
 
 struct Program {
@@ -136,6 +144,7 @@ struct Program {
   std::vector<OpRef> deps;
   std::vector<MacroTemplate> macros;  // fast play only (see Op::macro)
   std::vector<Op> macro_ops;
+  std::vector<Op> macro_taps;
   // Bookkeeping for the report.
   std::int64_t parameters = 0;  // parameters held (after tensor and ZeRO-3 sharding)
   hw::MemBreakdown model_states;  // weights + gradients + optimizer states + reserved per device
@@ -143,7 +152,7 @@ struct Program {
   std::int32_t first_layer = 0, last_layer = 0;  // [first, last] in Model::order (chunk 0)
 
   // Ops held, with the macro templates' (what limits.max_ops bounds).
-  std::int64_t held_ops() const { return static_cast<std::int64_t>(ops.size() + macro_ops.size()); }
+  std::int64_t held_ops() const { return static_cast<std::int64_t>(ops.size() + macro_ops.size() + macro_taps.size()); }
 };
 
 struct Plan {

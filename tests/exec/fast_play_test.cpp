@@ -110,6 +110,34 @@ TEST_CASE("fast play matches the expanded plan over schedules, ZeRO, recomputati
   same_report(gpt, {"parallel.schedule=gpipe", "training.global_batch=512"});
 }
 
+TEST_CASE("fast play: ZeRO-2 backward units repeat as macro ops, their reduce-scatters as taps") {
+  const std::string gpt = kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml";
+  const std::vector<std::string> zero2 = {"parallel.zero=2", "parallel.tensor=4", "parallel.pipeline=4",
+                                          "parallel.data=64", "training.recompute=selective",
+                                          "training.attention=flash"};
+  // Deep in OOM (the first point per stage, and every one), and fitting with more micro-batches.
+  for (const char* device : {"a100-40gb", "h100-80gb"}) {
+    auto sets = zero2;
+    sets.insert(sets.end(), {std::string("device=") + device, "training.micro_batch=4", "training.global_batch=2048"});
+    same_report(gpt, sets);
+    same_report(gpt, sets, /*all_ooms=*/true);
+  }
+  auto fits = zero2;
+  fits.insert(fits.end(), {"training.micro_batch=1", "training.global_batch=1024", "training.seq_len=1024"});
+  same_report(gpt, fits);
+  const auto s = scenario::load_scenario(gpt, fits);
+  const parallel::Plan plan = parallel::lower(s, {.compress = true});
+  // Every backward unit is a macro op (16 micro-batches, 4 stages), followed by its taps.
+  std::size_t macros = 0, taps = 0;
+  for (const auto& P : plan.programs)
+    for (const auto& op : P.ops) {
+      macros += op.macro >= 0;
+      taps += op.tap >= 0;
+    }
+  CHECK(macros == 4 * 16 * 2);
+  CHECK(taps > 0);
+}
+
 TEST_CASE("fast play matches the expanded plan on random layouts of small models") {
   // A fixed seed: the same 60 layouts every run. Invalid combinations (indivisible degrees,
   // too few layers for the stages) are skipped; most are valid.
