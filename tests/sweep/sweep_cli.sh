@@ -107,6 +107,14 @@ scenarios)
     grep -q ' 0 invalid$' $work/x.txt || fail "$f has invalid points"
   done
   ;;
+bench)
+  # The speed checks' sweep files stay valid: a shard of each runs and every point plays.
+  for f in bench/sweeps/*.yaml; do
+    "$ts" sweep "$f" --shard 1/1024 --csv $work/x.csv -j 2 > $work/x.txt || fail "$f"
+    grep -Eq '^[0-9]+ of [0-9]+ points: ' $work/x.txt || fail "$f: no summary"
+    [ "$(wc -l < $work/x.csv)" -gt 90 ] || fail "$f: too few points in the shard"
+  done
+  ;;
 data_vs_pipeline)
   # The largest micro-batch that fits: the same for every data width, larger for deeper pipelines.
   "$ts" sweep scenarios/sweeps/data_vs_pipeline_batch_limit.yaml --csv $work/d.csv -j 2 > /dev/null
