@@ -1,7 +1,8 @@
 #pragma once
 // The order constraints of a Plan as one graph over all ops: each op waits for the op before it
 // on its stream (compute and collective communication run in order; p2p transfers do not) and
-// for its explicit dependencies (a tap, for a point inside a macro op). Ops are numbered globally: program p's op i is offset[p] + i.
+// for its explicit dependencies (a tap, for a point inside a macro op). Ops are numbered
+// globally: program p's op i is offset[p] + i.
 // The player plays it; the memory-series writer replays it to reproduce the player's order.
 #include <cstdint>
 #include <vector>

@@ -1703,7 +1703,8 @@ struct Player {
         if (waiting[id] == 0) start(id, core::TimePoint{}, 0);
     bool pause = from_start && opt.plan_digest && !opt.all_ooms;
     while (!queue.empty()) {
-      if (pause && !(queue.next().payload & kTapEvent) && layout->feeds_data_reduction[queue.next().payload]) {
+      const std::uint32_t next = queue.next().payload;
+      if (pause && !(next & kTapEvent) && layout->feeds_data_reduction[next]) {
         keep_snapshot(false);
         pause = false;
       }
@@ -1716,7 +1717,8 @@ struct Player {
     if (pause) keep_snapshot(true);
     for (std::uint32_t id = 0; id < done.size(); ++id)
       TRAINSIM_CHECK(done[id], "op " + std::to_string(id) + " never ran: the schedule deadlocks");
-    // A tap's event ends no op (the expanded plan starts its op from the end of the one it waits for).
+    // A tap's event ends no op (the expanded plan starts its op from the end of the op it
+    // waits for).
     tl.events = queue.events_run() - taps.size() + layout->extra_events;
     check_end_state();
     account();

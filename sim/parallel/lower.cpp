@@ -626,10 +626,10 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
       arrival = -1;
       return ref;
     };
-    // The first backward of a chunk allocates its gradients and reducing ones feed the comm
-    // stream: neither repeats.
-    // Offloaded gradients leave through a PCIe copy after every backward.
-    // (ZeRO-2's units all reduce alike and do repeat, their reduce-scatters as taps.)
+    // The first backward of a chunk allocates its gradients, and under ZeRO 0/1 the last one
+    // reduces them on the comm stream: neither repeats. ZeRO-2's units all reduce alike and do,
+    // their reduce-scatters as taps. Offloaded gradients leave through a PCIe copy after every
+    // backward.
     const bool repeatable = L.compress && zero != 3 && !first_microbatch && (defer || !(reduce_now && L.d > 1)) &&
                             !off.optimizer_on_cpu();
     std::int32_t& macro = macro_of[2 * g];

@@ -152,7 +152,9 @@ struct Program {
   std::int32_t first_layer = 0, last_layer = 0;  // [first, last] in Model::order (chunk 0)
 
   // Ops held, with the macro templates' (what limits.max_ops bounds).
-  std::int64_t held_ops() const { return static_cast<std::int64_t>(ops.size() + macro_ops.size() + macro_taps.size()); }
+  std::int64_t held_ops() const {
+    return static_cast<std::int64_t>(ops.size() + macro_ops.size() + macro_taps.size());
+  }
 };
 
 struct Plan {
