@@ -67,31 +67,51 @@ struct AllocatorReplay {
     if (!a.holds_for(capacity)) return false;
     return failures == 0 ? a.peak_reserved() <= capacity : capacity > a.capacity();
   }
-  // The replay as it is on a device whose allocator has `capacity` bytes (serves(capacity)) and
-  // whose CUDA context takes `context` bytes. The context lies outside the allocator: it moves
-  // the peak and what failed requests met by the difference. Failures are named anew for a
-  // larger capacity: the first rise that does not fit it (only the first is recorded: a memo
-  // serves plays that record the first only).
-  void set_device(core::Bytes capacity, core::Bytes context) {
+  // What this replay reports as it is on a device whose allocator has `capacity` bytes
+  // (serves(capacity)) and whose CUDA context takes `context` bytes, without copying the
+  // allocator's state (a replay that read its whole log is a point's whole outcome). The context
+  // lies outside the allocator: it moves the peak and what failed requests met by the
+  // difference. Failures are named anew for a larger capacity: the first rise that does not fit
+  // it (only the first is recorded: a memo serves plays that record the first only).
+  struct Outcome {
+    core::Bytes peak;
+    hw::MemBreakdown at_peak;
+    std::int64_t failures = 0;
+    std::vector<Failure> failed;
+    core::Bytes allocated_peak, reserved_peak;
+    core::Bytes tensors;  // the tensors' bytes held, with the context
+  };
+  Outcome outcome(core::Bytes capacity, core::Bytes context) const {
     const core::Bytes delta = context - model.context();
-    if (delta.value != 0) {
-      model.set_context(context);
-      peak += delta;
-      at_peak[hw::MemCategory::reserved] += delta;
-      for (Failure& f : failed) f.in_use[hw::MemCategory::reserved] += delta;
-      for (Rise& r : rises) r.failure.in_use[hw::MemCategory::reserved] += delta;
+    const hw::CachingAllocator& a = model.allocator();
+    Outcome o{peak, at_peak, failures, failed, core::Bytes{a.peak_allocated()}, core::Bytes{a.peak_reserved()},
+              model.tensors().total() + delta};
+    if (capacity.value != a.capacity() && failures != 0) {
+      o.failures = 0;
+      o.failed.clear();
+      for (const Rise& r : rises)
+        if (r.reserved > capacity.value) {
+          o.failures = 1;
+          o.failed.push_back(r.failure);
+          break;
+        }
     }
-    if (capacity.value == model.allocator().capacity()) return;
+    o.peak += delta;
+    o.at_peak[hw::MemCategory::reserved] += delta;
+    for (Failure& f : o.failed) f.in_use[hw::MemCategory::reserved] += delta;
+    return o;
+  }
+  // The replay as it is on such a device, to go on from (outcome's figures).
+  void set_device(core::Bytes capacity, core::Bytes context) {
+    Outcome o = outcome(capacity, context);
+    const core::Bytes delta = context - model.context();
+    peak = o.peak;
+    at_peak = o.at_peak;
+    failures = o.failures;
+    failed = std::move(o.failed);
+    for (Rise& r : rises) r.failure.in_use[hw::MemCategory::reserved] += delta;
+    model.set_context(context);
     model.allocator().set_capacity(capacity);
-    if (failures == 0) return;
-    failures = 0;
-    failed.clear();
-    for (const Rise& r : rises)
-      if (r.reserved > capacity.value) {
-        failures = 1;
-        failed.push_back(r.failure);
-        break;
-      }
   }
 };
 

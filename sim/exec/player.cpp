@@ -1447,17 +1447,26 @@ struct Player {
       const Program& P = plan.programs[pi];
       AllocatorReplay run(P);
       bool resumed = false;
+      const std::size_t records = memlog[pi].size();
+      const std::int64_t capacity = AllocatorModel::capacity(P).value;
+      // A stored replay that read this whole log (its source's, or the memo's for another device):
+      // its outcome is this program's, read without copying the allocator's state.
+      std::shared_ptr<const AllocatorReplay> whole;
       if (source[pi].program >= 0) {  // the latest copy its source paused within the shared records
-        const AllocatorReplay* from = nullptr;
+        std::shared_ptr<const AllocatorReplay> from;
         for (const auto& r : paused[static_cast<std::size_t>(source[pi].program)])
-          if (r->record <= source[pi].record && (!from || r->record > from->record)) from = r.get();
+          if (r->record <= source[pi].record && (!from || r->record > from->record)) from = r;
         if (from) {
-          run = *from;
+          if (from->record == records) whole = from;
+          else run = *from;
           resumed = true;
           tl.devices[pi].replay_source = source[pi].program;
           tl.devices[pi].replay_shared = from->record;
         }
       }
+      std::size_t at = whole ? records : run.record;  // where this program's replay goes on
+      // Whether a later program of this play goes on from this log's end.
+      const bool end_wanted = std::find(wanted[pi].begin(), wanted[pi].end(), records) != wanted[pi].end();
       std::optional<Sharing> share;
       std::shared_ptr<AllocatorMemo::Prefix> prefix;
       // In the memo, by stage too: a stage's log is most like the same stage's at the point before
@@ -1472,14 +1481,19 @@ struct Player {
         auto record_at = [&](std::uint64_t w) {
           return static_cast<std::size_t>(std::lower_bound(work.begin(), work.end(), w) - work.begin());
         };
-        const std::int64_t capacity = AllocatorModel::capacity(P).value;
         const AllocatorMemo::Match m =
             opt.allocator_memo->find(fam, context_of(pi).value, *prefix, capacity, record_at(total / 2));
         // A copy costs about what replaying a sixteenth of a log does: resume and pause only
         // where that saves more.
-        if (m.replay && work[m.replay->record] >= total / 8 && (!resumed || m.replay->record > run.record)) {
-          run = *m.replay;
-          run.set_device(core::Bytes{capacity}, context_of(pi));
+        if (m.replay && work[m.replay->record] >= total / 8 && (!resumed || m.replay->record > at)) {
+          // (Later programs that go on from the end need a replay of this device: a copy.)
+          if (m.replay->record == records && !end_wanted) {
+            whole = m.replay;
+          } else {
+            run = *m.replay;
+            run.set_device(core::Bytes{capacity}, context_of(pi));
+          }
+          at = m.replay->record;
           resumed = true;
           tl.devices[pi].replay_source = -1;
           tl.devices[pi].replay_shared = 0;
@@ -1507,14 +1521,14 @@ struct Player {
                          [&](const MemRecord& r) { return P.ops[r.index].microbatch == plan.microbatches - 1; }) -
             log.begin());
         if (work[m.shared] >= total / 2) {
-          if (work[m.shared] >= work[run.record] + total / 8) share->targets = {m.shared};
-          if (last < log.size() && last > m.shared && work[last] >= std::max(work[m.shared], work[run.record]) + total / 8)
+          if (work[m.shared] >= work[at] + total / 8) share->targets = {m.shared};
+          if (last < log.size() && last > m.shared && work[last] >= std::max(work[m.shared], work[at]) + total / 8)
             share->targets.push_back(last);
-          if (timed_late && timed > m.shared && work[timed] >= work[run.record] + total / 8)
+          if (timed_late && timed > m.shared && work[timed] >= work[at] + total / 8)
             share->targets.push_back(timed);
         } else if (m.promising) {
           share->targets = {timed_late ? timed : record_at(total - total / 16)};
-          if (last < share->targets[0] && work[last] >= work[run.record] + total / 8)
+          if (last < share->targets[0] && work[last] >= work[at] + total / 8)
             share->targets.insert(share->targets.begin(), last);
         }
         // A log whose records all come from compute ops (no bucket buffers: parallel.bucket_buffers
@@ -1523,37 +1537,44 @@ struct Player {
         if (timed == log.size()) share->targets.push_back(log.size());
         std::sort(share->targets.begin(), share->targets.end());
         share->targets.erase(std::unique(share->targets.begin(), share->targets.end()), share->targets.end());
-        std::erase_if(share->targets, [&](std::size_t t) { return t <= run.record; });
+        std::erase_if(share->targets, [&](std::size_t t) { return t <= at; });
       }
       if (!wanted[pi].empty()) {  // and where later programs of this play go on
         if (!share) share.emplace();
         auto& t = share->targets;
         for (const std::size_t r : wanted[pi])
-          if (r >= run.record) t.push_back(r);
+          if (r >= at) t.push_back(r);
         std::sort(t.begin(), t.end());
         t.erase(std::unique(t.begin(), t.end()), t.end());
       }
-      if (resumed) {
-        run.model.rebase(P);
+      if (whole) {
+        // Nothing to replay; a later program that goes on from the end takes the same replay
+        // (a source's is of this device; the memo's was taken only when none does).
+        if (share && end_wanted) share->paused = {whole};
       } else {
-        for (const auto& e : AllocatorModel::state_buffers(P))
-          allocator_book(run, e, -1, AllocatorReplay::kBeforeStep, 0, 0);
+        if (resumed) {
+          run.model.rebase(P);
+        } else {
+          for (const auto& e : AllocatorModel::state_buffers(P))
+            allocator_book(run, e, -1, AllocatorReplay::kBeforeStep, 0, 0);
+        }
+        if (plan.compressed && plan.steady_state) run.model.allocator().keep_fingerprint();
+        replay_log(prog, run, share ? &*share : nullptr);
       }
-      if (plan.compressed && plan.steady_state) run.model.allocator().keep_fingerprint();
-      replay_log(prog, run, share ? &*share : nullptr);
       if (share) {
         if (!wanted[pi].empty()) paused[pi] = share->paused;
         if (prefix) opt.allocator_memo->add(fam, context_of(pi).value, std::move(prefix), std::move(share->paused));
       }
-      TRAINSIM_CHECK(run.model.tensors().total() == P.persistent.total(),
+      const AllocatorReplay::Outcome o = (whole ? *whole : run).outcome(core::Bytes{capacity}, context_of(pi));
+      TRAINSIM_CHECK(o.tensors == P.persistent.total(),
                      "stage " + std::to_string(prog) + " ends the step with tensors the allocator still holds");
       DeviceTimeline& d = tl.devices[pi];
-      d.peak = run.peak;
-      d.at_peak = run.at_peak;
-      d.fits = run.failures == 0;
-      d.allocated_peak = core::Bytes{run.model.allocator().peak_allocated()};
-      d.reserved_peak = core::Bytes{run.model.allocator().peak_reserved()};
-      for (const auto& f : run.failed) kept.push_back(failure_point(prog, f));
+      d.peak = o.peak;
+      d.at_peak = o.at_peak;
+      d.fits = o.failures == 0;
+      d.allocated_peak = o.allocated_peak;
+      d.reserved_peak = o.reserved_peak;
+      for (const auto& f : o.failed) kept.push_back(failure_point(prog, f));
     }
     tl.ooms = std::move(kept);
   }
