@@ -1724,10 +1724,12 @@ struct Player {
         if (waiting[id] == 0) start(id, core::TimePoint{}, 0);
     bool pause = from_start && opt.plan_digest && !opt.all_ooms;
     while (!queue.empty()) {
-      const std::uint32_t next = queue.next().payload;
-      if (pause && !(next & kTapEvent) && layout->feeds_data_reduction[next]) {
-        keep_snapshot(false);
-        pause = false;
+      if (pause) {
+        const std::uint32_t next = queue.next().payload;
+        if (!(next & kTapEvent) && layout->feeds_data_reduction[next]) {
+          keep_snapshot(false);
+          pause = false;
+        }
       }
       const auto ev = queue.pop();
       if (ev.payload & kTapEvent) tapped(ev.payload & ~kTapEvent, ev.time, ev.key);

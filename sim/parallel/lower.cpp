@@ -221,11 +221,8 @@ class ProgramBuilder {
       L_.check_size(P_, op.microbatch);
       last = static_cast<std::int32_t>(P_.ops.size() - 1);
     }
-    last_tap_ = last;
     return last;
   }
-  // The last tap the latest emit_taps (or replace_by_macro) emitted, -1 when none.
-  std::int32_t last_tap() const { return last_tap_; }
   // One macro op replaying template `macro` for micro-batch `mb`. When its input arrives by the
   // p2p op `transfer` (>= 0), just emitted, the transfer is folded into it (Op::arrival): the
   // macro op takes the transfer's place and its dependency.
@@ -250,11 +247,14 @@ class ProgramBuilder {
     return transfer;
   }
   // The unit just emitted at [first, ops.size()) made template `macro`: it is replaced by a macro
-  // op replaying it, like every later copy.
-  std::int32_t replace_by_macro(std::size_t first, std::int32_t macro, std::int32_t mb, std::int32_t transfer) {
+  // op replaying it, like every later copy; its taps follow it (emit_taps: the last one's
+  // index, -1 when none, in `last_tap`).
+  std::int32_t replace_by_macro(std::size_t first, std::int32_t macro, std::int32_t mb, std::int32_t transfer,
+                                std::int32_t* last_tap = nullptr) {
     P_.ops.resize(first);
     const std::int32_t at = emit_macro(macro, mb, transfer);
-    emit_taps(macro, at, mb);
+    const std::int32_t tap = emit_taps(macro, at, mb);
+    if (last_tap) *last_tap = tap;
     return at;
   }
   Program& program() { return P_; }
@@ -263,7 +263,6 @@ class ProgramBuilder {
   Lowering& L_;
   Program& P_;
   std::int32_t index_;
-  std::int32_t last_tap_ = -1;
 };
 
 // One tensor's memory effect.
@@ -732,8 +731,9 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
     // gradients — still plays as one macro op over its own template.
     const std::int32_t own = repeatable ? macro : L.compress ? B.make_template(unit_first) : -1;
     if (own >= 0) {
-      last = B.replace_by_macro(unit_first, own, j, transfer);
-      if (B.last_tap() >= 0) last_comm = B.last_tap();
+      std::int32_t tap = -1;
+      last = B.replace_by_macro(unit_first, own, j, transfer, &tap);
+      if (tap >= 0) last_comm = tap;
     }
     L.bwd_end[g * L.mcount + j] = B.ref(last);
   }
