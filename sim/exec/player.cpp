@@ -172,6 +172,11 @@ struct PlayLayout {
   // Per op: whether a data-parallel all-reduce (the one kind of op the all-reduce algorithm
   // prices) waits for it; a play pauses a copy before the first such op ends (PlaySnapshot).
   std::vector<char> feeds_data_reduction;
+  // Per op but macro ops: its work class, ops of one program whose work costs the same (equal
+  // Player::WorkKey), so a play costs each class once and not each op (kNone for macro ops);
+  // per class, one op of it.
+  std::vector<std::uint32_t> work_class;
+  std::vector<std::uint32_t> class_op;
 };
 
 namespace {
@@ -579,6 +584,15 @@ struct Player {
     thread_local DurationTables tables;
     return tables;
   }
+  static std::vector<core::Duration>& spare_class_durations() {
+    thread_local std::vector<core::Duration> durations;
+    return durations;
+  }
+  using ClassTable = core::FlatTable<WorkKey, std::uint32_t, WorkHash>;
+  static ClassTable& spare_class_table() {
+    thread_local ClassTable table;
+    return table;
+  }
 
   static WorkKey work_key(const Op& op) {
     std::uint64_t flops_bits;
@@ -689,7 +703,7 @@ struct Player {
     k.profiles = std::move(profiles);
   }
 
-  // The plan's op numbering (the digest's when there is one).
+  // The plan's op numbering and work classes (the digest's when there is one).
   static PlayLayout make_layout(const Plan& plan, const DependencyGraph& g, std::size_t ops) {
     const std::span<const std::uint32_t> offset = g.offset;
     PlayLayout l;
@@ -697,15 +711,32 @@ struct Player {
     l.fine_first.resize(ops);
     l.end_key.resize(ops);
     l.arrival_from.assign(ops, kNone);
+    l.work_class.assign(ops, kNone);
+    ClassTable& classes = spare_class_table();
     std::uint64_t fine = 0;
     for (std::size_t p = 0; p < plan.programs.size(); ++p) {
       const Program& P = plan.programs[p];
+      classes.clear();  // durations are per program (its device)
+      WorkKey last_key{};
+      std::uint32_t last_class = kNone;
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
         const Op& op = P.ops[i];
         const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
         l.fine_first[id] = fine;
         if (op.macro < 0) {
           l.end_key[id] = fine++;
+          // Consecutive ops often repeat the same work (a unit's transfers): the last one first.
+          const WorkKey key = work_key(op);
+          if (last_class == kNone || !(key == last_key)) {
+            auto [c, added] = classes.find_or_add(key);
+            if (added) {
+              *c = static_cast<std::uint32_t>(l.class_op.size());
+              l.class_op.push_back(id);
+            }
+            last_key = key;
+            last_class = *c;
+          }
+          l.work_class[id] = last_class;
           continue;
         }
         const parallel::MacroTemplate& t = P.macros[static_cast<std::size_t>(op.macro)];
@@ -754,54 +785,51 @@ struct Player {
     else profiles.assign(plan.programs.size(), {});
     DurationTable& memo = spare_memos().memo;
     DurationTable& tp_memo = spare_memos().tp_memo;
-    WorkKey last_key{};
-    core::Duration last_duration{}, last_transfer_time{};
+    // Each work class once (the layout's classes are per program), then each op by its class.
+    const std::vector<std::uint32_t>& class_op = layout->class_op;
+    std::vector<core::Duration>& class_time = spare_class_durations();
+    class_time.resize(class_op.size());
+    for (std::size_t c = 0; c < class_op.size(); ++c) {
+      std::int32_t prog, idx;
+      const Op& op = op_at(class_op[c], prog, idx);
+      class_time[c] = op_duration(plan, plan.programs[prog], op);
+    }
+    const std::vector<std::uint32_t>& work_class = layout->work_class;
+    core::Duration last_transfer_time{};
     parallel::CommWork last_transfer{};
     for (std::size_t p = 0; p < plan.programs.size(); ++p) {
       memo.clear();
-      bool have_last = false, have_transfer = false;  // durations are per program (its device)
+      bool have_transfer = false;  // durations are per program (its device)
       const Program& P = plan.programs[p];
       tp_memo.clear();
       if (!reuse)
         for (const auto& t : P.macros) profiles[p].push_back(profile(P, t, memo, tp_memo));
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
-        const Op& op = P.ops[i];
         const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
-        if (op.macro >= 0) {
-          duration[id] = profiles[p][op.macro].total;
-          if (!op.arrival) continue;
-          // A transfer's time depends only on its CommWork (and the plan's links): most repeat
-          // the last one.
-          if (have_transfer && same_transfer(op.comm, last_transfer)) {
-            arrival_time[id] = last_transfer_time;
-            continue;
-          }
-          Op transfer = op;
-          transfer.kind = OpKind::p2p;
-          transfer.macro = -1;
-          transfer.kernels = 1;
-          transfer.work = {};
-          auto [d, inserted] = memo.find_or_add(work_key(transfer));
-          if (inserted) *d = op_duration(plan, P, transfer);
-          arrival_time[id] = *d;
-          have_transfer = true;
-          last_transfer = op.comm;
-          last_transfer_time = *d;
+        if (work_class[id] != kNone) {
+          duration[id] = class_time[work_class[id]];
           continue;
         }
-        // Consecutive ops often repeat the same work (a unit's transfers): check the last one
-        // before hashing.
-        const WorkKey key = work_key(op);
-        if (have_last && key == last_key) {
-          duration[id] = last_duration;
+        const Op& op = P.ops[i];
+        duration[id] = profiles[p][op.macro].total;
+        if (!op.arrival) continue;
+        // A transfer's time depends only on its CommWork (and the plan's links): most repeat
+        // the last one.
+        if (have_transfer && same_transfer(op.comm, last_transfer)) {
+          arrival_time[id] = last_transfer_time;
           continue;
         }
-        auto [d, inserted] = memo.find_or_add(key);
-        if (inserted) *d = op_duration(plan, P, op);
-        duration[id] = *d;
-        last_key = key;
-        last_duration = *d;
-        have_last = true;
+        Op transfer = op;
+        transfer.kind = OpKind::p2p;
+        transfer.macro = -1;
+        transfer.kernels = 1;
+        transfer.work = {};
+        auto [d, inserted] = memo.find_or_add(work_key(transfer));
+        if (inserted) *d = op_duration(plan, P, transfer);
+        arrival_time[id] = *d;
+        have_transfer = true;
+        last_transfer = op.comm;
+        last_transfer_time = *d;
       }
     }
   }
@@ -1358,14 +1386,25 @@ struct Player {
     std::int32_t program = -1;
     std::size_t record = 0;
   };
+  // Whether programs a and b have the same effects throughout, by content (layers counted from
+  // each program's first): by the hashes of their whole effect lists, which a sweep's plan digest
+  // keeps (the allocator memo trusts them as far). Without a digest, false: shared_log compares
+  // effect by effect.
+  bool effects_alike(std::size_t a, std::size_t b) {
+    if (!opt.plan_digest || plan.programs[a].effects.size() != plan.programs[b].effects.size()) return false;
+    const std::uint64_t ha = program_hashes(a).effects.back();
+    return ha == program_hashes(b).effects.back();
+  }
   // How many records program b's log shares with program a's — the same kinds, ops' micro-batches
   // and macro templates, ranges and effects (by content, layers counted from each program's
-  // first) — and how many allocations they make, counted up to kWorthACopy.
-  std::pair<std::size_t, std::uint64_t> shared_log(std::size_t a, std::size_t b) const {
+  // first) — and how many allocations they make, counted up to kWorthACopy. `alike`: the two
+  // programs' effects are the same throughout (equal ranges name equal effects).
+  std::pair<std::size_t, std::uint64_t> shared_log(std::size_t a, std::size_t b, bool alike) const {
     const Program& A = plan.programs[a];
     const Program& B = plan.programs[b];
     auto same_effects = [&](std::uint32_t a0, std::uint32_t a1, std::uint32_t b0, std::uint32_t b1) {
       if (a1 - a0 != b1 - b0) return false;
+      if (alike && a0 == b0) return true;
       for (std::uint32_t k = 0; k < a1 - a0; ++k) {
         const parallel::MemEffect& x = A.effects[a0 + k];
         const parallel::MemEffect& y = B.effects[b0 + k];
@@ -1404,7 +1443,7 @@ struct Player {
       const Op& v = B.ops[y.index];
       if (x.kind != y.kind || x.a != y.a || x.b != y.b || u.microbatch != v.microbatch || u.macro != v.macro) break;
       if (x.kind == MemRecord::Kind::allocs || x.kind == MemRecord::Kind::frees) {
-        if (!same_effects(x.a, x.b, y.a, y.b)) break;
+        if (!alike && !same_effects(x.a, x.b, y.a, y.b)) break;
         if (x.kind == MemRecord::Kind::allocs) allocations += x.b - x.a;
       } else {
         if (u.macro < 0 || static_cast<std::size_t>(u.macro) >= same_template.size() || !same_macro(u.macro)) break;
@@ -1435,7 +1474,7 @@ struct Player {
                          !(context_of(j) == context_of(i))))
           ++j;
         if (j == i) continue;
-        const auto [k, allocations] = shared_log(j, i);
+        const auto [k, allocations] = shared_log(j, i, effects_alike(j, i));
         if (allocations < kWorthACopy) continue;
         source[i] = {static_cast<std::int32_t>(j), k};
         wanted[j].push_back(k);
