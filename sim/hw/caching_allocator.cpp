@@ -392,10 +392,15 @@ void CachingAllocator::take(std::int32_t b, std::int64_t size, std::uint64_t key
 }
 
 void CachingAllocator::release_free_segments() {
-  if (free_segments_ == 0) return;  // nothing to give back: no need to look
+  // The count of cached whole segments is exact: the scan stops once it has given them all
+  // back (an OOM replay calls this at every new segment, mostly with a few large ones cached
+  // among many small blocks).
+  std::int64_t left = free_segments_;
+  if (left == 0) return;  // nothing to give back: no need to look
   free_segments_ = 0;
   for (Pool* p : {&small_free_, &large_free_}) {
     for (SizeClass& c : p->classes) {
+      if (left == 0) return;
       bool released = false;
       for (const Entry& e : c.blocks) {
         Block& k = blocks_[e.block];
@@ -407,12 +412,14 @@ void CachingAllocator::release_free_segments() {
         touch(e.block);
         spare(e.block);
         released = true;
+        if (--left == 0) break;
       }
       // The released blocks' entries are stale now; a class that gave nothing back keeps its
       // entries as they were (stale ones are skipped where they are met, as everywhere).
       if (released) drop_stale(c);
     }
   }
+  TRAINSIM_CHECK(left == 0, "the count of cached whole segments was off");
 }
 
 CachingAllocator::Result CachingAllocator::allocate(std::uint64_t key, std::int64_t bytes, bool book_anyway) {
