@@ -116,6 +116,53 @@ TEST_CASE("fast play matches the expanded plan over schedules, ZeRO, recomputati
   same_report(gpt, {"parallel.schedule=gpipe", "training.global_batch=512"});
 }
 
+TEST_CASE("every op plays for its own duration, costed anew when a kept plan's devices change") {
+  // A play costs each work class of its plan's layout once (kept with a plan digest, as a sweep
+  // does) and gives every op its class's duration: each op must last exactly op_duration on its
+  // stage's device, expanded and compressed, on the play that made the layout and on a later one
+  // with every stage's device swapped (a sweep's device axis patches a kept plan so).
+  const std::string gpt = kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml";
+  const std::string zero = kRoot + "/scenarios/parallel/05_zero1.yaml";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {gpt, {"parallel.zero=3", "parallel.tensor=4", "parallel.pipeline=4", "parallel.data=64",
+             "training.recompute=selective", "training.global_batch=256"}},
+      {gpt, {"parallel.zero=2", "parallel.tensor=8", "parallel.pipeline=8", "parallel.data=16",
+             "parallel.schedule=interleaved", "parallel.virtual_stages=2", "training.global_batch=256"}},
+      {zero, {"parallel.zero=3", "training.offload.parameters=cpu", "training.offload.optimizer=cpu"}},
+  };
+  const auto other = scenario::load_scenario(gpt, {"device=h100-80gb"}).stage_device(0);
+  for (const auto& [file, sets] : cases)
+    for (const bool compress : {false, true}) {
+      INFO(file << (compress ? " compressed" : " expanded"));
+      parallel::Plan plan = parallel::lower(scenario::load_scenario(file, sets), {.compress = compress});
+      exec::PlanDigest digest;
+      std::size_t checked = 0;
+      std::vector<int> kinds(16, 0);
+      for (const bool swapped : {false, true}) {
+        if (swapped)
+          for (auto& P : plan.programs) P.device = other;
+        const exec::Timeline tl = exec::play(plan, {.plan_digest = &digest});
+        for (std::size_t p = 0; p < plan.programs.size(); ++p) {
+          const parallel::Program& P = plan.programs[p];
+          for (std::size_t i = 0; i < P.ops.size(); ++i) {
+            const parallel::Op& op = P.ops[i];
+            if (op.macro >= 0) continue;  // a macro op lasts its template's profile
+            INFO("stage " << p << " op " << i << " " << parallel::to_string(op.kind));
+            REQUIRE(tl.devices[p].finish[i] - tl.devices[p].start[i] == exec::op_duration(plan, P, op));
+            ++checked;
+            ++kinds[static_cast<std::size_t>(op.kind)];
+          }
+        }
+      }
+      CHECK(checked > 100);
+      // Communication ops of several kinds were among them, and compute ops (compressed, most
+      // units are macro ops).
+      CHECK(kinds[static_cast<std::size_t>(parallel::OpKind::all_gather)] > 0);
+      CHECK(kinds[static_cast<std::size_t>(parallel::OpKind::reduce_scatter)] > 0);
+      if (!compress) CHECK(kinds[static_cast<std::size_t>(parallel::OpKind::backward)] > 0);
+    }
+}
+
 TEST_CASE("fast play: ZeRO-2 backward units repeat as macro ops, their reduce-scatters as taps") {
   const std::string gpt = kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml";
   const std::vector<std::string> zero2 = {"parallel.zero=2", "parallel.tensor=4", "parallel.pipeline=4",
