@@ -36,7 +36,7 @@ class EventQueue {
       sift_down(std::move(e));
       return;
     }
-    heap_.push_back(e);
+    heap_.push_back(std::move(e));
     sift_up(heap_.size() - 1);
   }
   bool empty() const { return heap_.size() == static_cast<std::size_t>(root_taken_); }
