@@ -172,11 +172,15 @@ struct PlayLayout {
   // Per op: whether a data-parallel all-reduce (the one kind of op the all-reduce algorithm
   // prices) waits for it; a play pauses a copy before the first such op ends (PlaySnapshot).
   std::vector<char> feeds_data_reduction;
-  // Per op but macro ops: its work class, ops of one program whose work costs the same (equal
-  // Player::WorkKey), so a play costs each class once and not each op (kNone for macro ops);
-  // per class, one op of it.
+  // Per op: its duration class, so a play costs each class once and not each op. Classes
+  // [0, class_op.size()) are work classes: ops of one program whose work costs the same (equal
+  // Player::WorkKey), class_op naming one op of each; then one class per macro template, those
+  // of program p from template_base[p] on (a macro op lasts its template's profile).
   std::vector<std::uint32_t> work_class;
   std::vector<std::uint32_t> class_op;
+  std::vector<std::uint32_t> template_base;
+  std::uint32_t classes = 0;
+  std::vector<std::uint32_t> arrival_ops;  // macro ops with a folded transfer (Op::arrival)
 };
 
 namespace {
@@ -209,7 +213,7 @@ thread_local std::vector<std::vector<MemRecord>> spare_logs;  // see Player::run
 struct SpareArrays {
   std::vector<std::uint32_t> waiting;
   std::vector<char> done;
-  std::vector<core::Duration> duration, arrival_time;
+  std::vector<core::Duration> arrival_time;
   std::vector<core::TimePoint> arrival_start;
 };
 thread_local SpareArrays spare_arrays;
@@ -220,13 +224,14 @@ thread_local std::vector<std::uint64_t> spare_work;  // see Player::model_alloca
 // A play's event loop paused before an event (see PlanDigest::snapshots): everything the loop
 // changes, and what the events before it depended on besides the plan — the macro profiles (by
 // their costing), each device's capacity and what it holds before the step, the host memory, and
-// the durations of the ops started by then (those of the others are read only once they start).
+// the durations of the ops started by then (those of the others are read only once they start;
+// kept by duration class, and the folded transfers' per op).
 struct PlaySnapshot {
   std::uint64_t profiles_generation = 0;
   std::vector<core::Bytes> capacity;
   std::vector<hw::MemBreakdown> persistent;
   core::Bytes host_capacity{}, host_per_node{};
-  std::vector<core::Duration> duration, arrival_time;
+  std::vector<core::Duration> class_time, arrival_time;  // per duration class; per op
   // The loop's state.
   Timeline tl;
   std::vector<hw::MemoryLedger> ledgers;
@@ -263,7 +268,10 @@ struct Player {
   std::span<const DependencyGraph::Tap> taps;
   std::vector<std::uint32_t> waiting;    // unfinished predecessors per op
   std::vector<char> done;
-  std::vector<core::Duration> duration;  // per op, computed once (memoised by work)
+  // Durations by class (PlayLayout::work_class), costed once per play.
+  std::vector<core::Duration> class_time;
+  std::span<const std::uint32_t> work_class;
+  core::Duration duration(std::uint32_t id) const { return class_time[work_class[id]]; }
   // Events at one instant run in the order of the expanded plan's op numbering (a macro op's
   // ops numbered as if expanded), so a compressed plan replays the expanded plan's order.
   // Macro ops with a folded transfer (Op::arrival) wait for arrival_from; the transfer's
@@ -460,7 +468,7 @@ struct Player {
     }
     const Program& P = plan.programs[prog];
     tl.devices[prog].start[idx] = now;
-    queue.schedule(now + duration[id], id, finish_key(id));
+    queue.schedule(now + duration(id), id, finish_key(id));
     if (op.alloc_begin == op.alloc_end) return;
     catch_up(prog, now, trigger);  // (a macro op returned above: its allocs are its transfer's)
     log(prog, {MemRecord::Kind::allocs, idx, op.alloc_begin, op.alloc_end, now, fine_first[id]});
@@ -512,7 +520,7 @@ struct Player {
     std::int32_t prog, idx;
     const Op& op = op_at(id, prog, idx);
     tl.devices[prog].start[idx] = at;
-    queue.schedule(at + duration[id], id, finish_key(id));
+    queue.schedule(at + duration(id), id, finish_key(id));
     InFlight& f = inflight[prog];
     TRAINSIM_CHECK(f.id == kNone, "two macro ops in flight on one compute stream");
     f = InFlight{id, idx, op.macro, at, fine_first[id] + (op.arrival ? 1 : 0), key, 0};
@@ -583,10 +591,6 @@ struct Player {
   static DurationTables& spare_memos() {
     thread_local DurationTables tables;
     return tables;
-  }
-  static std::vector<core::Duration>& spare_class_durations() {
-    thread_local std::vector<core::Duration> durations;
-    return durations;
   }
   using ClassTable = core::FlatTable<WorkKey, std::uint32_t, WorkHash>;
   static ClassTable& spare_class_table() {
@@ -713,6 +717,7 @@ struct Player {
     l.arrival_from.assign(ops, kNone);
     l.work_class.assign(ops, kNone);
     ClassTable& classes = spare_class_table();
+    std::vector<std::uint32_t> macro_ops;  // given their template's class once all are numbered
     std::uint64_t fine = 0;
     for (std::size_t p = 0; p < plan.programs.size(); ++p) {
       const Program& P = plan.programs[p];
@@ -741,7 +746,9 @@ struct Player {
         }
         const parallel::MacroTemplate& t = P.macros[static_cast<std::size_t>(op.macro)];
         const std::uint64_t ops_in = t.end - t.begin;
+        macro_ops.push_back(id);
         if (op.arrival) {
+          l.arrival_ops.push_back(id);
           TRAINSIM_CHECK(op.dep_end == op.dep_begin + 1, "a folded transfer waits for exactly one op");
           const parallel::OpRef from = P.deps[op.dep_begin];
           l.arrival_from[id] = offset[from.program] + static_cast<std::uint32_t>(from.index);
@@ -750,6 +757,16 @@ struct Player {
         l.end_key[id] = fine - 1;
         l.extra_events += ops_in - 1 + (op.arrival ? 1 : 0);
       }
+    }
+    l.classes = static_cast<std::uint32_t>(l.class_op.size());
+    for (const Program& P : plan.programs) {
+      l.template_base.push_back(l.classes);
+      l.classes += static_cast<std::uint32_t>(P.macros.size());
+    }
+    for (const std::uint32_t id : macro_ops) {
+      const std::int32_t p = g.program_of[id];
+      l.work_class[id] = l.template_base[static_cast<std::size_t>(p)] +
+                         static_cast<std::uint32_t>(plan.programs[p].ops[id - offset[p]].macro);
     }
     for (std::uint32_t u = 0; u + 1 < g.succ_begin.size(); ++u)
       for (auto k = g.succ_begin[u]; k < g.succ_begin[u + 1]; ++k) {
@@ -773,8 +790,7 @@ struct Player {
     fine_first = layout->fine_first;
     end_key = layout->end_key;
     arrival_from = layout->arrival_from;
-    duration = std::move(spare_arrays.duration);
-    duration.resize(ops);
+    work_class = layout->work_class;
     arrival_time = std::move(spare_arrays.arrival_time);
     arrival_time.assign(ops, core::Duration{});
     arrival_start = std::move(spare_arrays.arrival_start);
@@ -785,52 +801,48 @@ struct Player {
     else profiles.assign(plan.programs.size(), {});
     DurationTable& memo = spare_memos().memo;
     DurationTable& tp_memo = spare_memos().tp_memo;
-    // Each work class once (the layout's classes are per program), then each op by its class.
+    // Each class once: the work classes on their program's device, the templates by profile.
     const std::vector<std::uint32_t>& class_op = layout->class_op;
-    std::vector<core::Duration>& class_time = spare_class_durations();
-    class_time.resize(class_op.size());
+    class_time.resize(layout->classes);
     for (std::size_t c = 0; c < class_op.size(); ++c) {
       std::int32_t prog, idx;
       const Op& op = op_at(class_op[c], prog, idx);
       class_time[c] = op_duration(plan, plan.programs[prog], op);
     }
-    const std::vector<std::uint32_t>& work_class = layout->work_class;
+    for (std::size_t p = 0; p < plan.programs.size(); ++p) {
+      const Program& P = plan.programs[p];
+      if (!reuse) {
+        memo.clear();
+        tp_memo.clear();
+        for (const auto& t : P.macros) profiles[p].push_back(profile(P, t, memo, tp_memo));
+      }
+      for (std::size_t t = 0; t < P.macros.size(); ++t) class_time[layout->template_base[p] + t] = profiles[p][t].total;
+    }
+    // The folded transfers: a transfer's time depends only on its CommWork (and the plan's
+    // links and its program's device); most repeat the last one.
     core::Duration last_transfer_time{};
     parallel::CommWork last_transfer{};
-    for (std::size_t p = 0; p < plan.programs.size(); ++p) {
-      memo.clear();
-      bool have_transfer = false;  // durations are per program (its device)
-      const Program& P = plan.programs[p];
-      tp_memo.clear();
-      if (!reuse)
-        for (const auto& t : P.macros) profiles[p].push_back(profile(P, t, memo, tp_memo));
-      for (std::size_t i = 0; i < P.ops.size(); ++i) {
-        const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
-        if (work_class[id] != kNone) {
-          duration[id] = class_time[work_class[id]];
-          continue;
-        }
-        const Op& op = P.ops[i];
-        duration[id] = profiles[p][op.macro].total;
-        if (!op.arrival) continue;
-        // A transfer's time depends only on its CommWork (and the plan's links): most repeat
-        // the last one.
-        if (have_transfer && same_transfer(op.comm, last_transfer)) {
-          arrival_time[id] = last_transfer_time;
-          continue;
-        }
-        Op transfer = op;
-        transfer.kind = OpKind::p2p;
-        transfer.macro = -1;
-        transfer.kernels = 1;
-        transfer.work = {};
-        auto [d, inserted] = memo.find_or_add(work_key(transfer));
-        if (inserted) *d = op_duration(plan, P, transfer);
-        arrival_time[id] = *d;
-        have_transfer = true;
-        last_transfer = op.comm;
-        last_transfer_time = *d;
+    std::int32_t last_program = -1;
+    for (const std::uint32_t id : layout->arrival_ops) {
+      std::int32_t p, idx;
+      const Op& op = op_at(id, p, idx);
+      if (p != last_program) {
+        memo.clear();
+        last_program = p;
+      } else if (same_transfer(op.comm, last_transfer)) {
+        arrival_time[id] = last_transfer_time;
+        continue;
       }
+      Op transfer = op;
+      transfer.kind = OpKind::p2p;
+      transfer.macro = -1;
+      transfer.kernels = 1;
+      transfer.work = {};
+      auto [d, inserted] = memo.find_or_add(work_key(transfer));
+      if (inserted) *d = op_duration(plan, plan.programs[p], transfer);
+      arrival_time[id] = *d;
+      last_transfer = op.comm;
+      last_transfer_time = *d;
     }
   }
 
@@ -1652,7 +1664,7 @@ struct Player {
     }
     s->host_capacity = plan.host_capacity;
     s->host_per_node = plan.host_per_node;
-    s->duration = duration;
+    s->class_time = class_time;
     s->arrival_time = arrival_time;
     if (at_end) {  // its timeline once the play ends
       snapshot = std::move(s);
@@ -1673,7 +1685,8 @@ struct Player {
   // digest's, costed as s's were), capacities, states before the step and host memory, and every
   // op s had started lasting as long here.
   bool same_start(const PlaySnapshot& s) const {
-    if (s.duration.size() != duration.size() || s.profiles_generation != profiles_generation() ||
+    if (s.arrival_time.size() != arrival_time.size() || s.class_time.size() != class_time.size() ||
+        s.profiles_generation != profiles_generation() ||
         s.max_oom_points != opt.max_oom_points ||
         !(s.host_capacity == plan.host_capacity) || !(s.host_per_node == plan.host_per_node))
       return false;
@@ -1682,9 +1695,9 @@ struct Player {
       for (std::size_t c = 0; c < hw::kMemCategories; ++c)
         if (!(s.persistent[p].bytes[c] == plan.programs[p].persistent.bytes[c])) return false;
     }
-    for (std::size_t id = 0; id < duration.size(); ++id)
-      if ((s.at_end || s.waiting[id] == 0) &&
-          (!(s.duration[id] == duration[id]) || !(s.arrival_time[id] == arrival_time[id])))
+    for (std::size_t id = 0; id < arrival_time.size(); ++id)
+      if ((s.at_end || s.waiting[id] == 0) && (!(s.class_time[work_class[id]] == class_time[work_class[id]]) ||
+                                                !(s.arrival_time[id] == arrival_time[id])))
         return false;
     return true;
   }
@@ -1743,8 +1756,7 @@ struct Player {
     const Resumed resumed = resume();
     if (resumed != Resumed::whole) play_on(resumed == Resumed::no);
     spare_logs = std::move(memlog);
-    spare_arrays = {std::move(waiting), std::move(done), std::move(duration), std::move(arrival_time),
-                    std::move(arrival_start)};
+    spare_arrays = {std::move(waiting), std::move(done), std::move(arrival_time), std::move(arrival_start)};
     keep_profiles();
     if (snapshot) {
       if (snapshot->at_end) snapshot->tl = tl;
