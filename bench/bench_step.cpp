@@ -60,6 +60,17 @@ void BM_Gpt3_175B_1024_Layout(benchmark::State& state) {
                true);
 }
 
+// One layout (tensor 8, pipeline 16, data 8) under each ZeRO stage, fast play with the allocator
+// model. ZeRO-2's backward units repeat as macro ops with their reduce-scatters as taps; ZeRO-3's
+// gathers gate every compute op, so its units play op by op (docs/sweeps.md, "Thirteenth pass")
+// — the cost that dominates a sweep of distinct layouts over ZeRO stages.
+void BM_Gpt3_175B_1024_Zero(benchmark::State& state) {
+  run_scenario(state, "scenarios/parallel/06_gpt3_175b_megatron.yaml",
+               {"parallel.zero=" + std::to_string(state.range(0)), "parallel.tensor=8", "parallel.pipeline=16",
+                "parallel.data=8"},
+               true);
+}
+
 // 16,384 GPUs: the same model with 128-way data parallelism (global batch 24,576).
 void BM_Gpt3_175B_16384(benchmark::State& state) {
   run_scenario(state, "scenarios/parallel/06_gpt3_175b_megatron.yaml",
@@ -81,6 +92,7 @@ BENCHMARK(BM_Gpt3_175B_1024_Fast_NoAllocator)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gpt3_175B_1024_Layout)
     ->ArgsProduct({{1, 2}, {4, 8}, {8, 16}})
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Gpt3_175B_1024_Zero)->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gpt3_175B_16384)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Llama70B_64)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Quickstart)->Unit(benchmark::kMicrosecond);
