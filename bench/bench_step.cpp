@@ -66,8 +66,8 @@ void BM_Gpt3_175B_1024_Layout(benchmark::State& state) {
 // — the cost that dominates a sweep of distinct layouts over ZeRO stages.
 void BM_Gpt3_175B_1024_Zero(benchmark::State& state) {
   run_scenario(state, "scenarios/parallel/06_gpt3_175b_megatron.yaml",
-               {"parallel.zero=" + std::to_string(state.range(0)), "parallel.tensor=8", "parallel.pipeline=16",
-                "parallel.data=8"},
+               {"parallel.zero=" + std::to_string(state.range(0)), "parallel.tensor=8",
+                "parallel.pipeline=16", "parallel.data=8"},
                true);
 }
 

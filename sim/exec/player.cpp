@@ -816,7 +816,8 @@ struct Player {
         tp_memo.clear();
         for (const auto& t : P.macros) profiles[p].push_back(profile(P, t, memo, tp_memo));
       }
-      for (std::size_t t = 0; t < P.macros.size(); ++t) class_time[layout->template_base[p] + t] = profiles[p][t].total;
+      for (std::size_t t = 0; t < P.macros.size(); ++t)
+        class_time[layout->template_base[p] + t] = profiles[p][t].total;
     }
     // The folded transfers: a transfer's time depends only on its CommWork (and the plan's
     // links and its program's device); most repeat the last one.
@@ -1403,7 +1404,8 @@ struct Player {
   // keeps (the allocator memo trusts them as far). Without a digest, false: shared_log compares
   // effect by effect.
   bool effects_alike(std::size_t a, std::size_t b) {
-    if (!opt.plan_digest || plan.programs[a].effects.size() != plan.programs[b].effects.size()) return false;
+    if (!opt.plan_digest || plan.programs[a].effects.size() != plan.programs[b].effects.size())
+      return false;
     const std::uint64_t ha = program_hashes(a).effects.back();
     return ha == program_hashes(b).effects.back();
   }
@@ -1686,8 +1688,7 @@ struct Player {
   // op s had started lasting as long here.
   bool same_start(const PlaySnapshot& s) const {
     if (s.arrival_time.size() != arrival_time.size() || s.class_time.size() != class_time.size() ||
-        s.profiles_generation != profiles_generation() ||
-        s.max_oom_points != opt.max_oom_points ||
+        s.profiles_generation != profiles_generation() || s.max_oom_points != opt.max_oom_points ||
         !(s.host_capacity == plan.host_capacity) || !(s.host_per_node == plan.host_per_node))
       return false;
     for (std::size_t p = 0; p < plan.programs.size(); ++p) {
@@ -1696,8 +1697,9 @@ struct Player {
         if (!(s.persistent[p].bytes[c] == plan.programs[p].persistent.bytes[c])) return false;
     }
     for (std::size_t id = 0; id < arrival_time.size(); ++id)
-      if ((s.at_end || s.waiting[id] == 0) && (!(s.class_time[work_class[id]] == class_time[work_class[id]]) ||
-                                                !(s.arrival_time[id] == arrival_time[id])))
+      if ((s.at_end || s.waiting[id] == 0) &&
+          (!(s.class_time[work_class[id]] == class_time[work_class[id]]) ||
+           !(s.arrival_time[id] == arrival_time[id])))
         return false;
     return true;
   }
@@ -1756,7 +1758,8 @@ struct Player {
     const Resumed resumed = resume();
     if (resumed != Resumed::whole) play_on(resumed == Resumed::no);
     spare_logs = std::move(memlog);
-    spare_arrays = {std::move(waiting), std::move(done), std::move(arrival_time), std::move(arrival_start)};
+    spare_arrays = {std::move(waiting), std::move(done), std::move(arrival_time),
+                    std::move(arrival_start)};
     keep_profiles();
     if (snapshot) {
       if (snapshot->at_end) snapshot->tl = tl;

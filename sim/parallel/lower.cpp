@@ -507,8 +507,10 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
   }
   // Compressed, a repeated unit is a transfer and a macro op; a few units per chunk stay expanded
   // (and all of them under ZeRO-3 or offload, whose units do not repeat as macro ops).
-  const bool units_repeat = L.compress && zero != 3 && !off.parameters_on_cpu() && !off.optimizer_on_cpu();
-  const std::size_t expanded_units = units_repeat ? std::min<std::size_t>(units.size(), 4 * L.v + 4) : units.size();
+  const bool units_repeat =
+      L.compress && zero != 3 && !off.parameters_on_cpu() && !off.optimizer_on_cpu();
+  const std::size_t expanded_units =
+      units_repeat ? std::min<std::size_t>(units.size(), 4 * L.v + 4) : units.size();
   P.ops.reserve(expanded_units * per_unit + (units.size() - expanded_units) * 2 + 8);
   P.effects.reserve(expanded_units * per_unit * 2 + 8);
   P.deps.reserve(units.size() * 4 + P.ops.capacity() / 4 + 8);

@@ -29,7 +29,8 @@ TEST_CASE("an event scheduled in the past is an internal error", "[engine]") {
   CHECK_THROWS_AS(q.schedule(TimePoint{49}, 2), InternalError);
 }
 
-TEST_CASE("interleaved pops and schedules run events in (time, key, order scheduled) order", "[engine]") {
+TEST_CASE("interleaved pops and schedules run events in (time, key, order scheduled) order",
+          "[engine]") {
   // A loop that pops an event and schedules a few more at or after it (the popped root's slot
   // takes the first), against a plain sorted list of what is pending.
   struct Pending {
@@ -68,7 +69,8 @@ TEST_CASE("interleaved pops and schedules run events in (time, key, order schedu
     CHECK(e.key == first->key);
     reference.erase(first);
     if (++popped < 3000)
-      for (std::uint64_t k = next_random(3); k > 0; --k) add(e.time.ns + static_cast<std::int64_t>(next_random(5)));
+      for (std::uint64_t k = next_random(3); k > 0; --k)
+        add(e.time.ns + static_cast<std::int64_t>(next_random(5)));
   }
   CHECK(reference.empty());
   CHECK(q.events_run() == static_cast<std::uint64_t>(popped));

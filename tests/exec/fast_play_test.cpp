@@ -124,17 +124,21 @@ TEST_CASE("every op plays for its own duration, costed anew when a kept plan's d
   const std::string gpt = kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml";
   const std::string zero = kRoot + "/scenarios/parallel/05_zero1.yaml";
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
-      {gpt, {"parallel.zero=3", "parallel.tensor=4", "parallel.pipeline=4", "parallel.data=64",
-             "training.recompute=selective", "training.global_batch=256"}},
-      {gpt, {"parallel.zero=2", "parallel.tensor=8", "parallel.pipeline=8", "parallel.data=16",
-             "parallel.schedule=interleaved", "parallel.virtual_stages=2", "training.global_batch=256"}},
-      {zero, {"parallel.zero=3", "training.offload.parameters=cpu", "training.offload.optimizer=cpu"}},
+      {gpt,
+       {"parallel.zero=3", "parallel.tensor=4", "parallel.pipeline=4", "parallel.data=64",
+        "training.recompute=selective", "training.global_batch=256"}},
+      {gpt,
+       {"parallel.zero=2", "parallel.tensor=8", "parallel.pipeline=8", "parallel.data=16",
+        "parallel.schedule=interleaved", "parallel.virtual_stages=2", "training.global_batch=256"}},
+      {zero,
+       {"parallel.zero=3", "training.offload.parameters=cpu", "training.offload.optimizer=cpu"}},
   };
   const auto other = scenario::load_scenario(gpt, {"device=h100-80gb"}).stage_device(0);
   for (const auto& [file, sets] : cases)
     for (const bool compress : {false, true}) {
       INFO(file << (compress ? " compressed" : " expanded"));
-      parallel::Plan plan = parallel::lower(scenario::load_scenario(file, sets), {.compress = compress});
+      parallel::Plan plan =
+          parallel::lower(scenario::load_scenario(file, sets), {.compress = compress});
       exec::PlanDigest digest;
       std::size_t checked = 0;
       std::vector<int> kinds(16, 0);
@@ -148,7 +152,8 @@ TEST_CASE("every op plays for its own duration, costed anew when a kept plan's d
             const parallel::Op& op = P.ops[i];
             if (op.macro >= 0) continue;  // a macro op lasts its template's profile
             INFO("stage " << p << " op " << i << " " << parallel::to_string(op.kind));
-            REQUIRE(tl.devices[p].finish[i] - tl.devices[p].start[i] == exec::op_duration(plan, P, op));
+            REQUIRE(tl.devices[p].finish[i] - tl.devices[p].start[i] ==
+                    exec::op_duration(plan, P, op));
             ++checked;
             ++kinds[static_cast<std::size_t>(op.kind)];
           }
