@@ -172,14 +172,14 @@ struct PlayLayout {
   // Per op: whether a data-parallel all-reduce (the one kind of op the all-reduce algorithm
   // prices) waits for it; a play pauses a copy before the first such op ends (PlaySnapshot).
   std::vector<char> feeds_data_reduction;
-  // Per op: its duration class, so a play costs each class once and not each op. Classes
-  // [0, class_op.size()) are work classes: ops of one program whose work costs the same (equal
-  // Player::WorkKey), class_op naming one op of each; then one class per macro template, those
-  // of program p from template_base[p] on (a macro op lasts its template's profile).
+  // Per op: its duration class, so a play costs each class once and not each op. First one class
+  // per macro template, those of program p from template_base[p] on (a macro op lasts its
+  // template's profile), then from `templates` on the work classes: ops of one program whose
+  // work costs the same (equal Player::WorkKey), class_op naming one op of each.
   std::vector<std::uint32_t> work_class;
-  std::vector<std::uint32_t> class_op;
   std::vector<std::uint32_t> template_base;
-  std::uint32_t classes = 0;
+  std::uint32_t templates = 0;
+  std::vector<std::uint32_t> class_op;
   std::vector<std::uint32_t> arrival_ops;  // macro ops with a folded transfer (Op::arrival)
 };
 
@@ -715,9 +715,12 @@ struct Player {
     l.fine_first.resize(ops);
     l.end_key.resize(ops);
     l.arrival_from.assign(ops, kNone);
-    l.work_class.assign(ops, kNone);
+    l.work_class.resize(ops);  // every op gets a class below
+    for (const Program& P : plan.programs) {
+      l.template_base.push_back(l.templates);
+      l.templates += static_cast<std::uint32_t>(P.macros.size());
+    }
     ClassTable& classes = spare_class_table();
-    std::vector<std::uint32_t> macro_ops;  // given their template's class once all are numbered
     std::uint64_t fine = 0;
     for (std::size_t p = 0; p < plan.programs.size(); ++p) {
       const Program& P = plan.programs[p];
@@ -735,7 +738,7 @@ struct Player {
           if (last_class == kNone || !(key == last_key)) {
             auto [c, added] = classes.find_or_add(key);
             if (added) {
-              *c = static_cast<std::uint32_t>(l.class_op.size());
+              *c = l.templates + static_cast<std::uint32_t>(l.class_op.size());
               l.class_op.push_back(id);
             }
             last_key = key;
@@ -746,7 +749,7 @@ struct Player {
         }
         const parallel::MacroTemplate& t = P.macros[static_cast<std::size_t>(op.macro)];
         const std::uint64_t ops_in = t.end - t.begin;
-        macro_ops.push_back(id);
+        l.work_class[id] = l.template_base[p] + static_cast<std::uint32_t>(op.macro);
         if (op.arrival) {
           l.arrival_ops.push_back(id);
           TRAINSIM_CHECK(op.dep_end == op.dep_begin + 1, "a folded transfer waits for exactly one op");
@@ -757,16 +760,6 @@ struct Player {
         l.end_key[id] = fine - 1;
         l.extra_events += ops_in - 1 + (op.arrival ? 1 : 0);
       }
-    }
-    l.classes = static_cast<std::uint32_t>(l.class_op.size());
-    for (const Program& P : plan.programs) {
-      l.template_base.push_back(l.classes);
-      l.classes += static_cast<std::uint32_t>(P.macros.size());
-    }
-    for (const std::uint32_t id : macro_ops) {
-      const std::int32_t p = g.program_of[id];
-      l.work_class[id] = l.template_base[static_cast<std::size_t>(p)] +
-                         static_cast<std::uint32_t>(plan.programs[p].ops[id - offset[p]].macro);
     }
     for (std::uint32_t u = 0; u + 1 < g.succ_begin.size(); ++u)
       for (auto k = g.succ_begin[u]; k < g.succ_begin[u + 1]; ++k) {
@@ -803,11 +796,11 @@ struct Player {
     DurationTable& tp_memo = spare_memos().tp_memo;
     // Each class once: the work classes on their program's device, the templates by profile.
     const std::vector<std::uint32_t>& class_op = layout->class_op;
-    class_time.resize(layout->classes);
+    class_time.resize(layout->templates + class_op.size());
     for (std::size_t c = 0; c < class_op.size(); ++c) {
       std::int32_t prog, idx;
       const Op& op = op_at(class_op[c], prog, idx);
-      class_time[c] = op_duration(plan, plan.programs[prog], op);
+      class_time[layout->templates + c] = op_duration(plan, plan.programs[prog], op);
     }
     for (std::size_t p = 0; p < plan.programs.size(); ++p) {
       const Program& P = plan.programs[p];
@@ -1457,7 +1450,7 @@ struct Player {
       const Op& v = B.ops[y.index];
       if (x.kind != y.kind || x.a != y.a || x.b != y.b || u.microbatch != v.microbatch || u.macro != v.macro) break;
       if (x.kind == MemRecord::Kind::allocs || x.kind == MemRecord::Kind::frees) {
-        if (!alike && !same_effects(x.a, x.b, y.a, y.b)) break;
+        if (!same_effects(x.a, x.b, y.a, y.b)) break;
         if (x.kind == MemRecord::Kind::allocs) allocations += x.b - x.a;
       } else {
         if (u.macro < 0 || static_cast<std::size_t>(u.macro) >= same_template.size() || !same_macro(u.macro)) break;

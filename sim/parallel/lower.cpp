@@ -506,7 +506,8 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
     per_unit = std::max(per_unit, n + 4);
   }
   // Compressed, a repeated unit is a transfer and a macro op; a few units per chunk stay expanded
-  // (and all of them under ZeRO-3 or offload, whose units do not repeat as macro ops).
+  // (all of them under ZeRO-3 and parameter offload; with optimizer offload the backward units:
+  // reserved as if all were, the forward units' share left over).
   const bool units_repeat =
       L.compress && zero != 3 && !off.parameters_on_cpu() && !off.optimizer_on_cpu();
   const std::size_t expanded_units =
