@@ -60,8 +60,13 @@ class Progress {
     std::fprintf(stderr, "\r[%-*s] %zu/%zu  %.1f points/s  ETA %.0f s ", width, std::string(filled, '#').c_str(),
                  done_, total_, rate, rate > 0 ? static_cast<double>(total_ - done_) / rate : 0.0);
   }
+  // The bar's last line, then what this run took (on a terminal only: the outputs and stdout
+  // stay the same from run to run).
   void end() {
-    if (on_) std::fprintf(stderr, "\n");
+    if (!on_) return;
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::fprintf(stderr, "\nran %zu points in %.1f s (%.1f points/s)\n", ran_, secs,
+                 secs > 0 ? static_cast<double>(ran_) / secs : 0.0);
   }
 
  private:
