@@ -248,6 +248,16 @@ struct PlaySnapshot {
   bool at_end = false;
   std::size_t max_oom_points = 0;  // the cap its OOM points were kept under (PlayOptions)
   std::uint64_t events_run = 0;    // by the event queue before the snapshot
+  // What a play taking it up does not compute again, filled by the play that took it (after its
+  // loop; a loop snapshot only). `at`: the time of the event it paused before; nothing that
+  // starts from then on can be an earlier play's.
+  core::TimePoint at{};
+  // Per program, the accounts of the folded transfers of ops started by then whose transfer
+  // ended by `at`: their windows and the compute that covers them are the same in every play
+  // taking it up (Player::account).
+  std::vector<core::Duration> transfer_time, transfer_exposed;
+  // Per program, Player::prefix_hashes of the logged records (empty: not computed).
+  std::vector<std::vector<std::uint64_t>> log_prefix, log_work;
 };
 
 namespace {
@@ -949,19 +959,47 @@ struct Player {
         }
       }
       std::size_t hint = 0;
+      // A folded transfer of an op started before a loop snapshot, ended by the time it paused
+      // at: its window and the compute ops that cover it (started before its end) are the same
+      // in every play of the snapshot, so the play that took it sums those transfers for the
+      // plays that take it up, which add the sums instead of searching again.
+      auto carried = [](const PlaySnapshot* s, std::uint32_t id, core::TimePoint end) {
+        return s && s->waiting[id] == 0 && end <= s->at;
+      };
+      PlaySnapshot* const own = snapshot && !snapshot->at_end ? snapshot.get() : nullptr;
+      if (own && p == 0) {
+        own->transfer_time.assign(plan.programs.size(), core::Duration{});
+        own->transfer_exposed.assign(plan.programs.size(), core::Duration{});
+      }
+      bool took_carried = false;
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
         const Op& op = P.ops[i];
         if (op.arrival) {
           const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
           CommStats& c = stats(parallel::CommPurpose::pipeline);
+          const core::TimePoint a = arrival_start[id], b = a + arrival_time[id];
+          if (carried(resumed_from.get(), id, b)) {
+            took_carried = true;
+            continue;
+          }
+          const core::Duration exposed = uncovered(a, b, busy, profiles[p], hint);
           c.time += arrival_time[id];
-          c.exposed += uncovered(arrival_start[id], arrival_start[id] + arrival_time[id], busy, profiles[p], hint);
+          c.exposed += exposed;
+          if (carried(own, id, b)) {
+            own->transfer_time[p] += arrival_time[id];
+            own->transfer_exposed[p] += exposed;
+          }
         }
         if (op.purpose == parallel::CommPurpose::none || op.macro >= 0) continue;
         CommStats& c = stats(op.purpose);
         const core::Duration span = d.finish[i] - d.start[i];
         c.time += span;
         c.exposed += op.stream == StreamKind::compute ? span : uncovered(d.start[i], d.finish[i], busy, profiles[p], hint);
+      }
+      if (took_carried) {
+        CommStats& c = stats(parallel::CommPurpose::pipeline);
+        c.time += resumed_from->transfer_time[p];
+        c.exposed += resumed_from->transfer_exposed[p];
       }
       d.capacity = ledgers[p].capacity();
       d.peak = ledgers[p].peak();
@@ -1166,7 +1204,7 @@ struct Player {
     prefix[0] = 0;
     work.resize(log.size() + 1);
     work[0] = 0;
-    for (std::size_t k = 0; k < log.size(); ++k) {
+    auto step = [&](std::size_t k) {  // record k: prefix[k + 1] and work[k + 1]
       const MemRecord& r = log[k];
       const Op& op = P.ops[r.index];
       const bool effects_range = r.kind == MemRecord::Kind::allocs || r.kind == MemRecord::Kind::frees;
@@ -1183,6 +1221,35 @@ struct Player {
                                (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.microbatch)) << 32);
       const std::uint64_t w2 = static_cast<std::uint64_t>(r.a) | (static_cast<std::uint64_t>(r.b) << 32);
       prefix[k + 1] = mix(mix(prefix[k] ^ w1, w2), effects_range ? effects[r.b] : templates[static_cast<std::size_t>(op.macro)]);
+    };
+    // The records logged before the snapshot this play went on from are that snapshot's, whose
+    // play kept their hashes (the last of them is checked against this log).
+    std::size_t from = 0;
+    if (resumed_from && pi < resumed_from->log_prefix.size() &&
+        !resumed_from->log_prefix[pi].empty()) {
+      const auto& kept_prefix = resumed_from->log_prefix[pi];
+      const auto& kept_work = resumed_from->log_work[pi];
+      from = kept_prefix.size() - 1;
+      TRAINSIM_CHECK(from <= log.size(),
+                     "a snapshot's log is longer than the log that went on from it");
+      std::copy(kept_prefix.begin(), kept_prefix.end(), prefix.begin());
+      std::copy(kept_work.begin(), kept_work.end(), work.begin());
+      if (from > 0) {
+        step(from - 1);
+        TRAINSIM_CHECK(prefix[from] == kept_prefix[from] && work[from] == kept_work[from],
+                       "a snapshot's log hashes do not match the log that went on from it");
+      }
+    }
+    for (std::size_t k = from; k < log.size(); ++k) step(k);
+    // Kept with this play's loop snapshot for the plays that go on from it.
+    if (snapshot && !snapshot->at_end) {
+      const std::size_t logged = snapshot->memlog[pi].size();
+      snapshot->log_prefix.resize(plan.programs.size());
+      snapshot->log_work.resize(plan.programs.size());
+      snapshot->log_prefix[pi].assign(prefix.begin(),
+                                      prefix.begin() + static_cast<std::ptrdiff_t>(logged) + 1);
+      snapshot->log_work[pi].assign(work.begin(),
+                                    work.begin() + static_cast<std::ptrdiff_t>(logged) + 1);
     }
   }
   // What make() returns, made with the allocator's fingerprint bookkeeping set aside: a copy kept
@@ -1642,6 +1709,7 @@ struct Player {
   // --- Plays of one plan paused and resumed (PlanDigest::snapshots) ---------------------------
   static constexpr std::size_t kSnapshots = 2;
   std::shared_ptr<PlaySnapshot> snapshot;  // this play's, handed to the digest when it ends
+  std::shared_ptr<const PlaySnapshot> resumed_from;  // the loop snapshot this play went on from
   // The costing this play's profiles are (reused) or will be once kept (keep_profiles).
   std::uint64_t profiles_generation() const {
     const auto& k = opt.plan_digest->profiles;
@@ -1665,6 +1733,7 @@ struct Player {
       snapshot = std::move(s);
       return;
     }
+    s->at = queue.next().time;
     s->tl = tl;
     s->ledgers = ledgers;
     s->waiting = waiting;
@@ -1711,6 +1780,7 @@ struct Player {
       tl = s.tl;
       tl.events_resumed = s.events_run;
       if (s.at_end) return Resumed::whole;
+      resumed_from = kept.back();
       ledgers = s.ledgers;
       waiting.assign(s.waiting.begin(), s.waiting.end());
       done.assign(s.done.begin(), s.done.end());

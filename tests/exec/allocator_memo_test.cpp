@@ -211,6 +211,8 @@ TEST_CASE("a plan's later play goes on from an earlier one paused before its dat
                                         "parallel.zero=" + zero};
     parallel::Plan plan = parallel::lower(scenario::load_scenario(kGpt3, base), {.compress = true});
     exec::PlanDigest digest;
+    // With a memo, a play going on from a snapshot hashes its log from the snapshot's end on.
+    exec::AllocatorMemo memo;
     struct Variant {
       std::vector<std::string> sets;
       bool resumes;
@@ -249,7 +251,8 @@ TEST_CASE("a plan's later play goes on from an earlier one paused before its dat
         return out.str();
       };
       INFO(schedule << " " << v.sets.front() << " " << v.sets.back());
-      const exec::Timeline resumed = exec::play(plan, {.plan_digest = &digest});
+      const exec::Timeline resumed =
+          exec::play(plan, {.allocator_memo = &memo, .plan_digest = &digest});
       const exec::Timeline alone = exec::play(plan);
       CHECK((resumed.events_resumed > 0) == v.resumes);
       CHECK(alone.events_resumed == 0);
