@@ -180,7 +180,10 @@ struct PlayLayout {
   std::vector<std::uint32_t> template_base;
   std::uint32_t templates = 0;
   std::vector<std::uint32_t> class_op;
-  std::vector<std::uint32_t> arrival_ops;  // macro ops with a folded transfer (Op::arrival)
+  // Per op: its folded transfer's class (kNone without one): transfers of one program with equal
+  // communication work (Player::same_transfer) last as long; transfer_op names one of each.
+  std::vector<std::uint32_t> transfer_class;
+  std::vector<std::uint32_t> transfer_op;
 };
 
 namespace {
@@ -213,7 +216,6 @@ thread_local std::vector<std::vector<MemRecord>> spare_logs;  // see Player::run
 struct SpareArrays {
   std::vector<std::uint32_t> waiting;
   std::vector<char> done;
-  std::vector<core::Duration> arrival_time;
   std::vector<core::TimePoint> arrival_start;
 };
 thread_local SpareArrays spare_arrays;
@@ -231,7 +233,10 @@ struct PlaySnapshot {
   std::vector<core::Bytes> capacity;
   std::vector<hw::MemBreakdown> persistent;
   core::Bytes host_capacity{}, host_per_node{};
-  std::vector<core::Duration> class_time, arrival_time;  // per duration class; per op
+  std::vector<core::Duration> class_time, transfer_class_time;  // per duration / transfer class
+  // The classes of the ops started by then (of their folded transfers): those a play taking it
+  // up must cost alike.
+  std::vector<std::uint32_t> started_classes, started_transfers;
   // The loop's state.
   Timeline tl;
   std::vector<hw::MemoryLedger> ledgers;
@@ -285,11 +290,14 @@ struct Player {
   // Events at one instant run in the order of the expanded plan's op numbering (a macro op's
   // ops numbered as if expanded), so a compressed plan replays the expanded plan's order.
   // Macro ops with a folded transfer (Op::arrival) wait for arrival_from; the transfer's
-  // duration, and when it started / ends once it has, are this play's.
+  // duration (by its class, PlayLayout::transfer_class), and when it started once it has, are
+  // this play's.
   std::shared_ptr<const PlayLayout> layout;
   std::span<const std::uint64_t> fine_first, end_key;
   std::span<const std::uint32_t> arrival_from;
-  std::vector<core::Duration> arrival_time;
+  std::vector<core::Duration> transfer_time;  // per transfer class
+  std::span<const std::uint32_t> transfer_class;
+  core::Duration arrival_time(std::uint32_t id) const { return transfer_time[transfer_class[id]]; }
   std::vector<core::TimePoint> arrival_start;
   core::EventQueue<std::uint32_t> queue;
   std::vector<char> oom_seen;
@@ -517,7 +525,7 @@ struct Player {
       }
       // The expanded plan starts it when the later of its transfer's end (ordered by the
       // transfer's fine id) and its other predecessors comes.
-      const core::TimePoint ready = arrival_start[s] + arrival_time[s];
+      const core::TimePoint ready = arrival_start[s] + arrival_time(s);
       if (ready < now || (ready == now && fine_first[s] < key)) start(s, now, key);
       else start_macro(s, ready, fine_first[s]);
     }
@@ -726,6 +734,7 @@ struct Player {
     l.end_key.resize(ops);
     l.arrival_from.assign(ops, kNone);
     l.work_class.resize(ops);  // every op gets a class below
+    l.transfer_class.assign(ops, kNone);
     for (const Program& P : plan.programs) {
       l.template_base.push_back(l.templates);
       l.templates += static_cast<std::uint32_t>(P.macros.size());
@@ -737,6 +746,7 @@ struct Player {
       classes.clear();  // durations are per program (its device)
       WorkKey last_key{};
       std::uint32_t last_class = kNone;
+      const auto transfers_before = static_cast<std::uint32_t>(l.transfer_op.size());
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
         const Op& op = P.ops[i];
         const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
@@ -761,10 +771,21 @@ struct Player {
         const std::uint64_t ops_in = t.end - t.begin;
         l.work_class[id] = l.template_base[p] + static_cast<std::uint32_t>(op.macro);
         if (op.arrival) {
-          l.arrival_ops.push_back(id);
           TRAINSIM_CHECK(op.dep_end == op.dep_begin + 1, "a folded transfer waits for exactly one op");
           const parallel::OpRef from = P.deps[op.dep_begin];
           l.arrival_from[id] = offset[from.program] + static_cast<std::uint32_t>(from.index);
+          // A program has a few kinds of transfers: searched from the newest class down.
+          std::uint32_t c = kNone;
+          for (auto k = static_cast<std::uint32_t>(l.transfer_op.size()); k-- > transfers_before;)
+            if (same_transfer(op.comm, P.ops[l.transfer_op[k] - offset[p]].comm)) {
+              c = k;
+              break;
+            }
+          if (c == kNone) {
+            c = static_cast<std::uint32_t>(l.transfer_op.size());
+            l.transfer_op.push_back(id);
+          }
+          l.transfer_class[id] = c;
         }
         fine += ops_in + (op.arrival ? 1 : 0);
         l.end_key[id] = fine - 1;
@@ -794,8 +815,7 @@ struct Player {
     end_key = layout->end_key;
     arrival_from = layout->arrival_from;
     work_class = layout->work_class;
-    arrival_time = std::move(spare_arrays.arrival_time);
-    arrival_time.assign(ops, core::Duration{});
+    transfer_class = layout->transfer_class;
     arrival_start = std::move(spare_arrays.arrival_start);
     arrival_start.assign(ops, core::TimePoint{});
     const bool reuse = kept_profiles_fit();
@@ -822,31 +842,16 @@ struct Player {
       for (std::size_t t = 0; t < P.macros.size(); ++t)
         class_time[layout->template_base[p] + t] = profiles[p][t].total;
     }
-    // The folded transfers: a transfer's time depends only on its CommWork (and the plan's
-    // links and its program's device); most repeat the last one.
-    core::Duration last_transfer_time{};
-    parallel::CommWork last_transfer{};
-    std::int32_t last_program = -1;
-    for (const std::uint32_t id : layout->arrival_ops) {
+    // The folded transfers, a class (equal CommWork in one program) at a time.
+    transfer_time.resize(layout->transfer_op.size());
+    for (std::size_t c = 0; c < layout->transfer_op.size(); ++c) {
       std::int32_t p, idx;
-      const Op& op = op_at(id, p, idx);
-      if (p != last_program) {
-        memo.clear();
-        last_program = p;
-      } else if (same_transfer(op.comm, last_transfer)) {
-        arrival_time[id] = last_transfer_time;
-        continue;
-      }
-      Op transfer = op;
+      Op transfer = op_at(layout->transfer_op[c], p, idx);
       transfer.kind = OpKind::p2p;
       transfer.macro = -1;
       transfer.kernels = 1;
       transfer.work = {};
-      auto [d, inserted] = memo.find_or_add(work_key(transfer));
-      if (inserted) *d = op_duration(plan, plan.programs[p], transfer);
-      arrival_time[id] = *d;
-      last_transfer = op.comm;
-      last_transfer_time = *d;
+      transfer_time[c] = op_duration(plan, plan.programs[p], transfer);
     }
   }
 
@@ -977,16 +982,17 @@ struct Player {
         if (op.arrival) {
           const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
           CommStats& c = stats(parallel::CommPurpose::pipeline);
-          const core::TimePoint a = arrival_start[id], b = a + arrival_time[id];
+          const core::Duration time = arrival_time(id);
+          const core::TimePoint a = arrival_start[id], b = a + time;
           if (carried(resumed_from.get(), id, b)) {
             took_carried = true;
             continue;
           }
           const core::Duration exposed = uncovered(a, b, busy, profiles[p], hint);
-          c.time += arrival_time[id];
+          c.time += time;
           c.exposed += exposed;
           if (carried(own, id, b)) {
-            own->transfer_time[p] += arrival_time[id];
+            own->transfer_time[p] += time;
             own->transfer_exposed[p] += exposed;
           }
         }
@@ -1728,7 +1734,21 @@ struct Player {
     s->host_capacity = plan.host_capacity;
     s->host_per_node = plan.host_per_node;
     s->class_time = class_time;
-    s->arrival_time = arrival_time;
+    s->transfer_class_time = transfer_time;
+    // The classes of the ops started by now (all of them at the end).
+    std::vector<char> seen(class_time.size() + transfer_time.size(), 0);
+    for (std::uint32_t id = 0; id < waiting.size(); ++id) {
+      if (!at_end && waiting[id] != 0) continue;
+      if (!seen[work_class[id]]) {
+        seen[work_class[id]] = 1;
+        s->started_classes.push_back(work_class[id]);
+      }
+      const std::uint32_t t = transfer_class[id];
+      if (t != kNone && !seen[class_time.size() + t]) {
+        seen[class_time.size() + t] = 1;
+        s->started_transfers.push_back(t);
+      }
+    }
     if (at_end) {  // its timeline once the play ends
       snapshot = std::move(s);
       return;
@@ -1749,7 +1769,8 @@ struct Player {
   // digest's, costed as s's were), capacities, states before the step and host memory, and every
   // op s had started lasting as long here.
   bool same_start(const PlaySnapshot& s) const {
-    if (s.arrival_time.size() != arrival_time.size() || s.class_time.size() != class_time.size() ||
+    if (s.transfer_class_time.size() != transfer_time.size() ||
+        s.class_time.size() != class_time.size() ||
         s.profiles_generation != profiles_generation() || s.max_oom_points != opt.max_oom_points ||
         !(s.host_capacity == plan.host_capacity) || !(s.host_per_node == plan.host_per_node))
       return false;
@@ -1758,11 +1779,10 @@ struct Player {
       for (std::size_t c = 0; c < hw::kMemCategories; ++c)
         if (!(s.persistent[p].bytes[c] == plan.programs[p].persistent.bytes[c])) return false;
     }
-    for (std::size_t id = 0; id < arrival_time.size(); ++id)
-      if ((s.at_end || s.waiting[id] == 0) &&
-          (!(s.class_time[work_class[id]] == class_time[work_class[id]]) ||
-           !(s.arrival_time[id] == arrival_time[id])))
-        return false;
+    for (const std::uint32_t c : s.started_classes)
+      if (!(s.class_time[c] == class_time[c])) return false;
+    for (const std::uint32_t t : s.started_transfers)
+      if (!(s.transfer_class_time[t] == transfer_time[t])) return false;
     return true;
   }
   // Goes on from a kept snapshot this play starts alike, if any (the most recently used is
@@ -1821,8 +1841,7 @@ struct Player {
     const Resumed resumed = resume();
     if (resumed != Resumed::whole) play_on(resumed == Resumed::no);
     spare_logs = std::move(memlog);
-    spare_arrays = {std::move(waiting), std::move(done), std::move(arrival_time),
-                    std::move(arrival_start)};
+    spare_arrays = {std::move(waiting), std::move(done), std::move(arrival_start)};
     keep_profiles();
     if (snapshot) {
       if (snapshot->at_end) snapshot->tl = tl;
