@@ -62,7 +62,7 @@ void BM_Gpt3_175B_1024_Layout(benchmark::State& state) {
 
 // One layout (tensor 8, pipeline 16, data 8) under each ZeRO stage, fast play with the allocator
 // model. ZeRO-2's backward units repeat as macro ops with their reduce-scatters as taps; ZeRO-3's
-// gathers gate every compute op, so its units play op by op (docs/sweeps.md, "Thirteenth pass")
+// gathers gate every compute op, so its units play op by op (docs/performance.md, "Thirteenth pass")
 // — the cost that dominates a sweep of distinct layouts over ZeRO stages.
 void BM_Gpt3_175B_1024_Zero(benchmark::State& state) {
   run_scenario(state, "scenarios/parallel/06_gpt3_175b_megatron.yaml",
