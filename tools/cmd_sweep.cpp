@@ -53,8 +53,7 @@ class Progress {
     const auto now = std::chrono::steady_clock::now();
     if (!on_ || (now - last_ < std::chrono::milliseconds(100) && done_ < total_)) return;
     last_ = now;
-    const double secs = std::chrono::duration<double>(now - start_).count();
-    const double rate = secs > 0 ? static_cast<double>(ran_) / secs : 0;
+    const double rate = rate_at(now);
     const int width = 30;
     const int filled = total_ ? static_cast<int>(width * done_ / total_) : width;
     std::fprintf(stderr, "\r[%-*s] %zu/%zu  %.1f points/s  ETA %.0f s ", width, std::string(filled, '#').c_str(),
@@ -64,12 +63,17 @@ class Progress {
   // stay the same from run to run).
   void end() {
     if (!on_) return;
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    std::fprintf(stderr, "\nran %zu points in %.1f s (%.1f points/s)\n", ran_, secs,
-                 secs > 0 ? static_cast<double>(ran_) / secs : 0.0);
+    const auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "\nran %zu points in %.1f s (%.1f points/s)\n", ran_,
+                 std::chrono::duration<double>(now - start_).count(), rate_at(now));
   }
 
  private:
+  // Points this run played per second of wall time until `now`.
+  double rate_at(std::chrono::steady_clock::time_point now) const {
+    const double secs = std::chrono::duration<double>(now - start_).count();
+    return secs > 0 ? static_cast<double>(ran_) / secs : 0;
+  }
   bool on_;
   std::size_t total_, done_, ran_ = 0;
   std::chrono::steady_clock::time_point start_, last_{};

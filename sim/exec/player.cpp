@@ -227,7 +227,7 @@ thread_local std::vector<std::uint64_t> spare_work;  // see Player::model_alloca
 // changes, and what the events before it depended on besides the plan — the macro profiles (by
 // their costing), each device's capacity and what it holds before the step, the host memory, and
 // the durations of the ops started by then (those of the others are read only once they start;
-// kept by duration class, and the folded transfers' per op).
+// kept by duration class and by transfer class).
 struct PlaySnapshot {
   std::uint64_t profiles_generation = 0;
   std::vector<core::Bytes> capacity;
@@ -260,7 +260,7 @@ struct PlaySnapshot {
   // Per program, the accounts of the folded transfers of ops started by then whose transfer
   // ended by `at`: their windows and the compute that covers them are the same in every play
   // taking it up (Player::account).
-  std::vector<core::Duration> transfer_time, transfer_exposed;
+  std::vector<core::Duration> ended_transfer_time, ended_transfer_exposed;
   // Per program, Player::prefix_hashes of the logged records (empty: not computed).
   std::vector<std::vector<std::uint64_t>> log_prefix, log_work;
 };
@@ -919,6 +919,18 @@ struct Player {
       used[static_cast<std::size_t>(c)] = true;
       return comm[static_cast<std::size_t>(c)];
     };
+    // A folded transfer of an op started before a loop snapshot, ended by the time it paused at:
+    // its window and the compute ops that cover it (started before its end) are the same in every
+    // play of the snapshot, so the play that took it sums those transfers for the plays that take
+    // it up, which add the sums instead of searching again.
+    auto carried = [](const PlaySnapshot* s, std::uint32_t id, core::TimePoint end) {
+      return s && s->waiting[id] == 0 && end <= s->at;
+    };
+    PlaySnapshot* const own = snapshot && !snapshot->at_end ? snapshot.get() : nullptr;
+    if (own) {
+      own->ended_transfer_time.assign(plan.programs.size(), core::Duration{});
+      own->ended_transfer_exposed.assign(plan.programs.size(), core::Duration{});
+    }
     for (std::size_t p = 0; p < plan.programs.size(); ++p) {
       const Program& P = plan.programs[p];
       DeviceTimeline& d = tl.devices[p];
@@ -964,18 +976,6 @@ struct Player {
         }
       }
       std::size_t hint = 0;
-      // A folded transfer of an op started before a loop snapshot, ended by the time it paused
-      // at: its window and the compute ops that cover it (started before its end) are the same
-      // in every play of the snapshot, so the play that took it sums those transfers for the
-      // plays that take it up, which add the sums instead of searching again.
-      auto carried = [](const PlaySnapshot* s, std::uint32_t id, core::TimePoint end) {
-        return s && s->waiting[id] == 0 && end <= s->at;
-      };
-      PlaySnapshot* const own = snapshot && !snapshot->at_end ? snapshot.get() : nullptr;
-      if (own && p == 0) {
-        own->transfer_time.assign(plan.programs.size(), core::Duration{});
-        own->transfer_exposed.assign(plan.programs.size(), core::Duration{});
-      }
       bool took_carried = false;
       for (std::size_t i = 0; i < P.ops.size(); ++i) {
         const Op& op = P.ops[i];
@@ -992,8 +992,8 @@ struct Player {
           c.time += time;
           c.exposed += exposed;
           if (carried(own, id, b)) {
-            own->transfer_time[p] += time;
-            own->transfer_exposed[p] += exposed;
+            own->ended_transfer_time[p] += time;
+            own->ended_transfer_exposed[p] += exposed;
           }
         }
         if (op.purpose == parallel::CommPurpose::none || op.macro >= 0) continue;
@@ -1004,8 +1004,8 @@ struct Player {
       }
       if (took_carried) {
         CommStats& c = stats(parallel::CommPurpose::pipeline);
-        c.time += resumed_from->transfer_time[p];
-        c.exposed += resumed_from->transfer_exposed[p];
+        c.time += resumed_from->ended_transfer_time[p];
+        c.exposed += resumed_from->ended_transfer_exposed[p];
       }
       d.capacity = ledgers[p].capacity();
       d.peak = ledgers[p].peak();
