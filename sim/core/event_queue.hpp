@@ -49,6 +49,23 @@ class EventQueue {
     drop_taken_root();
     return heap_.front();
   }
+  // Calls f(event) for every event waiting, in no particular order.
+  template <class F>
+  void for_each(F&& f) const {
+    for (std::size_t i = root_taken_ ? 1 : 0; i < heap_.size(); ++i) f(heap_[i]);
+  }
+  // Moves the whole queue `dt` later, as if `events` more had been run: every waiting event is
+  // `dt` later and `remap` may renumber its key and payload, which must keep the order of any
+  // two events (it is not checked; the heap is left as it is).
+  template <class F>
+  void shift(Duration dt, std::uint64_t events, F&& remap) {
+    for (std::size_t i = root_taken_ ? 1 : 0; i < heap_.size(); ++i) {
+      heap_[i].time = heap_[i].time + dt;
+      remap(heap_[i]);
+    }
+    now_ = now_ + dt;
+    popped_ += events;
+  }
   // Removes the earliest event and advances the clock to it. The clock never goes back.
   Event pop() {
     drop_taken_root();

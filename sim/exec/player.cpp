@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -513,9 +514,18 @@ struct Player {
     }
     tl.devices[prog].finish[idx] = now;
     done[id] = 1;
+    if (steady) {
+      std::uint32_t& lo = steady->lo[prog];
+      if (static_cast<std::uint32_t>(idx) == lo) {
+        const auto n = static_cast<std::uint32_t>(plan.programs[prog].ops.size());
+        do ++lo;
+        while (lo < n && done[offset[prog] + lo]);
+      }
+    }
     for (auto k = succ_begin[id]; k < succ_begin[id + 1]; ++k) {
       const std::uint32_t s = succ[k];
       TRAINSIM_CHECK(waiting[s] > 0, "op became ready twice");
+      if (steady) steady->touch(s);
       const bool folded = arrival_from[s] != kNone;
       if (folded && arrival_from[s] == id) begin_arrival(s, now);
       if (--waiting[s] != 0) continue;
@@ -567,6 +577,393 @@ struct Player {
   // A folded transfer starts when the op it waits for ends. (It books no memory: the receive
   // buffer is the receiving op's first allocation, see sim/parallel/lower.cpp.)
   void begin_arrival(std::uint32_t id, core::TimePoint now) { arrival_start[id] = now; }
+
+  // --- Steady state --------------------------------------------------------------------------
+  // A pipeline in its steady state repeats itself: one micro-batch later every stage runs the
+  // same units, with the same memory, the same lags between stages and the same events, all
+  // `period` later. A play of a compressed plan looks for that at the ends of the first
+  // program's macro ops: it keeps the loop's state there (a SteadyMark: per program the ops
+  // between the first not yet done and the last one touched — started, or waited for by an op
+  // that ended — with their times, waiting counts and transfers, the macro op in flight, the
+  // ledger, and the events waiting), and at the next end of a macro op of the same template
+  // compares the state with the kept one moved by one period: each program `shift[p]` ops on,
+  // its fine ids `fine_shift[p]` on, every time `period` later. If they agree, and the plan from
+  // the kept state's ops on repeats with the same shifts for k more periods (the same work,
+  // transfers, effects, waits and successors, each successor shifted by its own program's
+  // shift), the next k periods would repeat the last one exactly: the player writes them down
+  // (the ops' times, the memory log's records) instead of playing them, and goes on from the
+  // state k periods on. Memory must be back where it was (an equal ledger, so no new peak and
+  // no OOM point in the periods skipped) and no OOM point may have been recorded in the period.
+  struct OpState {
+    core::TimePoint start, finish, arrival;
+    std::uint32_t waiting = 0;
+    char done = 0;
+  };
+  struct SteadyMark {
+    bool valid = false, full = false;
+    core::TimePoint at;
+    std::uint64_t events = 0;
+    std::size_t ooms = 0;
+    std::vector<std::uint32_t> lo, end;      // per program: the window [lo, end) of ops
+    std::vector<std::size_t> logged;         // per program: records logged by then
+    std::vector<hw::MemBreakdown> level;     // per program: the ledger
+    std::vector<InFlight> inflight;          // per program
+    std::vector<std::uint32_t> state_begin;  // per program: its window's first OpState
+    std::vector<OpState> states;
+    std::vector<core::EventQueue<std::uint32_t>::Event> pending;  // in (time, key) order
+  };
+  struct Steady {
+    std::vector<std::uint32_t> lo;    // per program: the first op not done
+    std::vector<std::uint32_t> end;   // per program: one past the last op touched
+    std::vector<SteadyMark> marks;    // per template of the first program
+    std::uint32_t gap = 1, wait = 0;  // anchors between tries, doubled while they fail
+    std::span<const std::uint32_t> offset;
+    std::span<const std::int32_t> program_of;
+    void touch(std::uint32_t id) {
+      const auto p = program_of[id];
+      end[p] = std::max(end[p], id - offset[p] + 1);
+    }
+  };
+  std::optional<Steady> steady;
+  static constexpr std::uint32_t kMaxSteadyGap = 4;
+
+  void start_steady(bool from_start) {
+    // A GPipe step holds more memory after each forward and less after each backward: its
+    // memory never comes back within a phase, so it is not looked for there.
+    if (!from_start || !opt.steady_skip || !plan.compressed || !plan.steady_state ||
+        !taps.empty() || plan.programs.empty() || plan.programs[0].macros.empty())
+      return;
+    steady.emplace();
+    steady->offset = offset;
+    steady->program_of = program_of;
+    steady->lo.assign(plan.programs.size(), 0);
+    steady->end.assign(plan.programs.size(), 0);
+    steady->marks.resize(plan.programs[0].macros.size());
+  }
+
+  OpState op_state(std::uint32_t id) const {
+    const std::int32_t p = program_of[id];
+    const std::uint32_t i = id - offset[p];
+    return {tl.devices[p].start[i], tl.devices[p].finish[i], arrival_start[id], waiting[id],
+            done[id]};
+  }
+  void set_op_state(std::uint32_t id, const OpState& s) {
+    const std::int32_t p = program_of[id];
+    const std::uint32_t i = id - offset[p];
+    tl.devices[p].start[i] = s.start;
+    tl.devices[p].finish[i] = s.finish;
+    arrival_start[id] = s.arrival;
+    waiting[id] = s.waiting;
+    done[id] = s.done;
+  }
+  // The program whose ops a fine id numbers (fine ids run program by program).
+  std::size_t program_of_fine(std::uint64_t fine) const {
+    std::size_t lo = 0, hi = plan.programs.size() - 1;
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi + 1) / 2;
+      if (offset[mid] < fine_first.size() && fine_first[offset[mid]] <= fine)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    return lo;
+  }
+  static bool pending_before(const core::EventQueue<std::uint32_t>::Event& a,
+                             const core::EventQueue<std::uint32_t>::Event& b) {
+    return a.time != b.time ? a.time < b.time : a.key < b.key;
+  }
+
+  // A light mark keeps what changes when the state cannot repeat (the ops done and touched, the
+  // ledgers); a full one the whole state, taken once a light one was seen to repeat.
+  void mark_steady(SteadyMark& m, core::TimePoint now, bool full) {
+    const std::size_t n = plan.programs.size();
+    Steady& st = *steady;
+    m.valid = true;
+    m.full = full;
+    m.at = now;
+    m.events = queue.events_run();
+    m.ooms = tl.ooms.size();
+    m.lo = st.lo;
+    m.end = st.end;
+    m.level.resize(n);
+    for (std::size_t p = 0; p < n; ++p) m.level[p] = ledgers[p].current();
+    if (!full) return;
+    m.logged.resize(n);
+    m.inflight = inflight;
+    m.state_begin.resize(n + 1);
+    m.states.clear();
+    for (std::size_t p = 0; p < n; ++p) {
+      m.logged[p] = memlog[p].size();
+      m.state_begin[p] = static_cast<std::uint32_t>(m.states.size());
+      for (std::uint32_t i = st.lo[p]; i < st.end[p]; ++i)
+        m.states.push_back(op_state(offset[p] + i));
+    }
+    m.state_begin[n] = static_cast<std::uint32_t>(m.states.size());
+    m.pending.clear();
+    queue.for_each([&](const auto& e) { m.pending.push_back(e); });
+    std::sort(m.pending.begin(), m.pending.end(), pending_before);
+  }
+
+  // At the end of op `id` of the first program (a macro op).
+  void steady_anchor(std::uint32_t id, core::TimePoint now) {
+    Steady& st = *steady;
+    SteadyMark& m = st.marks[static_cast<std::size_t>(plan.programs[0].ops[id].macro)];
+    if (m.valid) {
+      if (!m.full && moved_on(m, now)) {
+        mark_steady(m, now, true);
+        return;
+      }
+      if (m.full && skip_periods(m, now)) {
+        for (auto& k : st.marks) k.valid = false;
+        st.gap = 1;
+        st.wait = 0;
+        return;
+      }
+      m.valid = false;
+      st.gap = std::min(st.gap * 2, kMaxSteadyGap);
+      st.wait = st.gap - 1;
+      return;
+    }
+    if (st.wait > 0) {
+      --st.wait;
+      return;
+    }
+    mark_steady(m, now, false);
+  }
+
+  // Whether the state may be mark m's a period on: no OOM point since, every program some ops
+  // on with as many touched, and the same memory.
+  bool moved_on(const SteadyMark& m, core::TimePoint now) const {
+    const Steady& st = *steady;
+    if (now <= m.at || tl.ooms.size() != m.ooms) return false;
+    for (std::size_t p = 0; p < plan.programs.size(); ++p) {
+      const auto ops = static_cast<std::uint32_t>(plan.programs[p].ops.size());
+      if (st.lo[p] <= m.lo[p] || st.lo[p] >= ops || st.end[p] < st.lo[p] || m.end[p] < m.lo[p] ||
+          st.end[p] - m.end[p] != st.lo[p] - m.lo[p])
+        return false;
+      const hw::MemBreakdown& level = ledgers[p].current();
+      for (std::size_t c = 0; c < hw::kMemCategories; ++c)
+        if (!(level.bytes[c] == m.level[p].bytes[c])) return false;
+    }
+    return true;
+  }
+
+  // Whether op j + shift of program p repeats op j (the plan's side of a period).
+  bool repeats(std::size_t p, std::uint32_t j, const std::vector<std::uint32_t>& shift,
+               std::uint64_t fine_shift) const {
+    const Program& P = plan.programs[p];
+    const std::uint32_t d = shift[p];
+    const Op& a = P.ops[j];
+    const Op& b = P.ops[j + d];
+    const std::uint32_t g = offset[p] + j, h = g + d;
+    if (a.kind != b.kind || a.stream != b.stream || a.purpose != b.purpose || a.macro != b.macro ||
+        a.arrival != b.arrival || a.tap != b.tap || work_class[g] != work_class[h] ||
+        transfer_class[g] != transfer_class[h] || layout->feeds_data_reduction[g] ||
+        layout->feeds_data_reduction[h] || graph->waiting[g] != graph->waiting[h] ||
+        fine_first[h] != fine_first[g] + fine_shift || end_key[h] != end_key[g] + fine_shift)
+      return false;
+    if ((arrival_from[g] == kNone) != (arrival_from[h] == kNone)) return false;
+    if (arrival_from[g] != kNone &&
+        arrival_from[h] != arrival_from[g] + shift[program_of[arrival_from[g]]])
+      return false;
+    if (succ_begin[g + 1] - succ_begin[g] != succ_begin[h + 1] - succ_begin[h]) return false;
+    for (auto k = succ_begin[g], l = succ_begin[h]; k < succ_begin[g + 1]; ++k, ++l)
+      if (succ[l] != succ[k] + shift[program_of[succ[k]]]) return false;
+    if (a.macro >= 0) return true;
+    if (a.alloc_end - a.alloc_begin != b.alloc_end - b.alloc_begin ||
+        a.free_end - a.free_begin != b.free_end - b.free_begin)
+      return false;
+    for (std::uint32_t e = 0; e < a.alloc_end - a.alloc_begin; ++e)
+      if (!(P.effects[a.alloc_begin + e] == P.effects[b.alloc_begin + e])) return false;
+    for (std::uint32_t e = 0; e < a.free_end - a.free_begin; ++e)
+      if (!(P.effects[a.free_begin + e] == P.effects[b.free_begin + e])) return false;
+    return true;
+  }
+
+  // Per program, the first op j >= from[p] that op j + shift[p] does not repeat (or the last
+  // that has such a pair), from the plan digest when a play of the plan found it.
+  std::vector<std::uint32_t> repeat_until(const std::vector<std::uint32_t>& from,
+                                          const std::vector<std::uint32_t>& shift,
+                                          const std::vector<std::uint64_t>& fine_shift) const {
+    const std::size_t n = plan.programs.size();
+    PlanDigest::Repeat* known = nullptr;
+    if (opt.plan_digest)
+      for (auto& r : opt.plan_digest->repeats)
+        if (r.shift == shift && r.fine_shift == fine_shift) known = &r;
+    std::vector<std::uint32_t> until(n);
+    for (std::size_t p = 0; p < n; ++p) {
+      const auto ops = static_cast<std::uint32_t>(plan.programs[p].ops.size());
+      std::uint32_t j = from[p];
+      if (known && known->from[p] <= j && j <= known->until[p]) {
+        until[p] = known->until[p];
+        continue;
+      }
+      // Up to a known run (its pairs repeat), or to the first pair that does not.
+      const std::uint32_t stop = known && j < known->from[p] ? known->from[p] : ops;
+      while (j < stop && j + shift[p] < ops && repeats(p, j, shift, fine_shift[p])) ++j;
+      until[p] = j == stop && stop != ops ? known->until[p] : j;
+    }
+    if (!opt.plan_digest) return until;
+    if (known) {
+      // Pairs from min(from, known from) on repeat where either run says so.
+      for (std::size_t p = 0; p < n; ++p)
+        if (until[p] == known->until[p]) known->from[p] = std::min(known->from[p], from[p]);
+      return until;
+    }
+    auto& kept = opt.plan_digest->repeats;
+    if (kept.size() == 2) kept.erase(kept.begin());
+    kept.push_back({shift, fine_shift, from, until});
+    return until;
+  }
+
+  // Compares the loop's state now with mark m one period on and, when they agree, writes down
+  // as many more periods as the plan repeats. False when nothing was skipped.
+  bool skip_periods(const SteadyMark& m, core::TimePoint now) {
+    Steady& st = *steady;
+    const std::size_t n = plan.programs.size();
+    const core::Duration period = now - m.at;
+    if (!moved_on(m, now)) return false;
+    std::vector<std::uint32_t> shift(n);
+    std::vector<std::uint64_t> fine_shift(n);
+    for (std::size_t p = 0; p < n; ++p) {
+      shift[p] = st.lo[p] - m.lo[p];
+      fine_shift[p] = fine_first[offset[p] + st.lo[p]] - fine_first[offset[p] + m.lo[p]];
+    }
+    if (queue.size() != m.pending.size()) return false;
+    auto moved = [&](core::TimePoint was, core::TimePoint is) {
+      return was.ns == 0 ? is.ns == 0 : is == was + period;
+    };
+    // The macro ops in flight.
+    for (std::size_t p = 0; p < n; ++p) {
+      const InFlight& a = m.inflight[p];
+      const InFlight& b = inflight[p];
+      if ((a.id == kNone) != (b.id == kNone)) return false;
+      if (a.id == kNone) continue;
+      if (b.id != a.id + shift[p] || b.macro != a.macro || b.applied != a.applied ||
+          b.t0 != a.t0 + period || b.key0 != a.key0 + fine_shift[p] ||
+          b.start_key != a.start_key + fine_shift[program_of_fine(a.start_key)])
+        return false;
+    }
+    // The ops between the first not done and the last touched.
+    for (std::size_t p = 0; p < n; ++p)
+      for (std::uint32_t i = 0; i < m.end[p] - m.lo[p]; ++i) {
+        const OpState& a = m.states[m.state_begin[p] + i];
+        const OpState b = op_state(offset[p] + st.lo[p] + i);
+        if (a.done != b.done || a.waiting != b.waiting || !moved(a.start, b.start) ||
+            !moved(a.finish, b.finish) || !moved(a.arrival, b.arrival))
+          return false;
+      }
+    // The events waiting.
+    std::vector<core::EventQueue<std::uint32_t>::Event> pending;
+    pending.reserve(m.pending.size());
+    queue.for_each([&](const auto& e) { pending.push_back(e); });
+    std::sort(pending.begin(), pending.end(), pending_before);
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      const auto& a = m.pending[i];
+      const auto& b = pending[i];
+      const auto q = program_of[a.payload];
+      if (b.payload != a.payload + shift[q] || b.time != a.time + period ||
+          b.key != a.key + fine_shift[q])
+        return false;
+    }
+    // How many more periods the plan repeats: pairs (j, j + shift) from the mark's first op on,
+    // up to the last op touched k periods on. Another play of the plan may have found where.
+    const std::vector<std::uint32_t> until = repeat_until(m.lo, shift, fine_shift);
+    std::uint64_t k = std::numeric_limits<std::uint64_t>::max();
+    for (std::size_t p = 0; p < n; ++p) {
+      // Pairs from m.lo up to until - 1 repeat; k periods need them up to end - 1 + (k - 1) shift.
+      if (until[p] < st.end[p]) return false;
+      k = std::min<std::uint64_t>(k, (until[p] - st.end[p]) / shift[p] + 1);
+    }
+    write_down(m, k, period, shift, fine_shift);
+    return true;
+  }
+
+  // Plays k periods like the one since mark m by writing them down: the ops they end take the
+  // times of the ops a period back, the window of ops in progress and the events waiting move k
+  // periods on, the memory log repeats the period's records.
+  void write_down(const SteadyMark& m, std::uint64_t k, core::Duration period,
+                  const std::vector<std::uint32_t>& shift,
+                  const std::vector<std::uint64_t>& fine_shift) {
+    Steady& st = *steady;
+    const std::size_t n = plan.programs.size();
+    const auto kk = static_cast<std::uint32_t>(k);
+    const core::Duration span{period.ns * static_cast<std::int64_t>(k)};
+    auto later = [](core::TimePoint t, core::Duration d) { return t.ns == 0 ? t : t + d; };
+    std::vector<OpState> window;
+    for (std::size_t p = 0; p < n; ++p) {
+      const Program& P = plan.programs[p];
+      const std::uint32_t d = shift[p], lo = st.lo[p], end = st.end[p], base = offset[p];
+      window.clear();
+      for (std::uint32_t i = lo; i < end; ++i) window.push_back(op_state(base + i));
+      // Ended within the k periods: as the op a period back, a period later.
+      for (std::uint32_t i = lo; i < lo + kk * d; ++i) {
+        OpState s = op_state(base + i - d);
+        s.start = s.start + period;
+        s.finish = s.finish + period;
+        if (arrival_from[base + i] != kNone) s.arrival = s.arrival + period;
+        set_op_state(base + i, s);
+      }
+      for (std::uint32_t i = 0; i < window.size(); ++i) {
+        OpState s = window[i];
+        s.start = later(s.start, span);
+        s.finish = later(s.finish, span);
+        s.arrival = later(s.arrival, span);
+        set_op_state(base + lo + kk * d + i, s);
+      }
+      st.lo[p] = lo + kk * d;
+      st.end[p] = end + kk * d;
+      InFlight& f = inflight[p];
+      if (f.id != kNone) {
+        const std::uint64_t trigger_shift = fine_shift[program_of_fine(f.start_key)];
+        f.id += kk * d;
+        f.index += static_cast<std::int32_t>(kk * d);
+        f.t0 = f.t0 + span;
+        f.key0 = fine_first[f.id] +
+                 (P.ops[static_cast<std::size_t>(f.index)].arrival ? 1 : 0);  // as start_macro
+        // Its start's place: the key of the event that started it, in that event's program.
+        f.start_key += k * trigger_shift;
+      }
+      // The period's records, k times.
+      auto& log = memlog[p];
+      const std::size_t first = m.logged[p], last = log.size();
+      log.resize(last + k * (last - first));
+      std::size_t to = last;
+      for (std::uint32_t r = 1; r <= kk; ++r)
+        for (std::size_t i = first; i < last; ++i) {
+          MemRecord& rec = log[to++];
+          rec = log[i];
+          rec.index += static_cast<std::int32_t>(r * d);
+          rec.time = rec.time + core::Duration{period.ns * r};
+          // The op's own effects and keys, as play logs them (start, finish, apply_points).
+          const std::uint32_t g = base + static_cast<std::uint32_t>(rec.index);
+          const Op& op = P.ops[static_cast<std::size_t>(rec.index)];
+          switch (rec.kind) {
+            case MemRecord::Kind::allocs:
+              rec.a = op.alloc_begin;
+              rec.b = op.alloc_end;
+              rec.key = fine_first[g];
+              break;
+            case MemRecord::Kind::frees:
+              rec.a = op.free_begin;
+              rec.b = op.free_end;
+              rec.key = end_key[g];
+              break;
+            case MemRecord::Kind::points:
+            case MemRecord::Kind::tail:
+              rec.key = fine_first[g] + (op.arrival ? 1 : 0);
+              break;
+          }
+        }
+    }
+    const std::uint64_t events = k * (queue.events_run() - m.events);
+    tl.events_skipped += events;
+    // (No taps: every event is an op's end, keyed by its end key.)
+    queue.shift(span, events, [&](core::EventQueue<std::uint32_t>::Event& e) {
+      e.payload += kk * shift[program_of[e.payload]];
+      e.key = finish_key(e.payload);
+    });
+  }
 
   void build_graph() {
     if (opt.plan_digest) {
@@ -1855,10 +2252,15 @@ struct Player {
   // The events from the start or from a snapshot taken up, then the accounts and the allocator.
   void play_on(bool from_start) {
     const auto& progs = plan.programs;
+    start_steady(from_start);
     if (from_start)
       for (std::uint32_t id = 0; id < waiting.size(); ++id)
-        if (waiting[id] == 0) start(id, core::TimePoint{}, 0);
+        if (waiting[id] == 0) {
+          if (steady) steady->touch(id);
+          start(id, core::TimePoint{}, 0);
+        }
     bool pause = from_start && opt.plan_digest && !opt.all_ooms;
+    const std::uint32_t first_program_end = offset.size() > 1 ? offset[1] : 0;
     while (!queue.empty()) {
       if (pause) {
         const std::uint32_t next = queue.next().payload;
@@ -1868,8 +2270,13 @@ struct Player {
         }
       }
       const auto ev = queue.pop();
-      if (ev.payload & kTapEvent) tapped(ev.payload & ~kTapEvent, ev.time, ev.key);
-      else finish(ev.payload, ev.time);
+      if (ev.payload & kTapEvent) {
+        tapped(ev.payload & ~kTapEvent, ev.time, ev.key);
+        continue;
+      }
+      finish(ev.payload, ev.time);
+      if (steady && ev.payload < first_program_end && plan.programs[0].ops[ev.payload].macro >= 0)
+        steady_anchor(ev.payload, ev.time);
     }
     // No op feeds a data-parallel all-reduce (ZeRO reduce-scatters instead, one data-parallel
     // rank): the all-reduce algorithm changes nothing, and a later play may take the whole step.

@@ -47,6 +47,15 @@ struct PlanDigest {
   // later play whose ops started by then last as long goes on from one (a point with another
   // all-reduce algorithm replays only the step's end).
   std::vector<std::shared_ptr<const PlaySnapshot>> snapshots;
+  // Where the plan repeats itself with a period's shifts (a steady state its plays wrote down,
+  // PlayOptions::steady_skip): each program's op j + shift[p] repeats op j for every j in
+  // [from[p], until[p]), and not for j = until[p]. The two last found.
+  struct Repeat {
+    std::vector<std::uint32_t> shift;
+    std::vector<std::uint64_t> fine_shift;
+    std::vector<std::uint32_t> from, until;
+  };
+  std::vector<Repeat> repeats;
 };
 
 struct PlayOptions {
@@ -62,6 +71,10 @@ struct PlayOptions {
   bool share_stages = true;
   // Hashes kept for the next play of the same plan (PlanDigest); computed anew when null.
   PlanDigest* plan_digest = nullptr;
+  // Compressed plans: periods of a steady state that repeat the one before exactly (same
+  // events, memory and waits, shifted by a micro-batch and a period) are written down instead of
+  // played (Timeline::events_skipped). Reports are the same without it.
+  bool steady_skip = true;
 };
 
 // Throws core::InternalError when an invariant breaks (deadlock, negative ledger, leaked bytes).

@@ -75,6 +75,9 @@ struct Timeline {
   // Events this play took over from an earlier play of its plan paused before them
   // (exec::PlanDigest::snapshots) instead of running them; 0 when it ran them all.
   std::uint64_t events_resumed = 0;
+  // Events of a steady state's repeated periods that the play wrote down instead of running
+  // (PlayOptions::steady_skip), counted as its event loop counts them (a macro op's end is one).
+  std::uint64_t events_skipped = 0;
 };
 
 }  // namespace trainsim::exec
