@@ -211,6 +211,40 @@ struct MemRecord {
   std::uint64_t key = 0;         // the op's fine id (allocs, frees); its first op's (points, tail)
 };
 
+// What a play keeps of its event loop to find a steady state (Player, "Steady state"): an op's
+// times, waiting count and whether it is done (OpState), the loop's state at the end of a macro
+// op of the first program (SteadyMark), and the play's running bounds and marks (Steady).
+struct OpState {
+  core::TimePoint start, finish, arrival;
+  std::uint32_t waiting = 0;
+  char done = 0;
+};
+struct SteadyMark {
+  bool valid = false, full = false;
+  core::TimePoint at;
+  std::uint64_t events = 0;
+  std::size_t ooms = 0;
+  std::vector<std::uint32_t> lo, end;      // per program: the window [lo, end) of ops
+  std::vector<std::size_t> logged;         // per program: records logged by then
+  std::vector<hw::MemBreakdown> level;     // per program: the ledger
+  std::vector<InFlight> inflight;          // per program
+  std::vector<std::uint32_t> state_begin;  // per program: its window's first OpState
+  std::vector<OpState> states;
+  std::vector<core::EventQueue<std::uint32_t>::Event> pending;  // in (time, key) order
+};
+struct Steady {
+  std::vector<std::uint32_t> lo;    // per program: the first op not done
+  std::vector<std::uint32_t> end;   // per program: one past the last op touched
+  std::vector<SteadyMark> marks;    // per template of the first program
+  std::uint32_t gap = 1, wait = 0;  // anchors between tries, doubled while they fail
+  std::span<const std::uint32_t> offset;
+  std::span<const std::int32_t> program_of;
+  void touch(std::uint32_t id) {
+    const auto p = program_of[id];
+    end[p] = std::max(end[p], id - offset[p] + 1);
+  }
+};
+
 thread_local std::vector<std::vector<MemRecord>> spare_logs;  // see Player::run
 // The per-op arrays of this thread's last play, whose buffers the next one reuses (see
 // Player::run).
@@ -582,48 +616,19 @@ struct Player {
   // A pipeline in its steady state repeats itself: one micro-batch later every stage runs the
   // same units, with the same memory, the same lags between stages and the same events, all
   // `period` later. A play of a compressed plan looks for that at the ends of the first
-  // program's macro ops: it keeps the loop's state there (a SteadyMark: per program the ops
-  // between the first not yet done and the last one touched — started, or waited for by an op
-  // that ended — with their times, waiting counts and transfers, the macro op in flight, the
-  // ledger, and the events waiting), and at the next end of a macro op of the same template
-  // compares the state with the kept one moved by one period: each program `shift[p]` ops on,
-  // its fine ids `fine_shift[p]` on, every time `period` later. If they agree, and the plan from
-  // the kept state's ops on repeats with the same shifts for k more periods (the same work,
-  // transfers, effects, waits and successors, each successor shifted by its own program's
-  // shift), the next k periods would repeat the last one exactly: the player writes them down
-  // (the ops' times, the memory log's records) instead of playing them, and goes on from the
+  // program's macro ops. It keeps a light mark there (per program the first op not yet done, one
+  // past the last op touched — started, or waited for by an op that ended — and the ledger); when
+  // the next end of a macro op of the same template finds every program as far on with as many
+  // touched and the same memory, it keeps a full mark (the ops between with their times, waiting
+  // counts and transfers, the macro ops in flight, the events waiting), and at the next end of a
+  // macro op of that template compares the state with the mark moved by one period: each program
+  // `shift[p]` ops on, its fine ids `fine_shift[p]` on, every time `period` later. If they agree,
+  // and the plan from the kept state's ops on repeats with the same shifts for k more periods (the
+  // same work, transfers, effects, waits and successors, each successor shifted by its own
+  // program's shift), the next k periods would repeat the last one exactly: the player writes them
+  // down (the ops' times, the memory log's records) instead of playing them, and goes on from the
   // state k periods on. Memory must be back where it was (an equal ledger, so no new peak and
   // no OOM point in the periods skipped) and no OOM point may have been recorded in the period.
-  struct OpState {
-    core::TimePoint start, finish, arrival;
-    std::uint32_t waiting = 0;
-    char done = 0;
-  };
-  struct SteadyMark {
-    bool valid = false, full = false;
-    core::TimePoint at;
-    std::uint64_t events = 0;
-    std::size_t ooms = 0;
-    std::vector<std::uint32_t> lo, end;      // per program: the window [lo, end) of ops
-    std::vector<std::size_t> logged;         // per program: records logged by then
-    std::vector<hw::MemBreakdown> level;     // per program: the ledger
-    std::vector<InFlight> inflight;          // per program
-    std::vector<std::uint32_t> state_begin;  // per program: its window's first OpState
-    std::vector<OpState> states;
-    std::vector<core::EventQueue<std::uint32_t>::Event> pending;  // in (time, key) order
-  };
-  struct Steady {
-    std::vector<std::uint32_t> lo;    // per program: the first op not done
-    std::vector<std::uint32_t> end;   // per program: one past the last op touched
-    std::vector<SteadyMark> marks;    // per template of the first program
-    std::uint32_t gap = 1, wait = 0;  // anchors between tries, doubled while they fail
-    std::span<const std::uint32_t> offset;
-    std::span<const std::int32_t> program_of;
-    void touch(std::uint32_t id) {
-      const auto p = program_of[id];
-      end[p] = std::max(end[p], id - offset[p] + 1);
-    }
-  };
   std::optional<Steady> steady;
   static constexpr std::uint32_t kMaxSteadyGap = 4;
 
