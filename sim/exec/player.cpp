@@ -235,7 +235,12 @@ struct SteadyMark {
 struct Steady {
   std::vector<std::uint32_t> lo;    // per program: the first op not done
   std::vector<std::uint32_t> end;   // per program: one past the last op touched
-  std::vector<SteadyMark> marks;    // per template of the first program
+  // Per template of the first program, `lag` marks taken in turn at its macro ops' ends: each is
+  // compared `lag` such ends later (1 for 1F1B; an interleaved schedule repeats only a group of
+  // as many micro-batches as stages later).
+  std::vector<SteadyMark> marks;
+  std::vector<std::uint32_t> seen;  // per template: ends so far
+  std::uint32_t lag = 1;
   std::uint32_t gap = 1, wait = 0;  // anchors between tries, doubled while they fail
   std::span<const std::uint32_t> offset;
   std::span<const std::int32_t> program_of;
@@ -643,7 +648,12 @@ struct Player {
     steady->program_of = program_of;
     steady->lo.assign(plan.programs.size(), 0);
     steady->end.assign(plan.programs.size(), 0);
-    steady->marks.resize(plan.programs[0].macros.size());
+    // Interleaved: units visit the virtual stages a group of `stages` micro-batches at a time.
+    std::int32_t chunks = 1;
+    for (const Op& op : plan.programs[0].ops) chunks = std::max(chunks, op.chunk + 1);
+    steady->lag = chunks > 1 ? static_cast<std::uint32_t>(plan.programs.size()) : 1;
+    steady->seen.assign(plan.programs[0].macros.size(), 0);
+    steady->marks.resize(plan.programs[0].macros.size() * steady->lag);
   }
 
   OpState op_state(std::uint32_t id) const {
@@ -712,7 +722,8 @@ struct Player {
   // At the end of op `id` of the first program (a macro op).
   void steady_anchor(std::uint32_t id, core::TimePoint now) {
     Steady& st = *steady;
-    SteadyMark& m = st.marks[static_cast<std::size_t>(plan.programs[0].ops[id].macro)];
+    const auto t = static_cast<std::size_t>(plan.programs[0].ops[id].macro);
+    SteadyMark& m = st.marks[t * st.lag + st.seen[t]++ % st.lag];
     if (m.valid) {
       if (!m.full && moved_on(m, now)) {
         mark_steady(m, now, true);
