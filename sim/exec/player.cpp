@@ -227,6 +227,7 @@ struct SteadyMark {
   std::vector<std::uint32_t> lo, end;      // per program: the window [lo, end) of ops
   std::vector<std::size_t> logged;         // per program: records logged by then
   std::vector<hw::MemBreakdown> level;     // per program: the ledger
+  std::vector<core::Bytes> peak;           // per program: the ledger's peak (full marks)
   std::vector<InFlight> inflight;          // per program
   std::vector<std::uint32_t> state_begin;  // per program: its window's first OpState
   std::vector<OpState> states;
@@ -638,10 +639,8 @@ struct Player {
   static constexpr std::uint32_t kMaxSteadyGap = 4;
 
   void start_steady(bool from_start) {
-    // A GPipe step holds more memory after each forward and less after each backward: its
-    // memory never comes back within a phase, so it is not looked for there.
-    if (!from_start || !opt.steady_skip || !plan.compressed || !plan.steady_state ||
-        !taps.empty() || plan.programs.empty() || plan.programs[0].macros.empty())
+    if (!from_start || !opt.steady_skip || !plan.compressed || !taps.empty() ||
+        plan.programs.empty() || plan.programs[0].macros.empty())
       return;
     steady.emplace();
     steady->offset = offset;
@@ -703,6 +702,8 @@ struct Player {
     m.level.resize(n);
     for (std::size_t p = 0; p < n; ++p) m.level[p] = ledgers[p].current();
     if (!full) return;
+    m.peak.resize(n);
+    for (std::size_t p = 0; p < n; ++p) m.peak[p] = ledgers[p].peak();
     m.logged.resize(n);
     m.inflight = inflight;
     m.state_begin.resize(n + 1);
@@ -747,8 +748,9 @@ struct Player {
     mark_steady(m, now, false);
   }
 
-  // Whether the state may be mark m's a period on: no OOM point since, every program some ops
-  // on with as many touched, and the same memory.
+  // Whether the state may be mark m's a period on: no OOM point since, and every program some ops
+  // on with as many touched. (Memory may have moved: a GPipe phase books or frees a micro-batch's
+  // tensors every period.)
   bool moved_on(const SteadyMark& m, core::TimePoint now) const {
     const Steady& st = *steady;
     if (now <= m.at || tl.ooms.size() != m.ooms) return false;
@@ -757,9 +759,6 @@ struct Player {
       if (st.lo[p] <= m.lo[p] || st.lo[p] >= ops || st.end[p] < st.lo[p] || m.end[p] < m.lo[p] ||
           st.end[p] - m.end[p] != st.lo[p] - m.lo[p])
         return false;
-      const hw::MemBreakdown& level = ledgers[p].current();
-      for (std::size_t c = 0; c < hw::kMemCategories; ++c)
-        if (!(level.bytes[c] == m.level[p].bytes[c])) return false;
     }
     return true;
   }
@@ -891,6 +890,20 @@ struct Player {
       if (until[p] < st.end[p]) return false;
       k = std::min<std::uint64_t>(k, (until[p] - st.end[p]) / shift[p] + 1);
     }
+    // Memory: each period books the same effects, so every state of period r + 1 is the state of
+    // the last period moved by r times its change. A change that frees (or none) makes no new
+    // peak. One that books must have made the peak in the last period (so its highest state is
+    // the ledger's at_peak, and each later period's is that moved on), and no program may pass
+    // its capacity where that would record an OOM point.
+    for (std::size_t p = 0; p < n; ++p) {
+      const std::int64_t grows = (ledgers[p].in_use() - m.level[p].total()).value;
+      if (grows <= 0) continue;
+      if (!(ledgers[p].peak() > m.peak[p])) return false;
+      if (oom_seen[p] && !opt.all_ooms) continue;
+      const std::int64_t room = (ledgers[p].capacity() - ledgers[p].peak()).value;
+      if (room < grows) return false;
+      k = std::min<std::uint64_t>(k, static_cast<std::uint64_t>(room / grows));
+    }
     write_down(m, k, period, shift, fine_shift);
     return true;
   }
@@ -929,6 +942,17 @@ struct Player {
       }
       st.lo[p] = lo + kk * d;
       st.end[p] = end + kk * d;
+      // The ledger moved k periods on (skip_periods: a growing one made its peak in the period).
+      hw::MemBreakdown moved;
+      const hw::MemBreakdown& now_level = ledgers[p].current();
+      for (std::size_t c = 0; c < hw::kMemCategories; ++c)
+        moved.bytes[c] = (now_level.bytes[c] - m.level[p].bytes[c]) * static_cast<std::int64_t>(k);
+      if (moved.total().value > 0) {
+        hw::MemBreakdown highest = ledgers[p].at_peak();
+        for (std::size_t c = 0; c < hw::kMemCategories; ++c) highest.bytes[c] += moved.bytes[c];
+        ledgers[p].raise_peak(highest);
+      }
+      ledgers[p].apply_run(hw::MemBreakdown{}, moved);
       InFlight& f = inflight[p];
       if (f.id != kNone) {
         const std::uint64_t trigger_shift = fine_shift[program_of_fine(f.start_key)];
