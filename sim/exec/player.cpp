@@ -633,8 +633,10 @@ struct Player {
   // same work, transfers, effects, waits and successors, each successor shifted by its own
   // program's shift), the next k periods would repeat the last one exactly: the player writes them
   // down (the ops' times, the memory log's records) instead of playing them, and goes on from the
-  // state k periods on. Memory must be back where it was (an equal ledger, so no new peak and
-  // no OOM point in the periods skipped) and no OOM point may have been recorded in the period.
+  // state k periods on. No OOM point may have been recorded in the period; memory moves on by
+  // the period's change each period (skip_periods: where that could make a new peak or an OOM
+  // point).
+  // Marks of one template are compared `Steady::lag` of its ends apart (interleaved groups).
   std::optional<Steady> steady;
   static constexpr std::uint32_t kMaxSteadyGap = 4;
 

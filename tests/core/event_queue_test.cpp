@@ -75,3 +75,35 @@ TEST_CASE("interleaved pops and schedules run events in (time, key, order schedu
   CHECK(reference.empty());
   CHECK(q.events_run() == static_cast<std::uint64_t>(popped));
 }
+
+TEST_CASE("a shifted queue runs its renumbered events later in the same order", "[engine]") {
+  // What a play does when it writes periods down: every waiting event moves the same time later
+  // and takes a new payload and key that keep the order; the clock and the count move on.
+  EventQueue<int> q;
+  q.schedule(TimePoint{10}, 1, 5);
+  q.schedule(TimePoint{20}, 2, 3);
+  q.schedule(TimePoint{20}, 3, 7);
+  q.schedule(TimePoint{15}, 4, 1);
+  CHECK(q.pop().payload == 1);  // the root's slot is left for the next event
+  std::vector<int> waiting;
+  q.for_each([&](const auto& e) { waiting.push_back(e.payload); });
+  std::sort(waiting.begin(), waiting.end());
+  CHECK(waiting == std::vector<int>{2, 3, 4});
+  q.shift(Duration{100}, 6, [](EventQueue<int>::Event& e) {
+    e.payload += 10;
+    e.key += 2;
+  });
+  CHECK(q.now().ns == 110);
+  CHECK(q.events_run() == 7);
+  q.schedule(TimePoint{120}, 5, 6);  // between the two events at 120 (keys 5 and 9)
+  std::vector<int> seen;
+  std::vector<std::int64_t> times;
+  while (!q.empty()) {
+    const auto e = q.pop();
+    seen.push_back(e.payload);
+    times.push_back(e.time.ns);
+  }
+  CHECK(seen == std::vector<int>{14, 12, 5, 13});
+  CHECK(times == std::vector<std::int64_t>{115, 120, 120, 120});
+  CHECK(q.events_run() == 11);
+}
