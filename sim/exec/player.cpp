@@ -619,24 +619,23 @@ struct Player {
   void begin_arrival(std::uint32_t id, core::TimePoint now) { arrival_start[id] = now; }
 
   // --- Steady state --------------------------------------------------------------------------
-  // A pipeline in its steady state repeats itself: one micro-batch later every stage runs the
-  // same units, with the same memory, the same lags between stages and the same events, all
-  // `period` later. A play of a compressed plan looks for that at the ends of the first
-  // program's macro ops. It keeps a light mark there (per program the first op not yet done, one
-  // past the last op touched — started, or waited for by an op that ended — and the ledger); when
-  // the next end of a macro op of the same template finds every program as far on with as many
-  // touched and the same memory, it keeps a full mark (the ops between with their times, waiting
-  // counts and transfers, the macro ops in flight, the events waiting), and at the next end of a
-  // macro op of that template compares the state with the mark moved by one period: each program
-  // `shift[p]` ops on, its fine ids `fine_shift[p]` on, every time `period` later. If they agree,
-  // and the plan from the kept state's ops on repeats with the same shifts for k more periods (the
-  // same work, transfers, effects, waits and successors, each successor shifted by its own
-  // program's shift), the next k periods would repeat the last one exactly: the player writes them
-  // down (the ops' times, the memory log's records) instead of playing them, and goes on from the
-  // state k periods on. No OOM point may have been recorded in the period; memory moves on by
-  // the period's change each period (skip_periods: where that could make a new peak or an OOM
-  // point).
-  // Marks of one template are compared `Steady::lag` of its ends apart (interleaved groups).
+  // A pipeline in its steady state repeats itself: one micro-batch later (an interleaved group of
+  // micro-batches later) every stage runs the same units with the same lags between stages and
+  // the same events, all `period` later, and its memory moves by the same change. A play of a
+  // compressed plan looks for that at the ends of the first program's macro ops. It keeps a
+  // light mark there (per program the first op not yet done, one past the last op touched —
+  // started, or waited for by an op that ended — and the ledger); when the end of a macro op of
+  // the same template `Steady::lag` ends later finds every program as far on with as many
+  // touched, it keeps a full mark (the ops between with their times, waiting counts and
+  // transfers, the macro ops in flight, the events waiting, the ledgers' peaks), and as many ends
+  // later compares the state with the mark moved by one period: each program `shift[p]` ops on,
+  // its fine ids `fine_shift[p]` on, every time `period` later. If they agree, no OOM point was
+  // recorded in the period, and the plan from the mark's ops on repeats with the same shifts for
+  // k more periods (the same work, transfers, effects, waits and successors, each successor
+  // shifted by its own program's shift), the next k periods would repeat the last one exactly:
+  // the player writes them down (the ops' times, the memory log's records, the ledgers moved by
+  // k changes) instead of playing them, and goes on from the state k periods on. Where memory
+  // grows, k stops short of a new OOM point (skip_periods).
   std::optional<Steady> steady;
   static constexpr std::uint32_t kMaxSteadyGap = 4;
 
