@@ -226,7 +226,7 @@ struct SteadyMark {
   std::size_t ooms = 0;
   std::vector<std::uint32_t> lo, end;      // per program: the window [lo, end) of ops
   std::vector<std::size_t> logged;         // per program: records logged by then
-  std::vector<hw::MemBreakdown> level;     // per program: the ledger
+  std::vector<hw::MemBreakdown> level;     // per program: the ledger (full marks)
   std::vector<core::Bytes> peak;           // per program: the ledger's peak (full marks)
   std::vector<InFlight> inflight;          // per program
   std::vector<std::uint32_t> state_begin;  // per program: its window's first OpState
@@ -243,12 +243,6 @@ struct Steady {
   std::vector<std::uint32_t> seen;  // per template: ends so far
   std::uint32_t lag = 1;
   std::uint32_t gap = 1, wait = 0;  // anchors between tries, doubled while they fail
-  std::span<const std::uint32_t> offset;
-  std::span<const std::int32_t> program_of;
-  void touch(std::uint32_t id) {
-    const auto p = program_of[id];
-    end[p] = std::max(end[p], id - offset[p] + 1);
-  }
 };
 
 thread_local std::vector<std::vector<MemRecord>> spare_logs;  // see Player::run
@@ -565,7 +559,7 @@ struct Player {
     for (auto k = succ_begin[id]; k < succ_begin[id + 1]; ++k) {
       const std::uint32_t s = succ[k];
       TRAINSIM_CHECK(waiting[s] > 0, "op became ready twice");
-      if (steady) steady->touch(s);
+      if (steady) touch(s);
       const bool folded = arrival_from[s] != kNone;
       if (folded && arrival_from[s] == id) begin_arrival(s, now);
       if (--waiting[s] != 0) continue;
@@ -623,13 +617,13 @@ struct Player {
   // micro-batches later) every stage runs the same units with the same lags between stages and
   // the same events, all `period` later, and its memory moves by the same change. A play of a
   // compressed plan looks for that at the ends of the first program's macro ops. It keeps a
-  // light mark there (per program the first op not yet done, one past the last op touched —
-  // started, or waited for by an op that ended — and the ledger); when the end of a macro op of
+  // light mark there (per program the first op not yet done and one past the last op touched —
+  // started, or waited for by an op that ended); when the end of a macro op of
   // the same template `Steady::lag` ends later finds every program as far on with as many
   // touched, it keeps a full mark (the ops between with their times, waiting counts and
-  // transfers, the macro ops in flight, the events waiting, the ledgers' peaks), and as many ends
-  // later compares the state with the mark moved by one period: each program `shift[p]` ops on,
-  // its fine ids `fine_shift[p]` on, every time `period` later. If they agree, no OOM point was
+  // transfers, the macro ops in flight, the events waiting, the ledgers and peaks), and as many
+  // ends later compares the state with the mark moved by one period: each program `shift[p]` ops
+  // on, its fine ids `fine_shift[p]` on, every time `period` later. If they agree, no OOM point was
   // recorded in the period, and the plan from the mark's ops on repeats with the same shifts for
   // k more periods (the same work, transfers, effects, waits and successors, each successor
   // shifted by its own program's shift), the next k periods would repeat the last one exactly:
@@ -644,8 +638,6 @@ struct Player {
         plan.programs.empty() || plan.programs[0].macros.empty())
       return;
     steady.emplace();
-    steady->offset = offset;
-    steady->program_of = program_of;
     steady->lo.assign(plan.programs.size(), 0);
     steady->end.assign(plan.programs.size(), 0);
     // Interleaved: units visit the virtual stages a group of `stages` micro-batches at a time.
@@ -656,6 +648,15 @@ struct Player {
     steady->marks.resize(plan.programs[0].macros.size() * steady->lag);
   }
 
+  // Op id was started or waited for by an op that ended: its program's window reaches it.
+  void touch(std::uint32_t id) {
+    const auto p = program_of[id];
+    steady->end[p] = std::max(steady->end[p], id - offset[p] + 1);
+  }
+  // A time `d` later, or none (0) when it was none: an op's times before it has them.
+  static core::TimePoint later(core::TimePoint t, core::Duration d) {
+    return t.ns == 0 ? t : t + d;
+  }
   OpState op_state(std::uint32_t id) const {
     const std::int32_t p = program_of[id];
     const std::uint32_t i = id - offset[p];
@@ -688,8 +689,8 @@ struct Player {
     return a.time != b.time ? a.time < b.time : a.key < b.key;
   }
 
-  // A light mark keeps what changes when the state cannot repeat (the ops done and touched, the
-  // ledgers); a full one the whole state, taken once a light one was seen to repeat.
+  // A light mark keeps what changes when the state cannot repeat (the ops done and touched); a
+  // full one the whole state, taken once a light one was seen to repeat.
   void mark_steady(SteadyMark& m, core::TimePoint now, bool full) {
     const std::size_t n = plan.programs.size();
     Steady& st = *steady;
@@ -700,11 +701,13 @@ struct Player {
     m.ooms = tl.ooms.size();
     m.lo = st.lo;
     m.end = st.end;
-    m.level.resize(n);
-    for (std::size_t p = 0; p < n; ++p) m.level[p] = ledgers[p].current();
     if (!full) return;
+    m.level.resize(n);
     m.peak.resize(n);
-    for (std::size_t p = 0; p < n; ++p) m.peak[p] = ledgers[p].peak();
+    for (std::size_t p = 0; p < n; ++p) {
+      m.level[p] = ledgers[p].current();
+      m.peak[p] = ledgers[p].peak();
+    }
     m.logged.resize(n);
     m.inflight = inflight;
     m.state_begin.resize(n + 1);
@@ -846,9 +849,7 @@ struct Player {
       fine_shift[p] = fine_first[offset[p] + st.lo[p]] - fine_first[offset[p] + m.lo[p]];
     }
     if (queue.size() != m.pending.size()) return false;
-    auto moved = [&](core::TimePoint was, core::TimePoint is) {
-      return was.ns == 0 ? is.ns == 0 : is == was + period;
-    };
+    auto moved = [&](core::TimePoint was, core::TimePoint is) { return is == later(was, period); };
     // The macro ops in flight.
     for (std::size_t p = 0; p < n; ++p) {
       const InFlight& a = m.inflight[p];
@@ -919,7 +920,6 @@ struct Player {
     const std::size_t n = plan.programs.size();
     const auto kk = static_cast<std::uint32_t>(k);
     const core::Duration span{period.ns * static_cast<std::int64_t>(k)};
-    auto later = [](core::TimePoint t, core::Duration d) { return t.ns == 0 ? t : t + d; };
     std::vector<OpState> window;
     for (std::size_t p = 0; p < n; ++p) {
       const Program& P = plan.programs[p];
@@ -2297,7 +2297,7 @@ struct Player {
     if (from_start)
       for (std::uint32_t id = 0; id < waiting.size(); ++id)
         if (waiting[id] == 0) {
-          if (steady) steady->touch(id);
+          if (steady) touch(id);
           start(id, core::TimePoint{}, 0);
         }
     bool pause = from_start && opt.plan_digest && !opt.all_ooms;
