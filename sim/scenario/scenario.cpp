@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <string_view>
 
 #include "models/model_yaml.hpp"
 #include "sim/scenario/overrides.hpp"
@@ -88,6 +89,10 @@ StateBytes state_bytes_per_param(Precision p, Optimizer o) {
 
 namespace {
 
+// Device files read_device loaded on this thread (a ScenarioMemo keeps no reading that loaded
+// one: the file may change between loads, the overrides would not).
+thread_local std::uint64_t device_files_read = 0;
+
 // `path` names the node in errors: "device", or "parallel.stage_devices[i].device".
 hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node,
                            const std::string& path = "device") {
@@ -110,6 +115,7 @@ hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node,
     if (p.is_relative()) p = std::filesystem::path(ctx.file()).parent_path() / p;
     if (!std::filesystem::exists(p)) ctx.fail(node["file"], path + ".file", "device file '" + p.string() + "' not found");
     const YamlContext file_ctx(p.string());
+    ++device_files_read;
     return read_device(file_ctx, load_yaml_file(p.string()), path);
   }
   MapReader m(ctx, node, path);
@@ -380,12 +386,73 @@ namespace {
 
 // The cache key of a preset model (a name, or a map with `preset` and no file to read); empty
 // when the model must be built.
+bool preset_model(const YAML::Node& node) {
+  return node.IsScalar() || (node.IsMap() && node["preset"] && !node["file"] && !node["hf_config"]);
+}
+// A preset model's key: its node as YAML text, the path and the build options.
+std::string model_key(const std::string& node_text, const std::string& path,
+                      const models::BuildOptions& opts) {
+  return node_text + "\n" + path + "\n" + std::to_string(opts.seq_len) + " " +
+         std::to_string(static_cast<int>(opts.activation_dtype)) + " " +
+         (opts.flash_attention ? "1" : "0");
+}
 std::string model_key(const YAML::Node& node, const std::string& path, const models::BuildOptions& opts,
                       const std::string& node_text) {
-  const bool preset = node.IsScalar() || (node.IsMap() && node["preset"] && !node["file"] && !node["hf_config"]);
-  if (!preset) return {};
-  return (node_text.empty() ? YAML::Dump(node) : node_text) + "\n" + path + "\n" + std::to_string(opts.seq_len) + " " +
-         std::to_string(static_cast<int>(opts.activation_dtype)) + " " + (opts.flash_attention ? "1" : "0");
+  if (!preset_model(node)) return {};
+  return model_key(node_text.empty() ? YAML::Dump(node) : node_text, path, opts);
+}
+
+models::BuildOptions build_options(const TrainingSpec& t) {
+  models::BuildOptions opts;
+  opts.seq_len = t.seq_len > 0 ? t.seq_len : 1;
+  opts.activation_dtype = t.precision == Precision::fp32   ? models::DType::fp32
+                          : t.precision == Precision::fp16 ? models::DType::fp16
+                                                           : models::DType::bf16;
+  opts.flash_attention = t.flash_attention;
+  return opts;
+}
+
+// Loading's steps once the sections are read and the model is in: the sequence length a
+// sequence model needs, the batch arithmetic and the layout's checks. The nodes only locate
+// errors (ScenarioMemo::load passes empty ones and loads the slow way when one is raised).
+void complete(const YamlContext& ctx, Scenario& s, const ScenarioMemo::Training& read,
+              const YAML::Node& global_batch_node, const LayoutNodes& nodes) {
+  const YAML::Node& training_map = nodes.training;  // const: lookups must not insert keys
+  if (s.model.sequence_model && !read.seq_len_given)
+    ctx.fail(training_map, "training.seq_len",
+             "missing required key 'seq_len' (model '" + s.model.name + "' is a sequence model)");
+  if (!s.model.sequence_model) s.training.seq_len = 0;
+
+  // Batch arithmetic: global = micro x accumulation x data; give any two.
+  auto& t = s.training;
+  auto batch_mul = [&](std::int64_t a, std::int64_t b) -> std::int64_t {
+    try {
+      return core::checked_mul(a, b);
+    } catch (const core::OverflowError&) {
+      ctx.fail(training_map["micro_batch"], "training.micro_batch",
+               "micro_batch x gradient_accumulation x data must fit in 64 bits");
+    }
+  };
+  const std::int64_t per_step = batch_mul(t.micro_batch, s.parallel.data);
+  if (t.global_batch > 0) {
+    if (t.global_batch % per_step != 0)
+      ctx.fail(global_batch_node, "training.global_batch",
+               "global_batch " + std::to_string(t.global_batch) +
+                   " is not divisible by data x micro_batch = " + std::to_string(per_step));
+    const std::int64_t acc = t.global_batch / per_step;
+    if (t.gradient_accumulation > 0 && t.gradient_accumulation != acc)
+      ctx.fail(global_batch_node, "training.global_batch",
+               "global_batch must equal micro_batch x gradient_accumulation x data = " +
+                   std::to_string(batch_mul(per_step, t.gradient_accumulation)));
+    t.gradient_accumulation = acc;
+  } else {
+    if (t.gradient_accumulation == 0) t.gradient_accumulation = 1;
+    t.global_batch = batch_mul(per_step, t.gradient_accumulation);
+  }
+  // A step with too many ops is refused where its micro-batch count was written.
+  s.limits.ops_key = read.ops_key;
+  s.limits.ops_at = read.ops_at;
+  validate_layout(ctx, s, nodes);
 }
 
 }  // namespace
@@ -412,7 +479,9 @@ void ModelCache::give_back(models::Model&& m) {
 }
 
 Scenario load_scenario_tree(YAML::Node root, const std::string& path,
-                            const std::vector<std::string>& sets, ModelCache* cache) {
+                            const std::vector<std::string>& sets, ModelCache* cache,
+                            ScenarioMemo* memo) {
+  const std::uint64_t files_before = device_files_read;
   YamlContext ctx(path);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   apply_overrides(root, sets, ctx);
@@ -425,10 +494,10 @@ Scenario load_scenario_tree(YAML::Node root, const std::string& path,
   for (const char* key : {"device", "training"})
     if (!top.has(key)) ctx.fail(root, key, std::string("missing required key '") + key + "'");
   s.device = read_device(ctx, top.node("device"));
-  bool seq_len_given = false;
+  ScenarioMemo::Training read;
   YAML::Node training_node = top.node("training");
   YAML::Node global_batch_node;
-  s.training = read_training(ctx, training_node, seq_len_given, global_batch_node);
+  s.training = read_training(ctx, training_node, read.seq_len_given, global_batch_node);
   YAML::Node parallel_node = top.node("parallel");
   s.parallel = read_parallel(ctx, parallel_node);
   YAML::Node cluster_node = top.node("cluster");
@@ -443,12 +512,7 @@ Scenario load_scenario_tree(YAML::Node root, const std::string& path,
   YAML::Node model_node = top.node("model");
   top.finish();
 
-  models::BuildOptions opts;
-  opts.seq_len = s.training.seq_len > 0 ? s.training.seq_len : 1;
-  opts.activation_dtype = s.training.precision == Precision::fp32 ? models::DType::fp32
-                          : s.training.precision == Precision::fp16 ? models::DType::fp16
-                                                                    : models::DType::bf16;
-  opts.flash_attention = s.training.flash_attention;
+  const models::BuildOptions opts = build_options(s.training);
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
   try {
     const std::string key = cache ? model_key(model_node, path, opts, cache->node_text) : std::string();
@@ -465,48 +529,116 @@ Scenario load_scenario_tree(YAML::Node root, const std::string& path,
     }
     throw;
   }
-  if (s.model.sequence_model && !seq_len_given)
-    ctx.fail(training_node, "training.seq_len",
-             "missing required key 'seq_len' (model '" + s.model.name + "' is a sequence model)");
-  if (!s.model.sequence_model) s.training.seq_len = 0;
 
-  // Batch arithmetic: global = micro x accumulation x data; give any two.
-  auto& t = s.training;
   const YAML::Node& training_map = training_node;  // const: lookups must not insert keys
-  auto batch_mul = [&](std::int64_t a, std::int64_t b) -> std::int64_t {
-    try {
-      return core::checked_mul(a, b);
-    } catch (const core::OverflowError&) {
-      ctx.fail(training_map["micro_batch"], "training.micro_batch",
-               "micro_batch x gradient_accumulation x data must fit in 64 bits");
-    }
-  };
-  const std::int64_t per_step = batch_mul(t.micro_batch, s.parallel.data);
-  if (t.global_batch > 0) {
-    if (t.global_batch % per_step != 0)
-      ctx.fail(global_batch_node, "training.global_batch",
-               "global_batch " + std::to_string(t.global_batch) +
-                   " is not divisible by data x micro_batch = " + std::to_string(per_step));
-    const std::int64_t acc = t.global_batch / per_step;
-    if (t.gradient_accumulation > 0 && t.gradient_accumulation != acc)
-      ctx.fail(global_batch_node, "training.global_batch",
-               "global_batch must equal micro_batch x gradient_accumulation x data = " +
-                   std::to_string(batch_mul(per_step, t.gradient_accumulation)));
-    t.gradient_accumulation = acc;
-  } else {
-    if (t.gradient_accumulation == 0) t.gradient_accumulation = 1;
-    t.global_batch = batch_mul(per_step, t.gradient_accumulation);
-  }
-  // A step with too many ops is refused where its micro-batch count was written.
   auto given = [&](const char* key) { return training_map.IsMap() && training_map[key].IsDefined(); };
-  const char* counted = given("global_batch")            ? "global_batch"
-                        : given("gradient_accumulation") ? "gradient_accumulation"
-                                                         : nullptr;
-  s.limits.ops_key = counted ? std::string("training.") + counted : std::string("training");
-  s.limits.ops_at = ctx.locate(counted ? training_map[counted] : training_node, s.limits.ops_key);
+  read.global_batch_given = given("global_batch");
+  read.accumulation_given = given("gradient_accumulation");
+  const char* counted = read.global_batch_given   ? "global_batch"
+                        : read.accumulation_given ? "gradient_accumulation"
+                                                  : nullptr;
+  read.ops_key = counted ? std::string("training.") + counted : std::string("training");
+  read.ops_at = ctx.locate(counted ? training_map[counted] : training_node, read.ops_key);
+  std::optional<ScenarioMemo::Reading> reading;
+  if (memo) {
+    read.spec = s.training;
+    reading = ScenarioMemo::Reading{s.name,
+                                    s.device,
+                                    read,
+                                    s.parallel,
+                                    {s.cluster, false},
+                                    s.limits.max_ops,
+                                    preset_model(model_node)};
+  }
   LayoutNodes nodes{root, training_node, parallel_node, cluster_node,
                     cluster_node.IsDefined() && !cluster_node.IsNull()};
-  validate_layout(ctx, s, nodes);
+  try {
+    complete(ctx, s, read, global_batch_node, nodes);
+  } catch (const core::ConfigError&) {
+    // The model serves the next point (a sweep's invalid points would build it again).
+    if (cache) cache->give_back(std::move(s.model));
+    throw;
+  }
+  if (reading && device_files_read == files_before) {
+    reading->cluster.given = nodes.cluster_given;
+    memo->remember(sets, *reading);
+  }
+  return s;
+}
+
+bool ScenarioMemo::section_keys(const std::vector<std::string>& sets,
+                                std::array<std::string, 6>& keys) {
+  static constexpr std::array<std::string_view, 6> kSections{"name",     "device",  "training",
+                                                             "parallel", "cluster", "limits"};
+  for (const std::string& set : sets) {
+    const std::size_t eq = set.find('=');
+    if (eq == std::string::npos) return false;
+    const std::string_view path(set.data(), eq);
+    const std::string_view top = path.substr(0, path.find('.'));
+    const auto* at = std::find(kSections.begin(), kSections.end(), top);
+    if (at == kSections.end()) return false;
+    // Each override with its length first: the joined keys cannot run two lists together.
+    std::string& key = keys[static_cast<std::size_t>(at - kSections.begin())];
+    key += std::to_string(set.size());
+    key += ':';
+    key += set;
+  }
+  return true;
+}
+
+std::string ScenarioMemo::cluster_key(const std::array<std::string, 6>& keys,
+                                      std::int64_t devices) {
+  return keys[4] + "|" + keys[1] + "|" + std::to_string(devices);
+}
+
+void ScenarioMemo::remember(const std::vector<std::string>& sets, const Reading& r) {
+  std::array<std::string, 6> keys;
+  if (!section_keys(sets, keys)) return;
+  names_.keep(keys[0], r.name);
+  devices_.keep(keys[1], r.device);
+  trainings_.keep(keys[2], r.training);
+  parallels_.keep(keys[3], r.parallel);
+  clusters_.keep(cluster_key(keys, r.parallel.devices()), r.cluster);
+  limits_.keep(keys[5], r.max_ops);
+  model_preset_ = r.model_preset;
+}
+
+std::optional<Scenario> ScenarioMemo::load(const std::string& path,
+                                           const std::vector<std::string>& sets,
+                                           ModelCache* cache) {
+  if (!cache || cache->node_text.empty() || !model_preset_.value_or(false)) return std::nullopt;
+  std::array<std::string, 6> keys;
+  if (!section_keys(sets, keys)) return std::nullopt;
+  const std::string* name = names_.find(keys[0]);
+  const hw::DeviceSpec* device = devices_.find(keys[1]);
+  const Training* training = trainings_.find(keys[2]);
+  const ParallelSpec* parallel = parallels_.find(keys[3]);
+  const std::int64_t* max_ops = limits_.find(keys[5]);
+  if (!name || !device || !training || !parallel || !max_ops) return std::nullopt;
+  const Cluster* cluster = clusters_.find(cluster_key(keys, parallel->devices()));
+  if (!cluster) return std::nullopt;
+  Scenario s;
+  s.file = path;
+  s.name = *name;
+  s.device = *device;
+  s.training = training->spec;
+  s.parallel = *parallel;
+  s.cluster = cluster->spec;
+  s.limits.max_ops = *max_ops;
+  const std::string key = model_key(cache->node_text, path, build_options(s.training));
+  std::optional<models::Model> kept = cache->take(key);
+  if (!kept) return std::nullopt;
+  s.model = std::move(*kept);
+  cache->last_key = key;
+  try {
+    const YamlContext ctx(path);
+    const YAML::Node none(YAML::NodeType::Map);
+    complete(ctx, s, *training, none, LayoutNodes{none, none, none, none, cluster->given});
+  } catch (...) {
+    // The slow way locates the error; the model goes back for it.
+    cache->give_back(std::move(s.model));
+    return std::nullopt;
+  }
   return s;
 }
 

@@ -200,7 +200,80 @@ struct ModelCache {
 // anchors relative model files; marks in `root` locate errors in that file. With `cache`, a
 // preset model whose key matches the held one is taken from it instead of being built (the
 // cache's key is set either way).
+class ScenarioMemo;
 Scenario load_scenario_tree(YAML::Node root, const std::string& path,
-                            const std::vector<std::string>& sets = {}, ModelCache* cache = nullptr);
+                            const std::vector<std::string>& sets = {}, ModelCache* cache = nullptr,
+                            ScenarioMemo* memo = nullptr);
+
+// Scenarios of one base under many override sets (a sweep's points), kept by section. Each
+// top-level section (name, device, training, parallel, cluster, limits) is read from its own
+// mapping alone, and only the overrides under its key change that mapping; the cluster's
+// defaults depend on the device and the device count too. So a point whose every section was
+// read before under the same overrides (in an earlier point, with any other sections) is put
+// together from those readings without building a tree: the model from the ModelCache, then the
+// batch arithmetic and the layout's checks as load_scenario_tree runs them. Anything else —
+// an override of the model or of an unknown key, a section not met yet, a model not held, any
+// check that fails — returns nullopt, and the caller loads the point the slow way, which
+// locates its errors in the tree and fills the memo (pass it to load_scenario_tree). Sections
+// that read a device file are not kept. One memo serves one base (path and text): clear() it
+// when the base changes.
+class ScenarioMemo {
+ public:
+  std::optional<Scenario> load(const std::string& path, const std::vector<std::string>& sets,
+                               ModelCache* cache);
+  void clear() { *this = ScenarioMemo{}; }
+
+  // What loading read of the training section, and what its later steps take from that mapping.
+  struct Training {
+    TrainingSpec spec;
+    bool seq_len_given = false;
+    // Whether the mapping gives global_batch or gradient_accumulation (the batch arithmetic).
+    bool global_batch_given = false, accumulation_given = false;
+    core::SourceLocation ops_at;  // Limits::ops_at and ops_key
+    std::string ops_key;
+  };
+  struct Cluster {
+    ClusterSpec spec;
+    bool given = false;  // a cluster mapping was written (validate_layout checks its size)
+  };
+  // One slow load's sections, as read (before the batch arithmetic fills the training's).
+  struct Reading {
+    std::string name;
+    hw::DeviceSpec device;
+    Training training;
+    ParallelSpec parallel;
+    Cluster cluster;
+    std::int64_t max_ops = kDefaultMaxOps;
+    bool model_preset = false;  // the base's model node names a preset (ModelCache keys it)
+  };
+  void remember(const std::vector<std::string>& sets, const Reading& r);
+
+ private:
+  // Per section, the overrides under its key joined (the cluster's with the device's and the
+  // device count), or false when an override reaches another key.
+  static bool section_keys(const std::vector<std::string>& sets, std::array<std::string, 6>& keys);
+  static std::string cluster_key(const std::array<std::string, 6>& keys, std::int64_t devices);
+  template <class T>
+  struct Section {
+    std::vector<std::pair<std::string, T>> held;  // few: a sweep's values of the section's axes
+    const T* find(const std::string& key) const {
+      for (const auto& [k, v] : held)
+        if (k == key) return &v;
+      return nullptr;
+    }
+    void keep(const std::string& key, const T& v) {
+      if (find(key)) return;
+      if (held.size() == 64) held.erase(held.begin());
+      held.emplace_back(key, v);
+    }
+  };
+  Section<std::string> names_;
+  Section<hw::DeviceSpec> devices_;
+  Section<Training> trainings_;
+  Section<ParallelSpec> parallels_;
+  Section<Cluster> clusters_;
+  Section<std::int64_t> limits_;
+  std::optional<bool> model_preset_;
+};
 
 }  // namespace trainsim::scenario

@@ -112,10 +112,23 @@ void BaseScenario::give_back(scenario::Scenario&& s) const { model_cache.give_ba
 scenario::Scenario BaseScenario::load(const std::vector<std::string>& sets) const {
   // Every point starts from the same base text: each worker thread parses it once and clones
   // the tree per point (overrides edit it). yaml-cpp nodes are not shared across threads.
-  thread_local std::string parsed_text, parsed_subkey, model_text;
+  // Points whose sections were all read before under the same overrides are put together from
+  // those readings (scenario::ScenarioMemo), without a tree.
+  thread_local std::string parsed_text, parsed_subkey, parsed_path, model_text;
   thread_local YAML::Node parsed;
+  thread_local scenario::ScenarioMemo memo;
+  const bool same_base =
+      parsed_text == text && parsed_subkey == subkey && parsed_path == path && parsed.IsDefined();
+  // Valid while no override reaches into the model.
+  const bool model_set = std::any_of(sets.begin(), sets.end(), [](const std::string& k) {
+    return k.starts_with("model=") || k.starts_with("model.");
+  });
+  if (same_base) {
+    model_cache.node_text = model_set ? std::string() : model_text;
+    if (auto s = memo.load(path, sets, &model_cache)) return std::move(*s);
+  }
   YAML::Node root;
-  if (parsed_text == text && parsed_subkey == subkey && parsed.IsDefined()) {
+  if (same_base) {
     root = YAML::Clone(parsed);
   } else {
     try {
@@ -126,19 +139,17 @@ scenario::Scenario BaseScenario::load(const std::vector<std::string>& sets) cons
     parsed = YAML::Clone(root);
     parsed_text = text;
     parsed_subkey = subkey;
+    parsed_path = path;
+    memo.clear();
     // The base's model node as the model cache keys it (scenario::ModelCache::node_text).
     const YAML::Node& whole = root;  // const: lookups must not insert keys
     const YAML::Node top = subkey.empty() || !whole.IsMap() ? whole : whole[subkey];
     model_text = top.IsMap() && top["model"] ? YAML::Dump(top["model"]) : std::string();
   }
-  // Valid while no override reaches into the model.
-  const bool model_set = std::any_of(sets.begin(), sets.end(), [](const std::string& k) {
-    return k.starts_with("model=") || k.starts_with("model.");
-  });
   model_cache.node_text = model_set ? std::string() : model_text;
-  if (subkey.empty()) return scenario::load_scenario_tree(root, path, sets, &model_cache);
+  if (subkey.empty()) return scenario::load_scenario_tree(root, path, sets, &model_cache, &memo);
   YAML::Node sub = root[subkey];
-  return scenario::load_scenario_tree(sub, path, sets, &model_cache);
+  return scenario::load_scenario_tree(sub, path, sets, &model_cache, &memo);
 }
 
 bool BaseScenario::scalar_at(const std::string& key_path, std::string& out) const {

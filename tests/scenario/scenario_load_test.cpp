@@ -3,7 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <functional>
+#include <sstream>
 #include <string>
+
+#include <yaml-cpp/yaml.h>
 
 #include "models/presets.hpp"
 #include "scenario_files.hpp"
@@ -427,4 +431,118 @@ TEST_CASE("offload keys: defaults, values and the host side of the cluster") {
   const Scenario v = load_text(dir, "model: gpt2\ndevice: v100-32gb\ntraining: {micro_batch: 1, seq_len: 1024}\n");
   CHECK(v.cluster.host_memory.value == 1536 * core::kGiB);
   CHECK(v.cluster.pcie.name == "pcie3");
+}
+
+namespace {
+
+// What a scenario holds, field by field, for comparing loads.
+std::string describe(const Scenario& s) {
+  std::ostringstream o;
+  const auto& t = s.training;
+  const auto& p = s.parallel;
+  const auto& c = s.cluster;
+  o << s.name << " | " << s.file << " | " << s.device.name << " " << s.device.memory.value << " "
+    << s.device.reserved.value << " | " << t.micro_batch << " " << t.gradient_accumulation << " "
+    << t.global_batch << " " << t.seq_len << " " << static_cast<int>(t.precision) << " "
+    << static_cast<int>(t.optimizer) << " " << static_cast<int>(t.recompute) << " "
+    << t.recompute_layers << " " << t.flash_attention << " " << t.caching_allocator << " "
+    << static_cast<int>(t.offload.optimizer) << " | " << p.data << " " << p.tensor << " "
+    << p.pipeline << " " << p.zero << " " << static_cast<int>(p.schedule) << " " << p.virtual_stages
+    << " " << static_cast<int>(p.allreduce) << " " << p.bucket_size.value << " | " << c.nodes << " "
+    << c.gpus_per_node << " " << c.intra_node.name << " " << c.inter_node.name << " "
+    << c.host_memory.value << " " << c.pcie.name << " | " << s.limits.max_ops << " "
+    << s.limits.ops_key << " " << s.limits.ops_at.file << ":" << s.limits.ops_at.line << ":"
+    << s.limits.ops_at.column << " | " << s.model.name << " " << s.model.parameters() << " "
+    << s.model.seq_len;
+  return o.str();
+}
+
+std::string load_or_error(const std::function<Scenario()>& load) {
+  try {
+    return describe(load());
+  } catch (const core::ConfigError& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a scenario memo puts points together as the slow way loads them and falls back on errors") {
+  TempDir dir;
+  const std::string base =
+      "name: memo\n"
+      "model: {preset: gpt2, name: small, layers: 8, hidden: 512, heads: 8}\n"
+      "device: a100-80gb\n"
+      "training: {micro_batch: 1, global_batch: 32, seq_len: 512, precision: bf16, optimizer: "
+      "adam}\n"
+      "parallel: {data: 2, tensor: 2, pipeline: 2}\n"
+      "cluster: {nodes: 1, gpus_per_node: 8, intra_node: nvlink3, inter_node: ib-hdr}\n";
+  const std::string path = dir.write("memo.yaml", base);
+  ScenarioMemo memo;
+  ModelCache cache;
+  cache.node_text = YAML::Dump(YAML::Load(base)["model"]);
+  int fast = 0, failed = 0, checked = 0;
+  // Global batch 34 is whole for data 1 x micro-batch 2 and not for data 2: the pipeline-4 points
+  // come first, so the pipeline-2 ones meet every section read and still fail their arithmetic.
+  for (const char* layout :
+       {"parallel.pipeline=4|parallel.data=1", "parallel.pipeline=2|parallel.data=2"})
+    for (const char* seq : {"training.seq_len=512", "training.seq_len=1024"})
+      for (const char* mb : {"training.micro_batch=1", "training.micro_batch=2"})
+        for (const char* gb : {"training.global_batch=32", "training.global_batch=34"})
+          for (const char* dev : {"device=a100-80gb", "device=h100-80gb"})
+            for (const char* link : {"cluster.inter_node=ib-hdr", "cluster.inter_node=ib-ndr"}) {
+              const std::string l = layout;
+              const std::vector<std::string> sets{
+                  l.substr(0, l.find('|')), l.substr(l.find('|') + 1), seq, mb, gb, dev, link};
+              const std::string want = load_or_error([&] { return load_scenario(path, sets); });
+              std::optional<Scenario> put = memo.load(path, sets, &cache);
+              if (put) ++fast;
+              const std::string got = load_or_error([&] {
+                Scenario s = put ? std::move(*put)
+                                 : load_scenario_tree(YAML::Load(base), path, sets, &cache, &memo);
+                Scenario copy = s;
+                cache.give_back(std::move(s.model));
+                return copy;
+              });
+              INFO(sets[0] + " " + sets[1] + " " + seq + " " + mb + " " + gb + " " + dev + " " +
+                   link);
+              CHECK(got == want);
+              ++checked;
+              if (got.find("not divisible") != std::string::npos) ++failed;
+            }
+  CHECK(checked == 64);
+  CHECK(failed == 8);  // pipeline 2, micro-batch 2, global batch 34
+  CHECK(fast >= 40);   // every point whose sections were all read before, the failing ones not
+  // Those failing points' sections were all read: put together, they pass with global batch 32
+  // and fail (nothing returned, the model handed back) with 34.
+  std::vector<std::string> sets{"parallel.pipeline=2",      "parallel.data=2",
+                                "training.seq_len=512",     "training.micro_batch=2",
+                                "training.global_batch=32", "device=a100-80gb",
+                                "cluster.inter_node=ib-hdr"};
+  std::optional<Scenario> put = memo.load(path, sets, &cache);
+  REQUIRE(put);
+  CHECK(describe(*put) == describe(load_scenario(path, sets)));
+  cache.give_back(std::move(put->model));
+  sets[4] = "training.global_batch=34";
+  CHECK_FALSE(memo.load(path, sets, &cache));
+  sets[4] = "training.global_batch=32";
+  CHECK(memo.load(path, sets, &cache));
+  // An override of the model, or of a key no section has, is loaded the slow way.
+  CHECK_FALSE(memo.load(path, {"model.layers=4"}, &cache));
+  CHECK_FALSE(memo.load(path, {"nonsense.key=1"}, &cache));
+  // Overrides seen only together with others are not a section seen alone.
+  CHECK_FALSE(memo.load(path, {"training.micro_batch=2"}, &cache));
+
+  // A device read from a file is not kept: the file may change between loads.
+  dir.write("dev.yaml", "preset: a100-80gb\nmemory: 40GB\n");
+  const std::string file_text =
+      "model: gpt2\ndevice: {file: dev.yaml}\ntraining: {micro_batch: 1, seq_len: 512}\n";
+  const std::string with_file = dir.write("file.yaml", file_text);
+  ScenarioMemo file_memo;
+  ModelCache file_cache;
+  file_cache.node_text = "gpt2";
+  CHECK(load_scenario_tree(YAML::Load(file_text), with_file, {}, &file_cache, &file_memo)
+            .device.memory == core::Bytes{40'000'000'000});
+  CHECK_FALSE(file_memo.load(with_file, {}, &file_cache));
 }
