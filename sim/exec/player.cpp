@@ -1664,7 +1664,12 @@ struct Player {
                                (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.macro)) << 8) ^
                                (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.microbatch)) << 32);
       const std::uint64_t w2 = static_cast<std::uint64_t>(r.a) | (static_cast<std::uint64_t>(r.b) << 32);
-      prefix[k + 1] = mix(mix(prefix[k] ^ w1, w2), effects_range ? effects[r.b] : templates[static_cast<std::size_t>(op.macro)]);
+      // The record's own hash does not wait for the chain; the chain takes it in with one
+      // multiply-add (modulo 2^64 by an odd number: two logs that differ in one record differ in
+      // every prefix from there on).
+      const std::uint64_t h =
+          mix(mix(w1, w2), effects_range ? effects[r.b] : templates[static_cast<std::size_t>(op.macro)]);
+      prefix[k + 1] = prefix[k] * 0x9E3779B97F4A7C15ULL + h;
     };
     // The records logged before the snapshot this play went on from are that snapshot's, whose
     // play kept their hashes (the last of them is checked against this log).
