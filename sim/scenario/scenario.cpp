@@ -449,7 +449,6 @@ void complete(const YamlContext& ctx, Scenario& s, const ScenarioMemo::Training&
     if (t.gradient_accumulation == 0) t.gradient_accumulation = 1;
     t.global_batch = batch_mul(per_step, t.gradient_accumulation);
   }
-  // A step with too many ops is refused where its micro-batch count was written.
   s.limits.ops_key = read.ops_key;
   s.limits.ops_at = read.ops_at;
   validate_layout(ctx, s, nodes);
@@ -532,11 +531,10 @@ Scenario load_scenario_tree(YAML::Node root, const std::string& path,
 
   const YAML::Node& training_map = training_node;  // const: lookups must not insert keys
   auto given = [&](const char* key) { return training_map.IsMap() && training_map[key].IsDefined(); };
-  read.global_batch_given = given("global_batch");
-  read.accumulation_given = given("gradient_accumulation");
-  const char* counted = read.global_batch_given   ? "global_batch"
-                        : read.accumulation_given ? "gradient_accumulation"
-                                                  : nullptr;
+  // A step with too many ops is refused where its micro-batch count was written.
+  const char* counted = given("global_batch")            ? "global_batch"
+                        : given("gradient_accumulation") ? "gradient_accumulation"
+                                                         : nullptr;
   read.ops_key = counted ? std::string("training.") + counted : std::string("training");
   read.ops_at = ctx.locate(counted ? training_map[counted] : training_node, read.ops_key);
   std::optional<ScenarioMemo::Reading> reading;

@@ -227,9 +227,8 @@ class ScenarioMemo {
   struct Training {
     TrainingSpec spec;
     bool seq_len_given = false;
-    // Whether the mapping gives global_batch or gradient_accumulation (the batch arithmetic).
-    bool global_batch_given = false, accumulation_given = false;
-    core::SourceLocation ops_at;  // Limits::ops_at and ops_key
+    // Limits::ops_at and ops_key: where the step's micro-batch count was written.
+    core::SourceLocation ops_at;
     std::string ops_key;
   };
   struct Cluster {
