@@ -119,18 +119,8 @@ scenario::Scenario BaseScenario::load(const std::vector<std::string>& sets) cons
   thread_local scenario::ScenarioMemo memo;
   const bool same_base =
       parsed_text == text && parsed_subkey == subkey && parsed_path == path && parsed.IsDefined();
-  // Valid while no override reaches into the model.
-  const bool model_set = std::any_of(sets.begin(), sets.end(), [](const std::string& k) {
-    return k.starts_with("model=") || k.starts_with("model.");
-  });
-  if (same_base) {
-    model_cache.node_text = model_set ? std::string() : model_text;
-    if (auto s = memo.load(path, sets, &model_cache)) return std::move(*s);
-  }
   YAML::Node root;
-  if (same_base) {
-    root = YAML::Clone(parsed);
-  } else {
+  if (!same_base) {
     try {
       root = YAML::Load(text);
     } catch (const YAML::Exception& e) {
@@ -146,7 +136,13 @@ scenario::Scenario BaseScenario::load(const std::vector<std::string>& sets) cons
     const YAML::Node top = subkey.empty() || !whole.IsMap() ? whole : whole[subkey];
     model_text = top.IsMap() && top["model"] ? YAML::Dump(top["model"]) : std::string();
   }
+  // Valid while no override reaches into the model.
+  const bool model_set = std::any_of(sets.begin(), sets.end(), [](const std::string& k) {
+    return k.starts_with("model=") || k.starts_with("model.");
+  });
   model_cache.node_text = model_set ? std::string() : model_text;
+  if (auto s = memo.load(path, sets, &model_cache)) return std::move(*s);
+  if (same_base) root = YAML::Clone(parsed);
   if (subkey.empty()) return scenario::load_scenario_tree(root, path, sets, &model_cache, &memo);
   YAML::Node sub = root[subkey];
   return scenario::load_scenario_tree(sub, path, sets, &model_cache, &memo);
