@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# run_case.sh TRAINSIM CASE -- plays one hostile-input case (tests/hostile/cases/*.sh).
+# A case is a bash fragment run in an empty scratch folder with these helpers:
+#   file NAME <<'EOF' ... EOF    writes a file there (folders are created)
+#   expect EXIT [PATTERN...]     the exit code and grep -E patterns its output must match
+#   trainsim ARGS...             runs the binary (30 s limit, no stdin), output kept
+# $REPO is the source tree, for cases that start from a shipped scenario.
+# Whatever the case expects, a run fails when trainsim exits 1 (internal error), dies of a
+# signal, hangs past the limit, or was never run; expecting exit 1 is refused.
+set -u
+TS=$1
+case_file=$2
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/trainsim-hostile.XXXXXX")
+trap 'chmod -R u+rwx "$work" 2>/dev/null; rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+file() { mkdir -p "$(dirname "$1")" && cat >"$1"; }
+expect_exit=""
+patterns=()
+expect() { expect_exit=$1; shift; patterns=("$@"); }
+ran=0
+output=""
+code=0
+trainsim() {
+  ran=1
+  output=$(timeout 30 "$TS" "$@" 2>&1 </dev/null)
+  code=$?
+}
+
+# shellcheck disable=SC1090
+source "$case_file"
+
+fail() { echo "FAIL ($(basename "$case_file")): $*" >&2; status=1; }
+status=0
+[ "$ran" -eq 1 ] || fail "the case never ran trainsim"
+[ -n "$expect_exit" ] || fail "the case sets no expected exit code"
+[ "$expect_exit" != 1 ] || fail "a case may not expect exit 1 (internal error)"
+if [ "$code" -eq 124 ]; then fail "hang: no answer within 30 s"
+elif [ "$code" -ge 128 ]; then fail "killed by signal $((code - 128))"
+elif [ "$code" -eq 1 ]; then fail "internal error (exit 1)"
+fi
+[ "$code" = "$expect_exit" ] || fail "exit $code, expected $expect_exit"
+for p in "${patterns[@]+"${patterns[@]}"}"; do
+  printf '%s\n' "$output" | grep -Eq -- "$p" || fail "output does not match /$p/"
+done
+if [ "$status" -ne 0 ]; then
+  echo "--- output ---" >&2
+  printf '%s\n' "$output" | head -c 4000 >&2
+fi
+exit $status
