@@ -19,6 +19,8 @@
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/sweep/spec.hpp"
+#include "sim/validation/compare.hpp"
 
 namespace trainsim::fuzz {
 
@@ -242,12 +244,74 @@ void units_input(std::string_view data) {
   }
 }
 
+void sweep_input(std::string_view data) {
+  // A sweep file beside a small base scenario it may name ({file: base.yaml}); points are
+  // expanded when the grid is small and the first few are loaded and played.
+  static const std::string base = work().write("sweep-base.yaml",
+                                               "name: base\n"
+                                               "model: {preset: gpt2, layers: 2}\n"
+                                               "device: a100-80gb\n"
+                                               "training: {micro_batch: 1, seq_len: 128}\n");
+  (void)base;
+  if (names_special_files(data)) return;
+  const std::string path = work().write("sweep.yaml", data);
+  sweep::SweepSpec spec;
+  try {
+    spec = sweep::load_sweep(path);
+  } catch (const core::ConfigError&) {
+    return;
+  } catch (const core::OverflowError&) {
+    return;
+  }
+  std::size_t grid = 1;
+  for (const auto& dim : spec.dims) {
+    require(!dim.empty(), "a sweep dimension without axes");
+    grid *= spec.axes.at(dim.front()).values.size();
+    if (grid > 20'000) return;
+  }
+  std::vector<sweep::Point> points;
+  try {
+    points = sweep::expand(spec);
+  } catch (const core::ConfigError&) {
+    return;  // a `where` rule that cannot be evaluated on a point is a located error
+  }
+  require(points.size() <= grid, "more points than the grid holds");
+  for (std::size_t i = 0; i < points.size() && i < 3; ++i) {
+    require(points[i].index == i, "points are numbered in order");
+    scenario::Scenario s;
+    try {
+      s = spec.base.load(sweep::point_sets(spec, points[i]));
+    } catch (const core::ConfigError&) {
+      continue;  // an invalid point is recorded by the sweep, not a crash
+    } catch (const core::OverflowError&) {
+      continue;
+    }
+    simulate_small(s);
+  }
+}
+
+void csv_input(std::string_view data) {
+  // A measured-times table as `compare` and `calibrate` read it.
+  const std::string path = work().write("measured.csv", data);
+  validation::Table t;
+  try {
+    t = validation::read_csv(path);
+  } catch (const core::ConfigError&) {
+    return;
+  }
+  for (const auto& row : t.rows) require(row.size() == t.header.size(), "a ragged row was accepted");
+  for (std::size_t c = 0; c < t.header.size(); ++c)
+    require(t.column(t.header[c]) >= 0, "a header name is not found as a column");
+}
+
 Entry entry_named(std::string_view target) {
   if (target == "scenario") return &scenario_input;
   if (target == "model") return &model_input;
   if (target == "overrides") return &overrides_input;
   if (target == "units") return &units_input;
   if (target == "hf_config") return &hf_config_input;
+  if (target == "sweep") return &sweep_input;
+  if (target == "csv") return &csv_input;
   return nullptr;
 }
 

@@ -27,7 +27,15 @@ void overrides_input(std::string_view data);
 // One quantity text fed to parse_bytes, parse_bandwidth, parse_flop_rate and parse_duration.
 void units_input(std::string_view data);
 
-// The targets by name ("scenario", "model", "hf_config", "overrides", "units"); nullptr when unknown.
+// A sweep file (axes, zip, where; its base inline or {file: sweep-base.yaml}, a small fixed
+// scenario beside it): loaded, expanded when under 20,000 grid points, and its first points
+// loaded and played.
+void sweep_input(std::string_view data);
+// A measured-times CSV as `compare` and `calibrate` read it (validation::read_csv).
+void csv_input(std::string_view data);
+
+// The targets by name ("scenario", "model", "hf_config", "overrides", "units", "sweep", "csv");
+// nullptr when unknown.
 using Entry = void (*)(std::string_view);
 Entry entry_named(std::string_view target);
 

@@ -56,7 +56,7 @@ void replay(const std::string& target, const std::vector<fs::path>& files) {
 }  // namespace
 
 TEST_CASE("saved fuzzer findings replay cleanly", "[fuzz][regression]") {
-  for (const char* target : {"scenario", "model", "hf_config", "overrides", "units"}) {
+  for (const char* target : {"scenario", "model", "hf_config", "overrides", "units", "sweep", "csv"}) {
     const auto files = files_under(kRoot / "tests/fuzz/regressions" / target);
     replay(target, files);
   }
@@ -70,7 +70,10 @@ TEST_CASE("shipped scenarios and models pass the fuzz harness", "[fuzz][seeds]")
   REQUIRE_FALSE(models.empty());
   replay("model", models);
   replay("hf_config", files_under(kRoot / "models/hf", {".json"}));
-  for (const char* target : {"overrides", "units"})
+  auto sweeps = files_under(kRoot / "scenarios/sweeps", {".yaml"});
+  REQUIRE_FALSE(sweeps.empty());
+  replay("sweep", sweeps);
+  for (const char* target : {"overrides", "units", "sweep", "csv"})
     replay(target, files_under(kRoot / "tests/fuzz/seeds" / target));
 }
 
