@@ -14,6 +14,7 @@
 #include "models/layer_yaml.hpp"
 #include "models/presets.hpp"
 #include "models/yaml_fields.hpp"
+#include "sim/core/text_file.hpp"
 
 namespace trainsim::models {
 
@@ -244,11 +245,10 @@ Model build_hf_model(const MapReader& r, const BuildOptions& opts, const std::st
   if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
   const std::string path = p.string();
   const std::string key = r.path_of("hf_config");
+  const std::string text = core::read_text_file(path, yamlio::location(at, r.file()), key);
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    yamlio::fail(at, r.file(), key, "cannot open Hugging Face config '" + path + "'");
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     throw core::ConfigError(core::SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, key,
                             "not valid JSON: " + e.msg);
@@ -270,13 +270,12 @@ Model build_hf_model(const MapReader& r, const BuildOptions& opts, const std::st
 
 Model load_file(const std::string& path, const BuildOptions& opts, const YAML::Node* from,
                 const std::string& from_file, const std::string& from_path) {
+  const std::string text =
+      from ? core::read_text_file(path, yamlio::location(*from, from_file), from_path)
+           : core::read_text_file(path, {path, 0, 0}, "");
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    const std::string detail = "cannot open model file '" + path + "'";
-    if (from) yamlio::fail(*from, from_file, from_path, detail);
-    throw core::ConfigError(core::SourceLocation{path, 0, 0}, "", detail);
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     throw core::ConfigError(core::SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, "",
                             "not valid YAML: " + e.msg);
