@@ -13,6 +13,7 @@
 #include "models/hf_config.hpp"
 #include "models/layer_yaml.hpp"
 #include "models/presets.hpp"
+#include "models/unique_keys.hpp"
 #include "models/yaml_fields.hpp"
 #include "sim/core/text_file.hpp"
 
@@ -253,6 +254,7 @@ Model build_hf_model(const MapReader& r, const BuildOptions& opts, const std::st
     throw core::ConfigError(core::SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, key,
                             "not valid JSON: " + e.msg);
   }
+  check_unique_keys(root, path, key);
   TransformerConfig c = hf_transformer_config(root, path, key);
   // Default name: the folder holding config.json (HF layout), else the file's stem.
   c.name = p.filename() == "config.json" && p.has_parent_path()
@@ -280,6 +282,7 @@ Model load_file(const std::string& path, const BuildOptions& opts, const YAML::N
     throw core::ConfigError(core::SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, "",
                             "not valid YAML: " + e.msg);
   }
+  check_unique_keys(root, path);
   const std::string dir = std::filesystem::path(path).parent_path().string();
   // {file: ...} chains nest; a file that names itself (or a loop of files) must not recurse
   // until the stack overflows.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "models/unique_keys.hpp"
 #include "sim/core/text_file.hpp"
 
 namespace trainsim::scenario {
@@ -226,6 +227,7 @@ YAML::Node parse_yaml_text(const std::string& text, const std::string& path) {
     throw core::ConfigError({path, e.mark.line + 1, e.mark.column + 1}, "",
                             "malformed YAML: " + e.msg);
   }
+  models::check_unique_keys(root, path);
   return root;
 }
 

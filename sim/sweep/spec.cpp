@@ -159,7 +159,7 @@ BaseScenario BaseScenario::from_file(const std::string& path) {
   BaseScenario b;
   b.path = path;
   b.text = core::read_text_file(path, {path, 0, 0}, "");
-  scenario::parse_yaml_text(b.text, path);  // a syntax error, located
+  scenario::parse_yaml_text(b.text, path);  // a syntax error or duplicate key, located
   return b;
 }
 

@@ -179,6 +179,14 @@ TEST_CASE("HF config errors are located in the JSON file", "[hf][errors]") {
   s.replace(s.find("4,"), 2, "0,");
   CHECK_THAT(error_of(s).what(), Catch::Contains("'num_attention_heads': expected a positive"));
   CHECK_THAT(error_of("[1, 2]").what(), Catch::Contains("expected a JSON object"));
+  // A key twice: JSON parsers keep the last, yaml-cpp the first; both lines are named.
+  s = kLlama;
+  s.replace(s.find("  \"vocab_size\""), 0, "  \"hidden_size\": 512,\n");
+  e = error_of(s);
+  CHECK(e.where().line == 7);
+  CHECK(e.where().column == 3);
+  CHECK_THAT(e.what(), Catch::Contains("model.hf_config: duplicate key 'hidden_size' (first at "
+                                       "line 3, column 3)"));
   // Bytes that are not UTF-8 text, named at the scenario's key (the file is named in the text).
   const std::string latin1 = write_json("{\"model_type\": \"caf\xE9\"}");
   try {
