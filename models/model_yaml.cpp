@@ -13,7 +13,9 @@
 #include "models/hf_config.hpp"
 #include "models/layer_yaml.hpp"
 #include "models/presets.hpp"
+#include "models/unique_keys.hpp"
 #include "models/yaml_fields.hpp"
+#include "sim/core/text_file.hpp"
 
 namespace trainsim::models {
 
@@ -244,15 +246,15 @@ Model build_hf_model(const MapReader& r, const BuildOptions& opts, const std::st
   if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
   const std::string path = p.string();
   const std::string key = r.path_of("hf_config");
+  const std::string text = core::read_text_file(path, yamlio::location(at, r.file()), key);
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    yamlio::fail(at, r.file(), key, "cannot open Hugging Face config '" + path + "'");
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     throw core::ConfigError(core::SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, key,
                             "not valid JSON: " + e.msg);
   }
+  check_unique_keys(root, path, key);
   TransformerConfig c = hf_transformer_config(root, path, key);
   // Default name: the folder holding config.json (HF layout), else the file's stem.
   c.name = p.filename() == "config.json" && p.has_parent_path()
@@ -270,17 +272,17 @@ Model build_hf_model(const MapReader& r, const BuildOptions& opts, const std::st
 
 Model load_file(const std::string& path, const BuildOptions& opts, const YAML::Node* from,
                 const std::string& from_file, const std::string& from_path) {
+  const std::string text =
+      from ? core::read_text_file(path, yamlio::location(*from, from_file), from_path)
+           : core::read_text_file(path, {path, 0, 0}, "");
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    const std::string detail = "cannot open model file '" + path + "'";
-    if (from) yamlio::fail(*from, from_file, from_path, detail);
-    throw core::ConfigError(core::SourceLocation{path, 0, 0}, "", detail);
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     throw core::ConfigError(core::SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, "",
                             "not valid YAML: " + e.msg);
   }
+  check_unique_keys(root, path);
   const std::string dir = std::filesystem::path(path).parent_path().string();
   // {file: ...} chains nest; a file that names itself (or a loop of files) must not recurse
   // until the stack overflows.

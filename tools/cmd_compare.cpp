@@ -2,10 +2,12 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include <boost/program_options.hpp>
 
 #include "sim/core/error.hpp"
+#include "sim/core/text_file.hpp"
 #include "sim/report/json_writer.hpp"
 #include "sim/validation/compare.hpp"
 #include "tools/commands.hpp"
@@ -18,8 +20,7 @@ namespace {
 
 // Ratchet file lines: "SUBSET MAPE_PERCENT" (e.g. "all 9.8"); '#' starts a comment.
 std::map<std::string, double> read_ratchet(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw core::ConfigError({path, 0, 0}, "--ratchet", "cannot open the ratchet file");
+  std::istringstream in(core::read_text_file(path, {path, 0, 0}, "--ratchet"));
   std::map<std::string, double> out;
   std::string line;
   int n = 0;

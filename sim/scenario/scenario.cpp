@@ -113,10 +113,11 @@ hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node,
     const std::string rel = read_string(ctx, node["file"], path + ".file");
     std::filesystem::path p(rel);
     if (p.is_relative()) p = std::filesystem::path(ctx.file()).parent_path() / p;
-    if (!std::filesystem::exists(p)) ctx.fail(node["file"], path + ".file", "device file '" + p.string() + "' not found");
     const YamlContext file_ctx(p.string());
     ++device_files_read;
-    return read_device(file_ctx, load_yaml_file(p.string()), path);
+    const YAML::Node file =
+        load_yaml_file(p.string(), ctx.locate(node["file"], path + ".file"), path + ".file");
+    return read_device(file_ctx, file, path);
   }
   MapReader m(ctx, node, path);
   hw::DeviceSpec d;

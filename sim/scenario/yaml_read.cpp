@@ -1,8 +1,9 @@
 #include "sim/scenario/yaml_read.hpp"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
+
+#include "models/unique_keys.hpp"
+#include "sim/core/text_file.hpp"
 
 namespace trainsim::scenario {
 
@@ -218,17 +219,25 @@ void MapReader::finish(std::initializer_list<std::string_view> allowed) const {
   }
 }
 
-YAML::Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw core::ConfigError({path, 0, 0}, "", "cannot open file (does it exist?)");
-  std::stringstream buf;
-  buf << in.rdbuf();
+YAML::Node parse_yaml_text(const std::string& text, const std::string& path) {
+  YAML::Node root;
   try {
-    return YAML::Load(buf.str());
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw core::ConfigError({path, e.mark.line + 1, e.mark.column + 1}, "",
                             "malformed YAML: " + e.msg);
   }
+  models::check_unique_keys(root, path);
+  return root;
+}
+
+YAML::Node load_yaml_file(const std::string& path, const core::SourceLocation& named_at,
+                          const std::string& key_path) {
+  return parse_yaml_text(core::read_text_file(path, named_at, key_path), path);
+}
+
+YAML::Node load_yaml_file(const std::string& path) {
+  return load_yaml_file(path, {path, 0, 0}, "");
 }
 
 }  // namespace trainsim::scenario

@@ -91,7 +91,12 @@ std::int64_t read_int(const YamlContext& ctx, const YAML::Node& n, const std::st
                       std::int64_t min_value);
 std::string read_string(const YamlContext& ctx, const YAML::Node& n, const std::string& path);
 
-// Loads a YAML file; a missing file or a syntax error is a located ConfigError.
+// Parses a file's text: a syntax error or a duplicate key is a ConfigError located in `path`.
+YAML::Node parse_yaml_text(const std::string& text, const std::string& path);
+// Reads (core::read_text_file) and parses a YAML file. A file that cannot be read is located at
+// `named_at` under `key_path` (where a scenario named it); the first form names the path itself.
 YAML::Node load_yaml_file(const std::string& path);
+YAML::Node load_yaml_file(const std::string& path, const core::SourceLocation& named_at,
+                          const std::string& key_path);
 
 }  // namespace trainsim::scenario

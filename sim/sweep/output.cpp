@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "sim/core/text_file.hpp"
 #include "sim/report/json_writer.hpp"
 #include "sim/report/writers.hpp"
 
@@ -40,11 +41,10 @@ Status status_of(const std::string& s, const std::string& file) {
 }
 
 // Complete lines (ending in '\n') of a file with their end offsets; a cut last line is left out.
+// Files a sweep wrote: any size, and a torn tail (NUL bytes after a crash) is not refused here.
 std::vector<std::pair<std::string, std::size_t>> read_lines(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text =
+      core::read_text_file(path, {path, 0, 0}, "", {.max_bytes = -1, .check_text = false});
   std::vector<std::pair<std::string, std::size_t>> lines;
   std::size_t start = 0;
   for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)

@@ -3,26 +3,16 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
+#include "sim/core/text_file.hpp"
 #include "sim/scenario/yaml_read.hpp"
 
 namespace trainsim::sweep {
 
 namespace {
-
-std::string read_text(const std::string& path, const core::SourceLocation& asked_at,
-                      const std::string& key) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::ConfigError(asked_at, key, "cannot open file '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 core::SourceLocation mark_of(const std::string& file, const YAML::Node& n) {
   const YAML::Mark m = n.Mark();
@@ -168,15 +158,16 @@ bool BaseScenario::scalar_at(const std::string& key_path, std::string& out) cons
 BaseScenario BaseScenario::from_file(const std::string& path) {
   BaseScenario b;
   b.path = path;
-  b.text = read_text(path, {path, 0, 0}, "");
-  scenario::load_yaml_file(path);  // a syntax error is reported here, located
+  b.text = core::read_text_file(path, {path, 0, 0}, "");
+  scenario::parse_yaml_text(b.text, path);  // a syntax error or duplicate key, located
   return b;
 }
 
 SweepSpec load_sweep(const std::string& path) {
   SweepSpec spec;
   spec.file = path;
-  const YAML::Node root = scenario::load_yaml_file(path);
+  const std::string text = core::read_text_file(path, {path, 0, 0}, "");
+  const YAML::Node root = scenario::parse_yaml_text(text, path);
   scenario::YamlContext ctx(path);
   if (!root.IsMap()) ctx.fail(root, "", "a sweep file is a mapping with base: and axes:");
   scenario::MapReader top(ctx, root, "");
@@ -191,11 +182,11 @@ SweepSpec load_sweep(const std::string& path) {
     b.finish({"file"});
     const auto full = std::filesystem::path(path).parent_path() / rel;
     spec.base.path = std::filesystem::path(rel).is_absolute() ? rel : full.lexically_normal().string();
-    spec.base.text = read_text(spec.base.path, mark_of(path, base["file"]), "base.file");
-    scenario::load_yaml_file(spec.base.path);
+    spec.base.text = core::read_text_file(spec.base.path, mark_of(path, base["file"]), "base.file");
+    scenario::parse_yaml_text(spec.base.text, spec.base.path);
   } else {
     spec.base.path = path;
-    spec.base.text = read_text(path, {path, 0, 0}, "");
+    spec.base.text = text;
     spec.base.subkey = "base";
   }
 

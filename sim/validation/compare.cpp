@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <sstream>
 
 #include "sim/core/error.hpp"
+#include "sim/core/text_file.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -68,8 +69,7 @@ int Table::column(const std::string& name) const {
 }
 
 Table read_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw core::ConfigError({path, 0, 0}, "", "cannot open the measurements file (does it exist?)");
+  std::istringstream in(core::read_text_file(path, {path, 0, 0}, ""));
   Table t;
   std::string line;
   std::size_t n = 0;

@@ -179,6 +179,23 @@ TEST_CASE("HF config errors are located in the JSON file", "[hf][errors]") {
   s.replace(s.find("4,"), 2, "0,");
   CHECK_THAT(error_of(s).what(), Catch::Contains("'num_attention_heads': expected a positive"));
   CHECK_THAT(error_of("[1, 2]").what(), Catch::Contains("expected a JSON object"));
+  // A key twice: JSON parsers keep the last, yaml-cpp the first; both lines are named.
+  s = kLlama;
+  s.replace(s.find("  \"vocab_size\""), 0, "  \"hidden_size\": 512,\n");
+  e = error_of(s);
+  CHECK(e.where().line == 7);
+  CHECK(e.where().column == 3);
+  CHECK_THAT(e.what(), Catch::Contains("model.hf_config: duplicate key 'hidden_size' (first at "
+                                       "line 3, column 3)"));
+  // Bytes that are not UTF-8 text, named at the scenario's key (the file is named in the text).
+  const std::string latin1 = write_json("{\"model_type\": \"caf\xE9\"}");
+  try {
+    build("model: {hf_config: " + latin1 + "}");
+    FAIL("no error for a Latin-1 config.json");
+  } catch (const core::ConfigError& x) {
+    CHECK(x.where().file == "scenario.yaml");
+    CHECK_THAT(x.what(), Catch::Contains("is not UTF-8 text: byte 20 is 0xE9 (line 1, column 20)"));
+  }
 }
 
 TEST_CASE("HF import errors in the scenario are located there", "[hf][errors]") {
@@ -196,7 +213,17 @@ TEST_CASE("HF import errors in the scenario are located there", "[hf][errors]") 
   REQUIRE(e);
   CHECK(e->where().line == 2);
   CHECK(e->where().column == 14);
-  CHECK_THAT(e->what(), Catch::Contains("cannot open Hugging Face config"));
+  CHECK_THAT(e->what(), Catch::Contains("no/such/config.json' does not exist"));
+  // A directory (the fuzzer's `hf_config: ..`): once an uncaught std::ios_base::failure.
+  e = scenario_error("model:\n  hf_config: ..\n", opts);
+  REQUIRE(e);
+  CHECK(e->where().line == 2);
+  CHECK(e->where().column == 14);
+  CHECK(e->key_path() == "model.hf_config");
+  CHECK_THAT(e->what(), Catch::Contains("is a directory"));
+  e = scenario_error("model: {hf_config: models/hf/gpt2}\n", opts);
+  REQUIRE(e);
+  CHECK_THAT(e->what(), Catch::Contains("models/hf/gpt2' is a directory"));
   e = scenario_error("model: {hf_config: models/hf/gpt2/config.json}\n",
                      {2048, DType::bf16, false});
   REQUIRE(e);

@@ -170,7 +170,8 @@ TEST_CASE("located errors: model forms", "[yaml][errors]") {
   // 18. An override that breaks the model.
   check_error("model: {preset: gpt2, heads: 7}\n", 1, 8, "model", "heads (7) must divide hidden");
   // 19. A model file that does not exist, located at the `file` value.
-  check_error("model:\n  file: no/such/model.yaml\n", 2, 9, "model.file", "cannot open model file");
+  check_error("model:\n  file: no/such/model.yaml\n", 2, 9, "model.file",
+              "no/such/model.yaml' does not exist");
   // 20. None of the forms.
   check_error("model: {layer: []}\n", 1, 8, "model", "expected one of the keys");
   check_error("model: [gpt2]\n", 1, 8, "model", "expected a preset name");

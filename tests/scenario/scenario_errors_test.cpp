@@ -2,6 +2,7 @@
 // path and what was expected. Each case writes its own file, so line/column are exact.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -103,7 +104,7 @@ TEST_CASE("a missing scenario file names the file") {
   } catch (const core::ConfigError& e) {
     CHECK(e.where().file == path);
     CHECK(e.where().line == 0);
-    CHECK_THAT(e.detail(), Catch::Contains("cannot open file"));
+    CHECK_THAT(e.detail(), Catch::Contains("does not exist"));
     CHECK_THAT(std::string(e.what()), Catch::StartsWith(path + ": "));
   }
 }
@@ -330,9 +331,22 @@ TEST_CASE("ZeRO stage 4 does not exist") {
 
 // --- models ---------------------------------------------------------------------------------
 
+TEST_CASE("a device file that is a directory is named at the file key") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "dev");
+  const auto f = load_error(
+      dir, "model: gpt2\ndevice: {file: dev}\ntraining: {micro_batch: 1, seq_len: 128}\n");
+  REQUIRE(f.error);
+  CHECK(f.error->where().file == f.path);
+  CHECK(f.error->where().line == 2);
+  CHECK(f.error->where().column == 16);
+  CHECK(f.error->key_path() == "device.file");
+  CHECK_THAT(f.error->detail(), Catch::Contains("is a directory"));
+}
+
 TEST_CASE("a model file that does not exist is reported at the file key") {
   expect_error("model: {file: nowhere.yaml}\ndevice: a100-80gb\ntraining: {micro_batch: 2}\n",
-               {1, 15, "model.file", "cannot open model file"});
+               {1, 15, "model.file", "does not exist"});
   expect_error("model: {file: nowhere.yaml}\ndevice: a100-80gb\ntraining: {micro_batch: 2}\n",
                {1, 15, "model.file", "nowhere.yaml"});
 }
