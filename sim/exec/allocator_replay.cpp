@@ -11,6 +11,34 @@ namespace {
 
 thread_local std::vector<std::uint64_t> spare_work;  // see Player::model_allocator
 
+// What Player::replay_log keeps as it looks for repeated periods of the log.
+constexpr std::size_t kNever = ~std::size_t{0};
+// The start of a unit of a macro for one micro-batch.
+struct Anchor {
+  std::size_t record;
+  std::int32_t microbatch;
+};
+// A state kept exactly at an anchor: the canonical blocks relative to its micro-batch, the
+// next segment's address and the failed requests so far.
+struct Kept {
+  std::size_t record = kNever;
+  std::vector<hw::CachingAllocator::CanonicalBlock> blocks;
+  std::int64_t next_address = 0, failures = 0;
+};
+// How the log goes on repeating: whole periods that repeat the one before, then the records of a
+// part period that still do.
+struct LogRepeat {
+  std::size_t periods = 0, part = 0;
+};
+// The allocator to keep before record `at`, some records into a period, for a skip of
+// `period` records and `shift` micro-batches confirmed where that period ends (`model` once
+// kept).
+struct Ahead {
+  std::size_t at = kNever, period = 0;
+  std::int32_t shift = 0;
+  std::optional<AllocatorModel> model;
+};
+
 }  // namespace
 
 inline void Player::allocator_book(AllocatorReplay& run, const parallel::MemEffect& e, std::int32_t microbatch,
@@ -117,37 +145,21 @@ inline void Player::replay_log(std::int32_t prog, AllocatorReplay& run, Sharing*
   const std::vector<MemRecord>& log = memlog[prog];
   hw::CachingAllocator& alloc = run.model.allocator();
   const bool skipping = plan.compressed && plan.steady_state;
-  constexpr std::size_t kNever = ~std::size_t{0};
   auto anchor_at = [&](std::size_t x) {  // the start of a unit of a macro for one micro-batch
     const MemRecord& rec = log[x];
     return skipping && rec.kind == MemRecord::Kind::points && rec.a == 1 && P.ops[rec.index].microbatch >= 0;
   };
-  struct Anchor {
-    std::size_t record;
-    std::int32_t microbatch;
-  };
   std::unordered_map<std::uint64_t, Anchor> anchors;
-  // A state kept exactly at an anchor: the canonical blocks relative to its micro-batch, the
-  // next segment's address and the failed requests so far.
-  struct Kept {
-    std::size_t record = kNever;
-    std::vector<hw::CachingAllocator::CanonicalBlock> blocks;
-    std::int64_t next_address = 0, failures = 0;
+  auto keep = [&](std::size_t r, std::int32_t microbatch) {
+    return Kept{r, alloc.canonical(microbatch + 1), alloc.next_address(), run.failures};
   };
-  auto keep = [&](std::size_t r, std::int32_t mb) {
-    return Kept{r, alloc.canonical(mb + 1), alloc.next_address(), run.failures};
-  };
-  auto same_state = [&](const Kept& k, std::int32_t mb) {  // the state now is k's, shifted
+  auto same_state = [&](const Kept& k, std::int32_t microbatch) {  // the state now is k's, shifted
     return run.failures == k.failures && alloc.next_address() == k.next_address &&
-           alloc.canonical(mb + 1) == k.blocks;
+           alloc.canonical(microbatch + 1) == k.blocks;
   };
-  // How the log goes on repeating from `from` (`period` records, micro-batches `shift` apart):
-  // whole periods that repeat the one before, then the records of a part period that still do.
-  struct Repeat {
-    std::size_t periods = 0, part = 0;
-  };
+  // How the log goes on repeating from `from` (`period` records, micro-batches `shift` apart).
   auto repeats = [&](std::size_t from, std::size_t period, std::int32_t shift) {
-    Repeat out;
+    LogRepeat out;
     for (std::size_t x = from;; x += period) {
       while (out.part < period && x + out.part < log.size() &&
              same_record(P, log[x + out.part - period], log[x + out.part], shift))
@@ -157,20 +169,12 @@ inline void Player::replay_log(std::int32_t prog, AllocatorReplay& run, Sharing*
       out.part = 0;
     }
   };
-  // The allocator to keep before record `at`, some records into a period, for a skip of
-  // `period` records and `shift` micro-batches confirmed where that period ends (`model` once
-  // kept).
-  struct Ahead {
-    std::size_t at = kNever, period = 0;
-    std::int32_t shift = 0;
-    std::optional<AllocatorModel> model;
-  };
   Ahead ahead;
   // From r, a period of `period` records (micro-batches `shift` apart) is confirmed: skip the
   // whole periods that repeat and, when the allocator was kept as far into the first period as
   // the repetition goes past them, that part too.
   auto skip = [&](std::size_t& r, std::size_t period, std::int32_t shift) {
-    const Repeat rep = repeats(r, period, shift);
+    const LogRepeat rep = repeats(r, period, shift);
     if (ahead.model && ahead.period == period && ahead.shift == shift &&
         ahead.at + period == r + rep.part) {  // the state after them is the kept one, shifted
       const std::int64_t peak_allocated = alloc.peak_allocated(), peak_reserved = alloc.peak_reserved();
@@ -191,16 +195,16 @@ inline void Player::replay_log(std::int32_t prog, AllocatorReplay& run, Sharing*
   };
   // Where to keep the allocator for a skip from the probe at r0: one period on, at the unit of
   // the same template as many micro-batches later as the live tensors span.
-  auto foresee = [&](std::size_t r0, std::int32_t mb, std::int32_t macro) {
+  auto foresee = [&](std::size_t r0, std::int32_t microbatch, std::int32_t macro) {
     const std::int64_t span = alloc.index_span();
     if (span <= 0) return Ahead{};
-    const std::int64_t target = mb + span;
+    const std::int64_t target = microbatch + span;
     for (std::size_t x = r0 + 1; x < log.size(); ++x) {
       if (!anchor_at(x) || P.ops[log[x].index].macro != macro) continue;
       const std::int32_t m = P.ops[log[x].index].microbatch;
       if (m > target) break;
       if (m < target) continue;
-      const Repeat rep = repeats(x, x - r0, static_cast<std::int32_t>(span));
+      const LogRepeat rep = repeats(x, x - r0, static_cast<std::int32_t>(span));
       if (rep.periods == 0 || rep.part == 0) break;
       Ahead a;
       a.at = r0 + rep.part;
@@ -223,32 +227,32 @@ inline void Player::replay_log(std::int32_t prog, AllocatorReplay& run, Sharing*
     if (r == ahead.at && !ahead.model) ahead.model = without_fingerprint(alloc, [&] { return run.model; });
     if (anchor_at(r)) {
       const Op& op = P.ops[log[r].index];
-      const std::int32_t mb = op.microbatch;
+      const std::int32_t microbatch = op.microbatch;
       if (confirming && r == start + period) {
         confirming = false;
-        if (same_state(at_start, mb) && skip(r, period, shift)) continue;
+        if (same_state(at_start, microbatch) && skip(r, period, shift)) continue;
         ahead = Ahead{};
       }
       if (!confirming) {
         if (seen.insert(op.macro).second && r > run.record) {
-          probe = keep(r, mb);
-          ahead = foresee(r, mb, op.macro);
+          probe = keep(r, microbatch);
+          ahead = foresee(r, microbatch, op.macro);
         }
         const std::uint64_t h =
-            alloc.fingerprint(mb + 1) ^ (static_cast<std::uint64_t>(op.macro) * 0x9E3779B97F4A7C15ULL);
-        auto [it, fresh] = anchors.try_emplace(h, Anchor{r, mb});
+            alloc.fingerprint(microbatch + 1) ^ (static_cast<std::uint64_t>(op.macro) * 0x9E3779B97F4A7C15ULL);
+        auto [it, fresh] = anchors.try_emplace(h, Anchor{r, microbatch});
         if (!fresh) {
           const bool from_probe = it->second.record == probe.record;
           period = r - it->second.record;
-          shift = mb - it->second.microbatch;
-          it->second = Anchor{r, mb};
+          shift = microbatch - it->second.microbatch;
+          it->second = Anchor{r, microbatch};
           if (shift > 0 && repeats(r, period, shift).periods > 0) {
             // The period from the probe to here repeats: skip now.
-            if (from_probe && same_state(probe, mb) && skip(r, period, shift)) continue;
+            if (from_probe && same_state(probe, microbatch) && skip(r, period, shift)) continue;
             confirming = true;
             start = r;
-            at_start = keep(r, mb);
-            const Repeat rep = repeats(start + period, period, shift);
+            at_start = keep(r, microbatch);
+            const LogRepeat rep = repeats(start + period, period, shift);
             ahead = Ahead{};
             if (rep.part > 0) {
               ahead.at = start + rep.part;
@@ -330,6 +334,75 @@ inline std::pair<std::size_t, std::uint64_t> Player::shared_log(std::size_t a, s
   return {k, allocations};
 }
 
+// For each program, the earlier one of its family and capacity whose log it goes on from, and
+// where; per program, the records where later ones go on (`wanted`).
+void Player::stage_sources(const std::vector<std::uint64_t>& fams, std::vector<StageSource>& source,
+                           std::vector<std::vector<std::size_t>>& wanted) {
+  const std::size_t n = plan.programs.size();
+  for (std::size_t i = 1; i < n; ++i) {
+    const std::int64_t capacity = AllocatorModel::capacity(plan.programs[i]).value;
+    std::size_t j = 0;
+    while (j < i && (fams[j] != fams[i] || AllocatorModel::capacity(plan.programs[j]).value != capacity ||
+                     !(context_of(j) == context_of(i))))
+      ++j;
+    if (j == i) continue;
+    const auto [k, allocations] = shared_log(j, i, effects_alike(j, i));
+    if (allocations < kWorthACopy) continue;
+    source[i] = {static_cast<std::int32_t>(j), k};
+    wanted[j].push_back(k);
+  }
+}
+
+// Pause a copy where this log parts from the closest stored one (the next point of the
+// same kind is likely to part there too) and before its first record of an op off the
+// compute stream: the records before it come from compute ops alone, in program order,
+// so points that differ only in timing (links, all-reduce algorithm, another device's
+// speed) log the same up to there — the first data-parallel reduction, in the last
+// backward (pipeline transfers book nothing: their receivers' compute does). When no log
+// is close and that record comes early, at 15/16 of its requests instead (a pause at 3/4
+// as well cost more in copies than it saved: a GPipe stage's state holds every
+// micro-batch's blocks).
+std::vector<std::size_t> Player::memo_targets(std::size_t pi, const std::vector<std::uint64_t>& work,
+                                              const AllocatorMemo::Match& m, std::size_t at) const {
+  const Program& P = plan.programs[pi];
+  const std::uint64_t total = work.back();
+  auto record_at = [&](std::uint64_t w) {
+    return static_cast<std::size_t>(std::lower_bound(work.begin(), work.end(), w) - work.begin());
+  };
+  std::vector<std::size_t> targets;
+  const std::vector<MemRecord>& log = memlog[pi];
+  const auto timed = static_cast<std::size_t>(
+      std::find_if(log.begin(), log.end(),
+                   [&](const MemRecord& r) { return P.ops[r.index].stream != parallel::StreamKind::compute; }) -
+      log.begin());
+  const bool timed_late = timed < log.size() && work[timed] >= total / 2;
+  // Before the last micro-batch's first record: a point with a larger global batch logs the
+  // same up to there (more forwards follow instead of the cooldown's backwards).
+  const auto last = static_cast<std::size_t>(
+      std::find_if(log.begin(), log.end(),
+                   [&](const MemRecord& r) { return P.ops[r.index].microbatch == plan.microbatches - 1; }) -
+      log.begin());
+  if (work[m.shared] >= total / 2) {
+    if (work[m.shared] >= work[at] + total / 8) targets = {m.shared};
+    if (last < log.size() && last > m.shared && work[last] >= std::max(work[m.shared], work[at]) + total / 8)
+      targets.push_back(last);
+    if (timed_late && timed > m.shared && work[timed] >= work[at] + total / 8)
+      targets.push_back(timed);
+  } else if (m.promising) {
+    targets = {timed_late ? timed : record_at(total - total / 16)};
+    if (last < targets[0] && work[last] >= work[at] + total / 8)
+      targets.insert(targets.begin(), last);
+  }
+  // A log whose records all come from compute ops (no bucket buffers: parallel.bucket_buffers
+  // in_place or persistent) is the same for every link and all-reduce algorithm: its end
+  // state, paused, is the whole outcome of this point's timing variants.
+  if (timed == log.size()) targets.push_back(log.size());
+  std::sort(targets.begin(), targets.end());
+  targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+  std::erase_if(targets, [&](std::size_t t) { return t <= at; });
+  return targets;
+}
+
 void Player::model_allocator() {
   std::vector<OomPoint> kept;
   for (const auto& o : tl.ooms)
@@ -339,20 +412,7 @@ void Player::model_allocator() {
   for (std::size_t pi = 0; pi < n; ++pi) fams[pi] = family(pi);
   std::vector<StageSource> source(n);
   std::vector<std::vector<std::size_t>> wanted(n);  // records where later programs go on
-  if (plan.compressed && opt.share_stages) {
-    for (std::size_t i = 1; i < n; ++i) {
-      const std::int64_t capacity = AllocatorModel::capacity(plan.programs[i]).value;
-      std::size_t j = 0;
-      while (j < i && (fams[j] != fams[i] || AllocatorModel::capacity(plan.programs[j]).value != capacity ||
-                       !(context_of(j) == context_of(i))))
-        ++j;
-      if (j == i) continue;
-      const auto [k, allocations] = shared_log(j, i, effects_alike(j, i));
-      if (allocations < kWorthACopy) continue;
-      source[i] = {static_cast<std::int32_t>(j), k};
-      wanted[j].push_back(k);
-    }
-  }
+  if (plan.compressed && opt.share_stages) stage_sources(fams, source, wanted);
   std::vector<std::vector<std::shared_ptr<const AllocatorReplay>>> paused(n);
   for (std::size_t pi = 0; pi < n; ++pi) {
     const auto prog = static_cast<std::int32_t>(pi);
@@ -410,46 +470,9 @@ void Player::model_allocator() {
         tl.devices[pi].replay_source = -1;
         tl.devices[pi].replay_shared = 0;
       }
-      // Pause a copy where this log parts from the closest stored one (the next point of the
-      // same kind is likely to part there too) and before its first record of an op off the
-      // compute stream: the records before it come from compute ops alone, in program order,
-      // so points that differ only in timing (links, all-reduce algorithm, another device's
-      // speed) log the same up to there — the first data-parallel reduction, in the last
-      // backward (pipeline transfers book nothing: their receivers' compute does). When no log
-      // is close and that record comes early, at 15/16 of its requests instead (a pause at 3/4
-      // as well cost more in copies than it saved: a GPipe stage's state holds every
-      // micro-batch's blocks).
+      // Pause copies for later points (memo_targets).
       share.emplace();
-      const std::vector<MemRecord>& log = memlog[pi];
-      const auto timed = static_cast<std::size_t>(
-          std::find_if(log.begin(), log.end(),
-                       [&](const MemRecord& r) { return P.ops[r.index].stream != parallel::StreamKind::compute; }) -
-          log.begin());
-      const bool timed_late = timed < log.size() && work[timed] >= total / 2;
-      // Before the last micro-batch's first record: a point with a larger global batch logs the
-      // same up to there (more forwards follow instead of the cooldown's backwards).
-      const auto last = static_cast<std::size_t>(
-          std::find_if(log.begin(), log.end(),
-                       [&](const MemRecord& r) { return P.ops[r.index].microbatch == plan.microbatches - 1; }) -
-          log.begin());
-      if (work[m.shared] >= total / 2) {
-        if (work[m.shared] >= work[at] + total / 8) share->targets = {m.shared};
-        if (last < log.size() && last > m.shared && work[last] >= std::max(work[m.shared], work[at]) + total / 8)
-          share->targets.push_back(last);
-        if (timed_late && timed > m.shared && work[timed] >= work[at] + total / 8)
-          share->targets.push_back(timed);
-      } else if (m.promising) {
-        share->targets = {timed_late ? timed : record_at(total - total / 16)};
-        if (last < share->targets[0] && work[last] >= work[at] + total / 8)
-          share->targets.insert(share->targets.begin(), last);
-      }
-      // A log whose records all come from compute ops (no bucket buffers: parallel.bucket_buffers
-      // in_place or persistent) is the same for every link and all-reduce algorithm: its end
-      // state, paused, is the whole outcome of this point's timing variants.
-      if (timed == log.size()) share->targets.push_back(log.size());
-      std::sort(share->targets.begin(), share->targets.end());
-      share->targets.erase(std::unique(share->targets.begin(), share->targets.end()), share->targets.end());
-      std::erase_if(share->targets, [&](std::size_t t) { return t <= at; });
+      share->targets = memo_targets(pi, work, m, at);
     }
     if (!wanted[pi].empty()) {  // and where later programs of this play go on
       if (!share) share.emplace();

@@ -28,6 +28,8 @@ using parallel::Plan;
 using parallel::Program;
 using parallel::StreamKind;
 
+// Functions declared inline here are defined in the one file that calls them, where they inline
+// as they did when the whole player was one class in one file (the event loop's in player.cpp).
 struct Player : PlayState {
   const Plan& plan;
   const PlayOptions& opt;
@@ -428,6 +430,11 @@ struct Player : PlayState {
   // programs' effects are the same throughout (equal ranges name equal effects).
   inline std::pair<std::size_t, std::uint64_t> shared_log(std::size_t a, std::size_t b, bool alike) const;
 
+  void stage_sources(const std::vector<std::uint64_t>& fams, std::vector<StageSource>& source,
+                     std::vector<std::vector<std::size_t>>& wanted);
+  // Where a program's replay pauses copies for the memo's later points (after record `at`).
+  std::vector<std::size_t> memo_targets(std::size_t pi, const std::vector<std::uint64_t>& work,
+                                        const AllocatorMemo::Match& m, std::size_t at) const;
   void model_allocator();
 
   void check_end_state();
