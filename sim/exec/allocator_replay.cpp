@@ -41,13 +41,16 @@ struct Ahead {
 
 }  // namespace
 
-inline void Player::allocator_book(AllocatorReplay& run, const parallel::MemEffect& e, std::int32_t microbatch,
-                    std::size_t record, std::uint32_t point, std::uint32_t effect) {
+inline void Player::allocator_book(AllocatorReplay& run, const parallel::MemEffect& e,
+                                   std::int32_t microbatch, std::size_t record, std::uint32_t point,
+                                   std::uint32_t effect) {
   const auto r = run.model.allocate(e, microbatch);
   // The peak is the most the device holds (context + reserved); of the moments it holds that
   // much, the breakdown shows the one whose tensors take the most of it (the earliest if tied).
   const core::Bytes total = run.model.total();
-  if (total > run.peak || (total == run.peak && run.model.tensors_total() + run.at_peak[hw::MemCategory::allocator_cache] > run.peak)) {
+  if (total > run.peak ||
+      (total == run.peak &&
+       run.model.tensors_total() + run.at_peak[hw::MemCategory::allocator_cache] > run.peak)) {
     run.peak = total;
     run.at_peak = run.model.state();
   }
@@ -55,12 +58,14 @@ inline void Player::allocator_book(AllocatorReplay& run, const parallel::MemEffe
   // What was in use before the request: the tensors without it, the cache without its segment.
   const std::int64_t reserved = run.model.allocator().reserved();  // with the segment booked anyway
   const bool rise = run.rises.empty() || reserved > run.rises.back().reserved;
-  const bool recorded = ++run.failures == 1 || opt.all_ooms;  // the first, unless every one is asked for
+  const bool recorded =
+      ++run.failures == 1 || opt.all_ooms;  // the first, unless every one is asked for
   if (!rise && !recorded) return;
   hw::MemBreakdown before = run.model.state();
   before[e.category] -= e.bytes;
   before[hw::MemCategory::allocator_cache] += e.bytes - core::Bytes{r.new_segment};
-  const AllocatorReplay::Failure f{record, point, effect, e.category, e.bytes, before, core::Bytes{r.new_segment}};
+  const AllocatorReplay::Failure f{
+      record, point, effect, e.category, e.bytes, before, core::Bytes{r.new_segment}};
   if (rise) run.rises.push_back({reserved, f});
   if (recorded) run.failed.push_back(f);
 }
@@ -87,10 +92,11 @@ inline OomPoint Player::failure_point(std::int32_t prog, const AllocatorReplay::
   return pt;
 }
 
-inline void Player::allocator_free(std::int32_t prog, AllocatorReplay& run, const Op& op, const parallel::MemEffect& e,
-                    std::int32_t microbatch) {
+inline void Player::allocator_free(std::int32_t prog, AllocatorReplay& run, const Op& op,
+                                   const parallel::MemEffect& e, std::int32_t microbatch) {
   TRAINSIM_CHECK(run.model.release(e, microbatch),
-                 "stage " + std::to_string(prog) + ": " + std::string(parallel::to_string(op.kind)) + " of layer " +
+                 "stage " + std::to_string(prog) + ": " +
+                     std::string(parallel::to_string(op.kind)) + " of layer " +
                      std::to_string(op.layer) + " micro-batch " + std::to_string(microbatch) +
                      " frees a tensor the allocator does not hold");
 }
@@ -101,7 +107,8 @@ inline void Player::replay_record(std::int32_t prog, AllocatorReplay& run, std::
   const Op& op = P.ops[r.index];
   switch (r.kind) {
     case MemRecord::Kind::allocs: {
-      for (auto e = r.a; e < r.b; ++e) allocator_book(run, P.effects[e], op.microbatch, record, 0, e);
+      for (auto e = r.a; e < r.b; ++e)
+        allocator_book(run, P.effects[e], op.microbatch, record, 0, e);
       break;
     }
     case MemRecord::Kind::frees:
@@ -129,7 +136,8 @@ inline void Player::replay_record(std::int32_t prog, AllocatorReplay& run, std::
   }
 }
 
-inline bool Player::same_record(const Program& P, const MemRecord& x, const MemRecord& y, std::int32_t shift) const {
+inline bool Player::same_record(const Program& P, const MemRecord& x, const MemRecord& y,
+                                std::int32_t shift) const {
   if (x.kind != y.kind) return false;
   const Op& a = P.ops[x.index];
   const Op& b = P.ops[y.index];
@@ -147,7 +155,8 @@ inline void Player::replay_log(std::int32_t prog, AllocatorReplay& run, Sharing*
   const bool skipping = plan.compressed && plan.steady_state;
   auto anchor_at = [&](std::size_t x) {  // the start of a unit of a macro for one micro-batch
     const MemRecord& rec = log[x];
-    return skipping && rec.kind == MemRecord::Kind::points && rec.a == 1 && P.ops[rec.index].microbatch >= 0;
+    return skipping && rec.kind == MemRecord::Kind::points && rec.a == 1 &&
+           P.ops[rec.index].microbatch >= 0;
   };
   std::unordered_map<std::uint64_t, Anchor> anchors;
   auto keep = [&](std::size_t r, std::int32_t microbatch) {
@@ -177,7 +186,8 @@ inline void Player::replay_log(std::int32_t prog, AllocatorReplay& run, Sharing*
     const LogRepeat rep = repeats(r, period, shift);
     if (ahead.model && ahead.period == period && ahead.shift == shift &&
         ahead.at + period == r + rep.part) {  // the state after them is the kept one, shifted
-      const std::int64_t peak_allocated = alloc.peak_allocated(), peak_reserved = alloc.peak_reserved();
+      const std::int64_t peak_allocated = alloc.peak_allocated(),
+                         peak_reserved = alloc.peak_reserved();
       run.model = std::move(*ahead.model);
       alloc.raise_peaks(peak_allocated, peak_reserved);
       alloc.shift(static_cast<std::int64_t>(rep.periods + 1) * shift);
@@ -223,8 +233,10 @@ inline void Player::replay_log(std::int32_t prog, AllocatorReplay& run, Sharing*
   std::int32_t shift = 0;
   Kept at_start;
   for (std::size_t r = run.record; r < log.size();) {
-    if (share && share->next < share->targets.size() && r >= share->targets[share->next]) share->offer(run, r);
-    if (r == ahead.at && !ahead.model) ahead.model = without_fingerprint(alloc, [&] { return run.model; });
+    if (share && share->next < share->targets.size() && r >= share->targets[share->next])
+      share->offer(run, r);
+    if (r == ahead.at && !ahead.model)
+      ahead.model = without_fingerprint(alloc, [&] { return run.model; });
     if (anchor_at(r)) {
       const Op& op = P.ops[log[r].index];
       const std::int32_t microbatch = op.microbatch;
@@ -238,8 +250,8 @@ inline void Player::replay_log(std::int32_t prog, AllocatorReplay& run, Sharing*
           probe = keep(r, microbatch);
           ahead = foresee(r, microbatch, op.macro);
         }
-        const std::uint64_t h =
-            alloc.fingerprint(microbatch + 1) ^ (static_cast<std::uint64_t>(op.macro) * 0x9E3779B97F4A7C15ULL);
+        const std::uint64_t h = alloc.fingerprint(microbatch + 1) ^
+                                (static_cast<std::uint64_t>(op.macro) * 0x9E3779B97F4A7C15ULL);
         auto [it, fresh] = anchors.try_emplace(h, Anchor{r, microbatch});
         if (!fresh) {
           const bool from_probe = it->second.record == probe.record;
@@ -276,7 +288,8 @@ inline bool Player::effects_alike(std::size_t a, std::size_t b) {
   return ha == program_hashes(b).effects.back();
 }
 
-inline std::pair<std::size_t, std::uint64_t> Player::shared_log(std::size_t a, std::size_t b, bool alike) const {
+inline std::pair<std::size_t, std::uint64_t> Player::shared_log(std::size_t a, std::size_t b,
+                                                                bool alike) const {
   const Program& A = plan.programs[a];
   const Program& B = plan.programs[b];
   auto same_effects = [&](std::uint32_t a0, std::uint32_t a1, std::uint32_t b0, std::uint32_t b1) {
@@ -287,7 +300,8 @@ inline std::pair<std::size_t, std::uint64_t> Player::shared_log(std::size_t a, s
       const parallel::MemEffect& y = B.effects[b0 + k];
       if (x.category != y.category || x.bytes != y.bytes || x.tensor != y.tensor ||
           x.per_microbatch != y.per_microbatch ||
-          AllocatorModel::relative_layer(x, A.first_layer) != AllocatorModel::relative_layer(y, B.first_layer))
+          AllocatorModel::relative_layer(x, A.first_layer) !=
+              AllocatorModel::relative_layer(y, B.first_layer))
         return false;
     }
     return true;
@@ -318,16 +332,21 @@ inline std::pair<std::size_t, std::uint64_t> Player::shared_log(std::size_t a, s
     const MemRecord& y = lb[k];
     const Op& u = A.ops[x.index];
     const Op& v = B.ops[y.index];
-    if (x.kind != y.kind || x.a != y.a || x.b != y.b || u.microbatch != v.microbatch || u.macro != v.macro) break;
+    if (x.kind != y.kind || x.a != y.a || x.b != y.b || u.microbatch != v.microbatch ||
+        u.macro != v.macro)
+      break;
     if (x.kind == MemRecord::Kind::allocs || x.kind == MemRecord::Kind::frees) {
       if (!same_effects(x.a, x.b, y.a, y.b)) break;
       if (x.kind == MemRecord::Kind::allocs) allocations += x.b - x.a;
     } else {
-      if (u.macro < 0 || static_cast<std::size_t>(u.macro) >= same_template.size() || !same_macro(u.macro)) break;
+      if (u.macro < 0 || static_cast<std::size_t>(u.macro) >= same_template.size() ||
+          !same_macro(u.macro))
+        break;
       if (x.kind == MemRecord::Kind::points && allocations < kWorthACopy) {
         const parallel::MacroTemplate& t = A.macros[static_cast<std::size_t>(u.macro)];
         for (std::uint32_t j = x.a; j <= x.b && j >= 1 && t.begin + j - 1 < t.end; ++j)
-          allocations += A.macro_ops[t.begin + j - 1].alloc_end - A.macro_ops[t.begin + j - 1].alloc_begin;
+          allocations +=
+              A.macro_ops[t.begin + j - 1].alloc_end - A.macro_ops[t.begin + j - 1].alloc_begin;
       }
     }
   }
@@ -342,8 +361,9 @@ void Player::stage_sources(const std::vector<std::uint64_t>& fams, std::vector<S
   for (std::size_t i = 1; i < n; ++i) {
     const std::int64_t capacity = AllocatorModel::capacity(plan.programs[i]).value;
     std::size_t j = 0;
-    while (j < i && (fams[j] != fams[i] || AllocatorModel::capacity(plan.programs[j]).value != capacity ||
-                     !(context_of(j) == context_of(i))))
+    while (j < i &&
+           (fams[j] != fams[i] || AllocatorModel::capacity(plan.programs[j]).value != capacity ||
+            !(context_of(j) == context_of(i))))
       ++j;
     if (j == i) continue;
     const auto [k, allocations] = shared_log(j, i, effects_alike(j, i));
@@ -359,10 +379,10 @@ void Player::stage_sources(const std::vector<std::uint64_t>& fams, std::vector<S
 // so points that differ only in timing (links, all-reduce algorithm, another device's
 // speed) log the same up to there — the first data-parallel reduction, in the last
 // backward (pipeline transfers book nothing: their receivers' compute does). When no log
-// is close and that record comes early, at 15/16 of its requests instead (a pause at 3/4
-// as well cost more in copies than it saved: a GPipe stage's state holds every
-// micro-batch's blocks).
-std::vector<std::size_t> Player::memo_targets(std::size_t pi, const std::vector<std::uint64_t>& work,
+// is close and that record comes early, at 15/16 of its requests instead (docs/performance.md,
+// "Where to pause").
+std::vector<std::size_t> Player::memo_targets(std::size_t pi,
+                                              const std::vector<std::uint64_t>& work,
                                               const AllocatorMemo::Match& m, std::size_t at) const {
   const Program& P = plan.programs[pi];
   const std::uint64_t total = work.back();
@@ -371,20 +391,25 @@ std::vector<std::size_t> Player::memo_targets(std::size_t pi, const std::vector<
   };
   std::vector<std::size_t> targets;
   const std::vector<MemRecord>& log = memlog[pi];
-  const auto timed = static_cast<std::size_t>(
-      std::find_if(log.begin(), log.end(),
-                   [&](const MemRecord& r) { return P.ops[r.index].stream != parallel::StreamKind::compute; }) -
-      log.begin());
+  const auto timed = static_cast<std::size_t>(std::find_if(log.begin(), log.end(),
+                                                           [&](const MemRecord& r) {
+                                                             return P.ops[r.index].stream !=
+                                                                    parallel::StreamKind::compute;
+                                                           }) -
+                                              log.begin());
   const bool timed_late = timed < log.size() && work[timed] >= total / 2;
   // Before the last micro-batch's first record: a point with a larger global batch logs the
   // same up to there (more forwards follow instead of the cooldown's backwards).
-  const auto last = static_cast<std::size_t>(
-      std::find_if(log.begin(), log.end(),
-                   [&](const MemRecord& r) { return P.ops[r.index].microbatch == plan.microbatches - 1; }) -
-      log.begin());
+  const auto last = static_cast<std::size_t>(std::find_if(log.begin(), log.end(),
+                                                          [&](const MemRecord& r) {
+                                                            return P.ops[r.index].microbatch ==
+                                                                   plan.microbatches - 1;
+                                                          }) -
+                                             log.begin());
   if (work[m.shared] >= total / 2) {
     if (work[m.shared] >= work[at] + total / 8) targets = {m.shared};
-    if (last < log.size() && last > m.shared && work[last] >= std::max(work[m.shared], work[at]) + total / 8)
+    if (last < log.size() && last > m.shared &&
+        work[last] >= std::max(work[m.shared], work[at]) + total / 8)
       targets.push_back(last);
     if (timed_late && timed > m.shared && work[timed] >= work[at] + total / 8)
       targets.push_back(timed);
@@ -429,8 +454,10 @@ void Player::model_allocator() {
       for (const auto& r : paused[static_cast<std::size_t>(source[pi].program)])
         if (r->record <= source[pi].record && (!from || r->record > from->record)) from = r;
       if (from) {
-        if (from->record == records) whole = from;
-        else run = *from;
+        if (from->record == records)
+          whole = from;
+        else
+          run = *from;
         resumed = true;
         tl.devices[pi].replay_source = source[pi].program;
         tl.devices[pi].replay_shared = from->record;
@@ -438,7 +465,8 @@ void Player::model_allocator() {
     }
     std::size_t at = whole ? records : run.record;  // where this program's replay goes on
     // Whether a later program of this play goes on from this log's end.
-    const bool end_wanted = std::find(wanted[pi].begin(), wanted[pi].end(), records) != wanted[pi].end();
+    const bool end_wanted =
+        std::find(wanted[pi].begin(), wanted[pi].end(), records) != wanted[pi].end();
     std::optional<Sharing> share;
     std::shared_ptr<AllocatorMemo::Prefix> prefix;
     // In the memo, by stage too: a stage's log is most like the same stage's at the point before
@@ -451,10 +479,11 @@ void Player::model_allocator() {
       // Fractions of the log are fractions of its requests: the record where they reach w.
       const std::uint64_t total = work.back();
       auto record_at = [&](std::uint64_t w) {
-        return static_cast<std::size_t>(std::lower_bound(work.begin(), work.end(), w) - work.begin());
+        return static_cast<std::size_t>(std::lower_bound(work.begin(), work.end(), w) -
+                                        work.begin());
       };
-      const AllocatorMemo::Match m =
-          opt.allocator_memo->find(fam, context_of(pi).value, *prefix, capacity, record_at(total / 2));
+      const AllocatorMemo::Match m = opt.allocator_memo->find(fam, context_of(pi).value, *prefix,
+                                                              capacity, record_at(total / 2));
       // A copy costs about what replaying a sixteenth of a log does: resume and pause only
       // where that saves more.
       if (m.replay && work[m.replay->record] >= total / 8 && (!resumed || m.replay->record > at)) {
@@ -498,11 +527,15 @@ void Player::model_allocator() {
     }
     if (share) {
       if (!wanted[pi].empty()) paused[pi] = share->paused;
-      if (prefix) opt.allocator_memo->add(fam, context_of(pi).value, std::move(prefix), std::move(share->paused));
+      if (prefix)
+        opt.allocator_memo->add(fam, context_of(pi).value, std::move(prefix),
+                                std::move(share->paused));
     }
-    const AllocatorReplay::Outcome o = (whole ? *whole : run).outcome(core::Bytes{capacity}, context_of(pi));
-    TRAINSIM_CHECK(o.tensors == P.persistent.total(),
-                   "stage " + std::to_string(prog) + " ends the step with tensors the allocator still holds");
+    const AllocatorReplay::Outcome o =
+        (whole ? *whole : run).outcome(core::Bytes{capacity}, context_of(pi));
+    TRAINSIM_CHECK(
+        o.tensors == P.persistent.total(),
+        "stage " + std::to_string(prog) + " ends the step with tensors the allocator still holds");
     DeviceTimeline& d = tl.devices[pi];
     d.peak = o.peak;
     d.at_peak = o.at_peak;

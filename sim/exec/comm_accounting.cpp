@@ -6,7 +6,8 @@
 
 namespace trainsim::exec {
 
-inline std::size_t Player::first_ending_after(core::TimePoint a, const std::vector<Busy>& busy, std::size_t& hint) {
+inline std::size_t Player::first_ending_after(core::TimePoint a, const std::vector<Busy>& busy,
+                                              std::size_t& hint) {
   const std::size_t n = busy.size();
   auto before = [&](std::size_t i) { return busy[i].b <= a; };  // true on a prefix
   std::size_t lo = 0, hi = n;  // the answer lies in [lo, hi]; before(hi) is false or hi == n
@@ -34,8 +35,10 @@ inline std::size_t Player::first_ending_after(core::TimePoint a, const std::vect
   return hint;
 }
 
-inline core::Duration Player::uncovered(core::TimePoint a, core::TimePoint b, const std::vector<Busy>& busy,
-                                const std::vector<MacroProfile>& profiles, std::size_t& hint) {
+inline core::Duration Player::uncovered(core::TimePoint a, core::TimePoint b,
+                                        const std::vector<Busy>& busy,
+                                        const std::vector<MacroProfile>& profiles,
+                                        std::size_t& hint) {
   std::int64_t covered = 0;
   auto it = busy.begin() + static_cast<std::ptrdiff_t>(first_ending_after(a, busy, hint));
   for (; it != busy.end() && it->a < b; ++it) {
@@ -54,7 +57,8 @@ void Player::account() {
   core::TimePoint end{}, pipe_end{};
   // Per-purpose sums kept in an array and moved into tl.comm at the end: a map lookup per op
   // cost more than the rest of this loop. (Sums of non-negative durations: any order is exact.)
-  constexpr std::size_t kPurposes = static_cast<std::size_t>(parallel::CommPurpose::offload_cpu_optimizer) + 1;
+  constexpr std::size_t kPurposes =
+      static_cast<std::size_t>(parallel::CommPurpose::offload_cpu_optimizer) + 1;
   std::array<CommStats, kPurposes> comm{};
   std::array<bool, kPurposes> used{};
   auto stats = [&](parallel::CommPurpose c) -> CommStats& {
@@ -87,9 +91,11 @@ void Player::account() {
         if (op.macro >= 0) return profiles[p][op.macro].tp;
         if (op.tp_collectives == 0) return {};
         const WorkKey key{static_cast<std::uint64_t>(op.comm.bytes.value),
-                          static_cast<std::uint64_t>(op.comm.ranks) | (static_cast<std::uint64_t>(op.comm.inter_node) << 32) |
+                          static_cast<std::uint64_t>(op.comm.ranks) |
+                              (static_cast<std::uint64_t>(op.comm.inter_node) << 32) |
                               (static_cast<std::uint64_t>(op.comm.ranks_per_node) << 40),
-                          static_cast<std::uint64_t>(op.tp_collectives) | (static_cast<std::uint64_t>(op.tp_sequence_parallel) << 8)};
+                          static_cast<std::uint64_t>(op.tp_collectives) |
+                              (static_cast<std::uint64_t>(op.tp_sequence_parallel) << 8)};
         auto [d, inserted] = memo.find_or_add(key);
         if (inserted) *d = tensor_parallel_time(plan, op);
         return *d;
@@ -108,8 +114,10 @@ void Player::account() {
         // Compute hides other traffic only while its kernels run, not during its own
         // tensor-parallel collectives.
         const core::Duration tp = tp_time(op);
-        if (op.macro >= 0) busy.push_back({d.start[i], d.finish[i], op.macro});
-        else if (op.purpose == parallel::CommPurpose::none) busy.push_back({d.start[i], d.finish[i] - tp, -1});
+        if (op.macro >= 0)
+          busy.push_back({d.start[i], d.finish[i], op.macro});
+        else if (op.purpose == parallel::CommPurpose::none)
+          busy.push_back({d.start[i], d.finish[i] - tp, -1});
         if (tp.ns > 0) {
           CommStats& c = stats(parallel::CommPurpose::tensor);
           c.time += tp;
@@ -142,7 +150,9 @@ void Player::account() {
       CommStats& c = stats(op.purpose);
       const core::Duration span = d.finish[i] - d.start[i];
       c.time += span;
-      c.exposed += op.stream == StreamKind::compute ? span : uncovered(d.start[i], d.finish[i], busy, profiles[p], hint);
+      c.exposed += op.stream == StreamKind::compute
+                       ? span
+                       : uncovered(d.start[i], d.finish[i], busy, profiles[p], hint);
     }
     if (took_carried) {
       CommStats& c = stats(parallel::CommPurpose::pipeline);

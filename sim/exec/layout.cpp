@@ -50,7 +50,8 @@ PlayLayout Player::make_layout(const Plan& plan, const DependencyGraph& g, std::
       const std::uint64_t ops_in = t.end - t.begin;
       l.work_class[id] = l.template_base[p] + static_cast<std::uint32_t>(op.macro);
       if (op.arrival) {
-        TRAINSIM_CHECK(op.dep_end == op.dep_begin + 1, "a folded transfer waits for exactly one op");
+        TRAINSIM_CHECK(op.dep_end == op.dep_begin + 1,
+                       "a folded transfer waits for exactly one op");
         const parallel::OpRef from = P.deps[op.dep_begin];
         l.arrival_from[id] = offset[from.program] + static_cast<std::uint32_t>(from.index);
         // A program has a few kinds of transfers: searched from the newest class down.
@@ -76,7 +77,8 @@ PlayLayout Player::make_layout(const Plan& plan, const DependencyGraph& g, std::
       const std::uint32_t v = g.succ[k];
       const std::int32_t p = g.program_of[v];
       const Op& op = plan.programs[p].ops[v - offset[p]];
-      if (op.kind == OpKind::all_reduce && op.purpose == parallel::CommPurpose::data) l.feeds_data_reduction[u] = 1;
+      if (op.kind == OpKind::all_reduce && op.purpose == parallel::CommPurpose::data)
+        l.feeds_data_reduction[u] = 1;
     }
   return l;
 }

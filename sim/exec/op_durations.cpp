@@ -7,14 +7,14 @@ namespace trainsim::exec {
 
 core::Duration tensor_parallel_time(const Plan& plan, const Op& op) {
   if (op.tp_collectives == 0) return {};
-  const hw::LinkSpec link = op.comm.inter_node
-                               ? cost::spanning_link(plan.intra_node, plan.inter_node, op.comm.ranks_per_node)
-                               : plan.intra_node;
-  const core::Duration one =
-      op.tp_sequence_parallel
-          ? cost::reduce_scatter_time(op.comm.bytes, op.comm.ranks, link) +
-                cost::all_gather_time(op.comm.bytes, op.comm.ranks, link)
-          : cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link);
+  const hw::LinkSpec link =
+      op.comm.inter_node
+          ? cost::spanning_link(plan.intra_node, plan.inter_node, op.comm.ranks_per_node)
+          : plan.intra_node;
+  const core::Duration one = op.tp_sequence_parallel
+                                 ? cost::reduce_scatter_time(op.comm.bytes, op.comm.ranks, link) +
+                                       cost::all_gather_time(op.comm.bytes, op.comm.ranks, link)
+                                 : cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link);
   return one * op.tp_collectives;
 }
 
@@ -30,20 +30,24 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
     case OpKind::all_reduce:
     case OpKind::reduce_scatter:
     case OpKind::all_gather: {
-      const hw::LinkSpec link = op.comm.inter_node
-                                   ? cost::spanning_link(plan.intra_node, plan.inter_node, op.comm.ranks_per_node)
-                                   : plan.intra_node;
+      const hw::LinkSpec link =
+          op.comm.inter_node
+              ? cost::spanning_link(plan.intra_node, plan.inter_node, op.comm.ranks_per_node)
+              : plan.intra_node;
       if (op.kind == OpKind::p2p)
         return cost::p2p_time(op.comm.bytes, link) +
-               cost::all_gather_time(op.comm.bytes * op.comm.gather_ranks, op.comm.gather_ranks, plan.intra_node);
+               cost::all_gather_time(op.comm.bytes * op.comm.gather_ranks, op.comm.gather_ranks,
+                                     plan.intra_node);
       if (op.kind == OpKind::all_reduce) {
         // Stream all-reduces are data-parallel gradient reductions (tensor-parallel ones are
         // folded into compute ops above and stay ring).
-        const cost::CollectiveAlgo algo =
-            op.purpose == parallel::CommPurpose::data ? plan.data_allreduce : cost::CollectiveAlgo::ring;
+        const cost::CollectiveAlgo algo = op.purpose == parallel::CommPurpose::data
+                                              ? plan.data_allreduce
+                                              : cost::CollectiveAlgo::ring;
         return cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link, algo);
       }
-      if (op.kind == OpKind::reduce_scatter) return cost::reduce_scatter_time(op.comm.bytes, op.comm.ranks, link);
+      if (op.kind == OpKind::reduce_scatter)
+        return cost::reduce_scatter_time(op.comm.bytes, op.comm.ranks, link);
       return cost::all_gather_time(op.comm.bytes, op.comm.ranks, link);
     }
     case OpKind::pcie_h2d:
@@ -55,8 +59,8 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
   return {};
 }
 
-inline MacroProfile Player::profile(const Program& P, const parallel::MacroTemplate& t, DurationTable& memo,
-                     DurationTable& tp_memo) const {
+inline MacroProfile Player::profile(const Program& P, const parallel::MacroTemplate& t,
+                                    DurationTable& memo, DurationTable& tp_memo) const {
   MacroProfile m;
   const std::uint32_t n = t.end - t.begin;
   m.offset.reserve(n);
@@ -85,13 +89,16 @@ inline MacroProfile Player::profile(const Program& P, const parallel::MacroTempl
     m.tp += tp;
     if (k > t.begin) {
       const Op& prev = P.macro_ops[k - 1];
-      for (auto e = prev.free_begin; e < prev.free_end; ++e) now[P.effects[e].category] -= P.effects[e].bytes;
+      for (auto e = prev.free_begin; e < prev.free_end; ++e)
+        now[P.effects[e].category] -= P.effects[e].bytes;
     }
-    for (auto e = op.alloc_begin; e < op.alloc_end; ++e) now[P.effects[e].category] += P.effects[e].bytes;
+    for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
+      now[P.effects[e].category] += P.effects[e].bytes;
     m.level.push_back(now);
   }
   const Op& last = P.macro_ops[t.end - 1];
-  for (auto e = last.free_begin; e < last.free_end; ++e) now[P.effects[e].category] -= P.effects[e].bytes;
+  for (auto e = last.free_begin; e < last.free_end; ++e)
+    now[P.effects[e].category] -= P.effects[e].bytes;
   m.net = now;
   m.level_total.reserve(m.level.size());
   for (const auto& l : m.level) m.level_total.push_back(l.total());
@@ -102,11 +109,13 @@ inline MacroProfile Player::profile(const Program& P, const parallel::MacroTempl
 inline bool Player::kept_profiles_fit() const {
   if (!opt.plan_digest || !opt.plan_digest->profiles) return false;
   const PlayProfiles& k = *opt.plan_digest->profiles;
-  if (k.profiles.size() != plan.programs.size() || k.math != plan.math || !cost::same_link_speed(k.intra_node, plan.intra_node))
+  if (k.profiles.size() != plan.programs.size() || k.math != plan.math ||
+      !cost::same_link_speed(k.intra_node, plan.intra_node))
     return false;
   if (!k.intra_node_only &&
-      (!cost::same_link_speed(k.inter_node, plan.inter_node) || !cost::same_link_speed(k.pcie, plan.pcie) ||
-       k.data_allreduce != plan.data_allreduce || !(k.host_bandwidth_per_gpu == plan.host_bandwidth_per_gpu)))
+      (!cost::same_link_speed(k.inter_node, plan.inter_node) ||
+       !cost::same_link_speed(k.pcie, plan.pcie) || k.data_allreduce != plan.data_allreduce ||
+       !(k.host_bandwidth_per_gpu == plan.host_bandwidth_per_gpu)))
     return false;
   for (std::size_t p = 0; p < plan.programs.size(); ++p)
     if (!cost::same_kernel_speed(k.devices[p], plan.programs[p].device)) return false;
@@ -158,8 +167,10 @@ void Player::compute_durations() {
   transfer_class = layout->transfer_class;
   const bool reuse = kept_profiles_fit();
   profiles_reused = reuse;
-  if (reuse) profiles = std::move(opt.plan_digest->profiles->profiles);
-  else profiles.assign(plan.programs.size(), {});
+  if (reuse)
+    profiles = std::move(opt.plan_digest->profiles->profiles);
+  else
+    profiles.assign(plan.programs.size(), {});
   DurationTable& memo = spare_memos().memo;
   DurationTable& tp_memo = spare_memos().tp_memo;
   // Each class once: the work classes on their program's device, the templates by profile.

@@ -28,7 +28,8 @@ const PlanDigest::Program& Player::program_hashes(std::size_t pi) {
   auto& effects = d->effects;
   effects.resize(P.effects.size() + 1);
   effects[0] = 0;
-  for (std::size_t e = 0; e < P.effects.size(); ++e) effects[e + 1] = fold(effects[e], P.effects[e], P.first_layer);
+  for (std::size_t e = 0; e < P.effects.size(); ++e)
+    effects[e + 1] = fold(effects[e], P.effects[e], P.first_layer);
   d->templates.resize(P.macros.size());
   d->requests.resize(P.macros.size());
   for (std::size_t t = 0; t < P.macros.size(); ++t) {
@@ -41,7 +42,8 @@ const PlanDigest::Program& Player::program_hashes(std::size_t pi) {
       for (auto e = op.alloc_begin; e < op.alloc_end; ++e) h = fold(h, P.effects[e], P.first_layer);
       h = mix(h, op.free_end - op.free_begin);
       for (auto e = op.free_begin; e < op.free_end; ++e) h = fold(h, P.effects[e], P.first_layer);
-      const std::uint32_t freed = k > P.macros[t].begin ? P.macro_ops[k - 1].free_end - P.macro_ops[k - 1].free_begin : 0;
+      const std::uint32_t freed =
+          k > P.macros[t].begin ? P.macro_ops[k - 1].free_end - P.macro_ops[k - 1].free_begin : 0;
       q.push_back(q.back() + freed + (op.alloc_end - op.alloc_begin));
     }
     d->templates[t] = h;
@@ -50,8 +52,8 @@ const PlanDigest::Program& Player::program_hashes(std::size_t pi) {
   return *d;
 }
 
-void Player::prefix_hashes(std::size_t pi, const std::vector<MemRecord>& log, std::vector<std::uint64_t>& prefix,
-                   std::vector<std::uint64_t>& work) {
+void Player::prefix_hashes(std::size_t pi, const std::vector<MemRecord>& log,
+                           std::vector<std::uint64_t>& prefix, std::vector<std::uint64_t>& work) {
   const Program& P = plan.programs[pi];
   const PlanDigest::Program& d = program_hashes(pi);
   const auto& effects = d.effects;
@@ -64,7 +66,8 @@ void Player::prefix_hashes(std::size_t pi, const std::vector<MemRecord>& log, st
   auto step = [&](std::size_t k) {  // record k: prefix[k + 1] and work[k + 1]
     const MemRecord& r = log[k];
     const Op& op = P.ops[r.index];
-    const bool effects_range = r.kind == MemRecord::Kind::allocs || r.kind == MemRecord::Kind::frees;
+    const bool effects_range =
+        r.kind == MemRecord::Kind::allocs || r.kind == MemRecord::Kind::frees;
     std::uint64_t w = 1;  // a tail: the last op's frees
     if (effects_range) {
       w = r.b - r.a;
@@ -73,15 +76,17 @@ void Player::prefix_hashes(std::size_t pi, const std::vector<MemRecord>& log, st
       w = q[r.b] - q[r.a - 1];
     }
     work[k + 1] = work[k] + w;
-    const std::uint64_t w1 = static_cast<std::uint64_t>(r.kind) ^
-                             (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.macro)) << 8) ^
-                             (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.microbatch)) << 32);
-    const std::uint64_t w2 = static_cast<std::uint64_t>(r.a) | (static_cast<std::uint64_t>(r.b) << 32);
+    const std::uint64_t w1 =
+        static_cast<std::uint64_t>(r.kind) ^
+        (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.macro)) << 8) ^
+        (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.microbatch)) << 32);
+    const std::uint64_t w2 =
+        static_cast<std::uint64_t>(r.a) | (static_cast<std::uint64_t>(r.b) << 32);
     // The record's own hash does not wait for the chain; the chain takes it in with one
     // multiply-add (modulo 2^64 by an odd number: two logs that differ in one record differ in
     // every prefix from there on).
-    const std::uint64_t h =
-        mix(mix(w1, w2), effects_range ? effects[r.b] : templates[static_cast<std::size_t>(op.macro)]);
+    const std::uint64_t h = mix(
+        mix(w1, w2), effects_range ? effects[r.b] : templates[static_cast<std::size_t>(op.macro)]);
     prefix[k + 1] = prefix[k] * 0x9E3779B97F4A7C15ULL + h;
   };
   // The records logged before the snapshot this play went on from are that snapshot's, whose

@@ -77,7 +77,7 @@ struct MacroProfile {
 // algorithm also ops other than compute ops, which a template rarely holds).
 struct PlayProfiles {
   std::vector<std::vector<MacroProfile>> profiles;  // [program][template]
-  std::vector<hw::DeviceSpec> devices;               // [program]
+  std::vector<hw::DeviceSpec> devices;              // [program]
   cost::MathMode math = cost::MathMode::half;
   hw::LinkSpec intra_node, inter_node, pcie;
   cost::CollectiveAlgo data_allreduce = cost::CollectiveAlgo::ring;
@@ -119,7 +119,7 @@ struct InFlight {
   std::int32_t index = -1;  // in the program
   std::int32_t macro = -1;
   core::TimePoint t0{};
-  std::uint64_t key0 = 0;  // fine id of its first op
+  std::uint64_t key0 = 0;       // fine id of its first op
   std::uint64_t start_key = 0;  // its start's place among events at t0 (point 1)
   std::uint32_t applied = 0;
 };
@@ -129,10 +129,10 @@ struct InFlight {
 struct MemRecord {
   enum class Kind : std::uint8_t { allocs, frees, points, tail };
   Kind kind = Kind::allocs;
-  std::int32_t index = -1;       // the op in the program
-  std::uint32_t a = 0, b = 0;    // effect range [a, b) (allocs, frees); macro points [a, b] (points)
-  core::TimePoint time{};        // when (allocs, frees); the macro's start (points)
-  std::uint64_t key = 0;         // the op's fine id (allocs, frees); its first op's (points, tail)
+  std::int32_t index = -1;     // the op in the program
+  std::uint32_t a = 0, b = 0;  // effect range [a, b) (allocs, frees); macro points [a, b] (points)
+  core::TimePoint time{};      // when (allocs, frees); the macro's start (points)
+  std::uint64_t key = 0;       // the op's fine id (allocs, frees); its first op's (points, tail)
 };
 
 // What a play keeps of its event loop to find a steady state (Player, "Steady state"): an op's
@@ -158,8 +158,8 @@ struct SteadyMark {
   std::vector<core::EventQueue<std::uint32_t>::Event> pending;  // in (time, key) order
 };
 struct Steady {
-  std::vector<std::uint32_t> lo;    // per program: the first op not done
-  std::vector<std::uint32_t> end;   // per program: one past the last op touched
+  std::vector<std::uint32_t> lo;   // per program: the first op not done
+  std::vector<std::uint32_t> end;  // per program: one past the last op touched
   // Per template of the first program, `lag` marks taken in turn at its macro ops' ends: each is
   // compared `lag` such ends later (1 for 1F1B; an interleaved schedule repeats only a group of
   // as many micro-batches as stages later).
@@ -174,14 +174,14 @@ struct Steady {
 // period earlier (SteadyMark).
 struct PlayState {
   Timeline tl;
-  std::vector<hw::MemoryLedger> ledgers;        // per program
-  std::vector<std::uint32_t> waiting;           // per op: unfinished predecessors
-  std::vector<char> done;                       // per op
-  std::vector<char> oom_seen;                   // per program: its first OOM point is recorded
-  std::vector<core::TimePoint> arrival_start;   // per op: when its folded transfer started
+  std::vector<hw::MemoryLedger> ledgers;       // per program
+  std::vector<std::uint32_t> waiting;          // per op: unfinished predecessors
+  std::vector<char> done;                      // per op
+  std::vector<char> oom_seen;                  // per program: its first OOM point is recorded
+  std::vector<core::TimePoint> arrival_start;  // per op: when its folded transfer started
   core::EventQueue<std::uint32_t> queue;
-  std::vector<InFlight> inflight;               // per program: its macro op in flight
-  std::vector<std::vector<MemRecord>> memlog;   // per program, with the allocator model
+  std::vector<InFlight> inflight;              // per program: its macro op in flight
+  std::vector<std::vector<MemRecord>> memlog;  // per program, with the allocator model
 };
 
 // A play's event loop paused before an event (see PlanDigest::snapshots): everything the loop
@@ -201,8 +201,8 @@ struct PlaySnapshot {
   // The loop's state (of a snapshot taken at the end, only its timeline).
   PlayState state;
   // and a play taking it up plays the same step to the end — the allocator model's outcome and
-  // the accounts too (the same logs, capacities, start states and durations). Then `state.tl` is the
-  // play's whole timeline, and the rest of the loop's state is not kept.
+  // the accounts too (the same logs, capacities, start states and durations). Then `state.tl` is
+  // the play's whole timeline, and the rest of the loop's state is not kept.
   bool at_end = false;
   std::size_t max_oom_points = 0;  // the cap its OOM points were kept under (PlayOptions)
   std::uint64_t events_run = 0;    // by the event queue before the snapshot

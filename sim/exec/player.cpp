@@ -27,8 +27,8 @@ thread_local SpareArrays spare_arrays;
 
 }  // namespace
 
-inline void Player::book(std::int32_t prog, std::int32_t idx, const Op* op, hw::MemCategory cat, core::Bytes b,
-          core::TimePoint now, std::uint64_t order) {
+inline void Player::book(std::int32_t prog, std::int32_t idx, const Op* op, hw::MemCategory cat,
+                         core::Bytes b, core::TimePoint now, std::uint64_t order) {
   hw::MemoryLedger& led = ledgers[prog];
   const hw::MemBreakdown before = led.current();
   const bool fits = led.allocate(cat, b, /*book_anyway=*/true);
@@ -40,9 +40,9 @@ inline void Player::book(std::int32_t prog, std::int32_t idx, const Op* op, hw::
   tl.ooms.push_back(gpu_oom(prog, idx, op, op ? op->microbatch : -1, cat, b, before, now, order));
 }
 
-OomPoint Player::gpu_oom(std::int32_t prog, std::int32_t idx, const Op* op, std::int32_t microbatch, hw::MemCategory cat,
-                 core::Bytes requested, const hw::MemBreakdown& in_use, core::TimePoint at,
-                 std::uint64_t order) const {
+OomPoint Player::gpu_oom(std::int32_t prog, std::int32_t idx, const Op* op, std::int32_t microbatch,
+                         hw::MemCategory cat, core::Bytes requested, const hw::MemBreakdown& in_use,
+                         core::TimePoint at, std::uint64_t order) const {
   const Program& P = plan.programs[prog];
   OomPoint pt;
   pt.order = order;
@@ -58,7 +58,8 @@ OomPoint Player::gpu_oom(std::int32_t prog, std::int32_t idx, const Op* op, std:
   pt.requested = requested;
   pt.in_use = in_use;
   pt.capacity = P.device.memory;
-  pt.cause = P.model_states.total() > P.device.memory ? OomCause::model_states : OomCause::activations;
+  pt.cause =
+      P.model_states.total() > P.device.memory ? OomCause::model_states : OomCause::activations;
   return pt;
 }
 
@@ -79,16 +80,16 @@ void Player::check_host_memory() {
   tl.ooms.push_back(pt);
 }
 
-inline void Player::release(std::int32_t prog, std::int32_t idx, const Op& op, std::uint32_t begin, std::uint32_t end) {
+inline void Player::release(std::int32_t prog, std::int32_t idx, const Op& op, std::uint32_t begin,
+                            std::uint32_t end) {
   const Program& P = plan.programs[prog];
   for (auto e = begin; e < end; ++e) {
     const auto cat = P.effects[e].category;
     TRAINSIM_CHECK(ledgers[prog].current()[cat] >= P.effects[e].bytes,
                    "stage " + std::to_string(prog) + " op " + std::to_string(idx) + " (" +
                        std::string(parallel::to_string(op.kind)) + " layer " +
-                       std::to_string(op.layer) + " micro-batch " +
-                       std::to_string(op.microbatch) + ") frees " +
-                       std::to_string(P.effects[e].bytes.value) + " bytes of " +
+                       std::to_string(op.layer) + " micro-batch " + std::to_string(op.microbatch) +
+                       ") frees " + std::to_string(P.effects[e].bytes.value) + " bytes of " +
                        std::string(hw::to_string(cat)) + " but only " +
                        std::to_string(ledgers[prog].current()[cat].value) + " are held");
     ledgers[prog].release(cat, P.effects[e].bytes);
@@ -129,8 +130,8 @@ inline void Player::replay_points(std::int32_t prog, InFlight& f, std::uint32_t 
         Op op = next;
         op.microbatch = P.ops[f.index].microbatch;
         for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
-          book(prog, f.index, &op, P.effects[e].category, P.effects[e].bytes, f.t0 + m.offset[j - 1],
-               effect_order(f.key0 + j - 1, e - op.alloc_begin));
+          book(prog, f.index, &op, P.effects[e].category, P.effects[e].bytes,
+               f.t0 + m.offset[j - 1], effect_order(f.key0 + j - 1, e - op.alloc_begin));
       });
   f.applied = upto;
 }
@@ -142,8 +143,10 @@ inline void Player::catch_up(std::int32_t prog, core::TimePoint t, std::uint64_t
   std::uint32_t lo = f.applied, hi = m.ops();  // last point before (t, key) lies in [lo, hi]
   while (lo < hi) {
     const std::uint32_t mid = (lo + hi + 1) / 2;
-    if (point_before(f, m, mid, t, key)) lo = mid;
-    else hi = mid - 1;
+    if (point_before(f, m, mid, t, key))
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   apply_points(prog, f, lo);
 }
@@ -208,8 +211,10 @@ inline void Player::finish(std::uint32_t id, core::TimePoint now) {
     // The expanded plan starts it when the later of its transfer's end (ordered by the
     // transfer's fine id) and its other predecessors comes.
     const core::TimePoint ready = arrival_start[s] + arrival_time(s);
-    if (ready < now || (ready == now && fine_first[s] < key)) start(s, now, key);
-    else start_macro(s, ready, fine_first[s]);
+    if (ready < now || (ready == now && fine_first[s] < key))
+      start(s, now, key);
+    else
+      start_macro(s, ready, fine_first[s]);
   }
 }
 
@@ -273,7 +278,8 @@ void Player::check_end_state() {
                          std::to_string(now.bytes[c].value) + " bytes of " +
                          std::string(hw::to_string(static_cast<hw::MemCategory>(c))) +
                          " instead of " + std::to_string(start.bytes[c].value));
-    TRAINSIM_CHECK(now.total() == ledgers[p].in_use(), "per-category bytes do not sum to the total");
+    TRAINSIM_CHECK(now.total() == ledgers[p].in_use(),
+                   "per-category bytes do not sum to the total");
   }
 }
 

@@ -37,10 +37,10 @@ struct Player : PlayState {
   // The plan's dependency graph, read-only (the digest's when there is one); the waiting counts
   // that run down are this play's copy.
   std::shared_ptr<const DependencyGraph> graph;
-  std::span<const std::uint32_t> offset;      // first global id of each program
-  std::span<const std::int32_t> program_of;   // global id -> program
+  std::span<const std::uint32_t> offset;            // first global id of each program
+  std::span<const std::int32_t> program_of;         // global id -> program
   std::span<const std::uint32_t> succ_begin, succ;  // CSR successor lists
-  std::span<const std::uint32_t> tap_begin;         // ops waiting inside macro ops (DependencyGraph)
+  std::span<const std::uint32_t> tap_begin;  // ops waiting inside macro ops (DependencyGraph)
   std::span<const DependencyGraph::Tap> taps;
   // Durations by class (PlayLayout::work_class), costed once per play.
   std::vector<core::Duration> class_time;
@@ -58,7 +58,7 @@ struct Player : PlayState {
   std::span<const std::uint32_t> transfer_class;
   core::Duration arrival_time(std::uint32_t id) const { return transfer_time[transfer_class[id]]; }
   std::vector<std::vector<MacroProfile>> profiles;  // [program][template]
-  bool profiles_reused = false;  // taken from opt.plan_digest (keep_profiles)
+  bool profiles_reused = false;                     // taken from opt.plan_digest (keep_profiles)
   void log(std::int32_t prog, MemRecord r) {
     if (plan.caching_allocator) memlog[prog].push_back(r);
   }
@@ -73,20 +73,21 @@ struct Player : PlayState {
   std::uint64_t finish_key(std::uint32_t id) const { return end_key[id]; }
 
   // `order`: the request's place among those of one instant (see OomPoint::order).
-  inline void book(std::int32_t prog, std::int32_t idx, const Op* op, hw::MemCategory cat, core::Bytes b,
-            core::TimePoint now, std::uint64_t order);
+  inline void book(std::int32_t prog, std::int32_t idx, const Op* op, hw::MemCategory cat,
+                   core::Bytes b, core::TimePoint now, std::uint64_t order);
 
   // An allocation on device `prog` that did not fit: what asked, how much, what was held.
-  OomPoint gpu_oom(std::int32_t prog, std::int32_t idx, const Op* op, std::int32_t microbatch, hw::MemCategory cat,
-                   core::Bytes requested, const hw::MemBreakdown& in_use, core::TimePoint at,
-                   std::uint64_t order) const;
+  OomPoint gpu_oom(std::int32_t prog, std::int32_t idx, const Op* op, std::int32_t microbatch,
+                   hw::MemCategory cat, core::Bytes requested, const hw::MemBreakdown& in_use,
+                   core::TimePoint at, std::uint64_t order) const;
 
   // Offloaded states sit in host memory before the step, like the model states on the GPU
   // (plan.host_per_node is the fullest node's demand). Recorded apart from the GPU ledgers: a
   // node can run out of host memory while every GPU fits.
   void check_host_memory();
 
-  inline void release(std::int32_t prog, std::int32_t idx, const Op& op, std::uint32_t begin, std::uint32_t end);
+  inline void release(std::int32_t prog, std::int32_t idx, const Op& op, std::uint32_t begin,
+                      std::uint32_t end);
 
   // Model states booked before the step come first (order 0), then ops by fine id and effect.
   static std::uint64_t effect_order(std::uint64_t fine, std::uint32_t effect) {
@@ -109,8 +110,8 @@ struct Player : PlayState {
   // Points [a, b] of template `macro` op by op: point j >= 2 first releases op j-2's frees
   // (ended(op)), then every point j books op j-1's allocations (started(op, j)).
   template <typename Ended, typename Started>
-  void for_points(const Program& P, std::int32_t macro, std::uint32_t a, std::uint32_t b, Ended&& ended,
-                  Started&& started) const {
+  void for_points(const Program& P, std::int32_t macro, std::uint32_t a, std::uint32_t b,
+                  Ended&& ended, Started&& started) const {
     const parallel::MacroTemplate& t = P.macros[macro];
     for (std::uint32_t j = a; j <= b; ++j) {
       if (j >= 2) ended(P.macro_ops[t.begin + j - 2]);
@@ -211,13 +212,13 @@ struct Player : PlayState {
 
   // Whether op j + shift of program p repeats op j (the plan's side of a period).
   inline bool repeats(std::size_t p, std::uint32_t j, const std::vector<std::uint32_t>& shift,
-               std::uint64_t fine_shift) const;
+                      std::uint64_t fine_shift) const;
 
   // Per program, the first op j >= from[p] that op j + shift[p] does not repeat (or the last
   // that has such a pair), from the plan digest when a play of the plan found it.
-  inline std::vector<std::uint32_t> repeat_until(const std::vector<std::uint32_t>& from,
-                                          const std::vector<std::uint32_t>& shift,
-                                          const std::vector<std::uint64_t>& fine_shift) const;
+  inline std::vector<std::uint32_t> repeat_until(
+      const std::vector<std::uint32_t>& from, const std::vector<std::uint32_t>& shift,
+      const std::vector<std::uint64_t>& fine_shift) const;
 
   // Compares the loop's state now with mark m one period on and, when they agree, writes down
   // as many more periods as the plan repeats. False when nothing was skipped.
@@ -227,8 +228,8 @@ struct Player : PlayState {
   // times of the ops a period back, the window of ops in progress and the events waiting move k
   // periods on, the memory log repeats the period's records.
   inline void write_down(const SteadyMark& m, std::uint64_t k, core::Duration period,
-                  const std::vector<std::uint32_t>& shift,
-                  const std::vector<std::uint64_t>& fine_shift);
+                         const std::vector<std::uint32_t>& shift,
+                         const std::vector<std::uint64_t>& fine_shift);
 
   void build_graph();
 
@@ -240,7 +241,8 @@ struct Player : PlayState {
   };
   struct WorkHash {
     std::size_t operator()(const WorkKey& k) const {
-      return std::hash<std::uint64_t>()(k.a * 0x9E3779B97F4A7C15ULL ^ (k.b + 0x7F4A7C15ULL) * 31 ^ k.c);
+      return std::hash<std::uint64_t>()(k.a * 0x9E3779B97F4A7C15ULL ^ (k.b + 0x7F4A7C15ULL) * 31 ^
+                                        k.c);
     }
   };
   // Durations by WorkKey, costed once per distinct key; the tables' slots stay allocated across
@@ -262,21 +264,22 @@ struct Player : PlayState {
   static WorkKey work_key(const Op& op) {
     std::uint64_t flops_bits;
     std::memcpy(&flops_bits, &op.work.flops, sizeof flops_bits);
-    return WorkKey{static_cast<std::uint64_t>(op.kind) | (static_cast<std::uint64_t>(op.work.matmul) << 8) |
-                       (static_cast<std::uint64_t>(op.comm.inter_node) << 9) |
-                       (static_cast<std::uint64_t>(op.tp_sequence_parallel) << 10) |
-                       (static_cast<std::uint64_t>(op.tp_collectives) << 56) |
-                       (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.kernels)) << 16) |
-                       (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.comm.ranks)) << 40),
-                   flops_bits ^ static_cast<std::uint64_t>(op.comm.bytes.value),
-                   static_cast<std::uint64_t>(op.work.bytes.value) ^
-                       (static_cast<std::uint64_t>(op.comm.ranks_per_node) << 48) ^
-                       (static_cast<std::uint64_t>(op.comm.gather_ranks) << 32) ^
-                       (static_cast<std::uint64_t>(op.work.serial_memory) << 63)};
+    return WorkKey{
+        static_cast<std::uint64_t>(op.kind) | (static_cast<std::uint64_t>(op.work.matmul) << 8) |
+            (static_cast<std::uint64_t>(op.comm.inter_node) << 9) |
+            (static_cast<std::uint64_t>(op.tp_sequence_parallel) << 10) |
+            (static_cast<std::uint64_t>(op.tp_collectives) << 56) |
+            (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.kernels)) << 16) |
+            (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.comm.ranks)) << 40),
+        flops_bits ^ static_cast<std::uint64_t>(op.comm.bytes.value),
+        static_cast<std::uint64_t>(op.work.bytes.value) ^
+            (static_cast<std::uint64_t>(op.comm.ranks_per_node) << 48) ^
+            (static_cast<std::uint64_t>(op.comm.gather_ranks) << 32) ^
+            (static_cast<std::uint64_t>(op.work.serial_memory) << 63)};
   }
 
-  inline MacroProfile profile(const Program& P, const parallel::MacroTemplate& t, DurationTable& memo,
-                       DurationTable& tp_memo) const;
+  inline MacroProfile profile(const Program& P, const parallel::MacroTemplate& t,
+                              DurationTable& memo, DurationTable& tp_memo) const;
 
   static bool same_transfer(const parallel::CommWork& a, const parallel::CommWork& b) {
     return a.bytes == b.bytes && a.ranks == b.ranks && a.inter_node == b.inter_node &&
@@ -301,11 +304,14 @@ struct Player : PlayState {
   };
   // The first of the sorted, disjoint busy intervals that ends after `a`, searched outward from
   // `hint` (the previous answer: queries come in nearly increasing order), which it updates.
-  static inline std::size_t first_ending_after(core::TimePoint a, const std::vector<Busy>& busy, std::size_t& hint);
+  static inline std::size_t first_ending_after(core::TimePoint a, const std::vector<Busy>& busy,
+                                               std::size_t& hint);
 
   // Part of [a, b) not covered by the sorted, disjoint busy intervals.
-  static inline core::Duration uncovered(core::TimePoint a, core::TimePoint b, const std::vector<Busy>& busy,
-                                  const std::vector<MacroProfile>& profiles, std::size_t& hint);
+  static inline core::Duration uncovered(core::TimePoint a, core::TimePoint b,
+                                         const std::vector<Busy>& busy,
+                                         const std::vector<MacroProfile>& profiles,
+                                         std::size_t& hint);
 
   void account();
 
@@ -315,19 +321,21 @@ struct Player : PlayState {
   // allocator (a request that finds no cached block and no room for a new segment, even after
   // the cache is given back).
   // `where`: the request's place in the log (see AllocatorReplay::Failure).
-  inline void allocator_book(AllocatorReplay& run, const parallel::MemEffect& e, std::int32_t microbatch,
-                      std::size_t record, std::uint32_t point, std::uint32_t effect);
+  inline void allocator_book(AllocatorReplay& run, const parallel::MemEffect& e,
+                             std::int32_t microbatch, std::size_t record, std::uint32_t point,
+                             std::uint32_t effect);
 
   // A failed request's OOM point, named and timed from this play's log.
   inline OomPoint failure_point(std::int32_t prog, const AllocatorReplay::Failure& f) const;
 
-  inline void allocator_free(std::int32_t prog, AllocatorReplay& run, const Op& op, const parallel::MemEffect& e,
-                      std::int32_t microbatch);
+  inline void allocator_free(std::int32_t prog, AllocatorReplay& run, const Op& op,
+                             const parallel::MemEffect& e, std::int32_t microbatch);
 
   inline void replay_record(std::int32_t prog, AllocatorReplay& run, std::size_t record);
 
   // Two log records do the same to the allocator with micro-batches `shift` apart.
-  inline bool same_record(const Program& P, const MemRecord& x, const MemRecord& y, std::int32_t shift) const;
+  inline bool same_record(const Program& P, const MemRecord& x, const MemRecord& y,
+                          std::int32_t shift) const;
 
   // --- Replays shared across plays (PlayOptions::allocator_memo) -----------------------------
   // A replay depends on the start state (the family) and on the records it read: each record's
@@ -339,9 +347,11 @@ struct Player : PlayState {
     return x ^ (x >> 32);
   }
   // An effect by content, its layer counted from the program's first (as the allocator names it).
-  static std::uint64_t fold(std::uint64_t h, const parallel::MemEffect& e, std::int32_t first_layer) {
+  static std::uint64_t fold(std::uint64_t h, const parallel::MemEffect& e,
+                            std::int32_t first_layer) {
     const auto layer = static_cast<std::uint32_t>(AllocatorModel::relative_layer(e, first_layer));
-    const std::uint64_t what = static_cast<std::uint64_t>(e.category) | (static_cast<std::uint64_t>(e.tensor) << 8) |
+    const std::uint64_t what = static_cast<std::uint64_t>(e.category) |
+                               (static_cast<std::uint64_t>(e.tensor) << 8) |
                                (static_cast<std::uint64_t>(e.per_microbatch) << 16) |
                                (static_cast<std::uint64_t>(layer) << 32);
     return mix(h ^ what, static_cast<std::uint64_t>(e.bytes.value));
@@ -361,8 +371,8 @@ struct Player : PlayState {
   // effects, the range's included), a macro's points by the hash of its template's effects.
   // work[k]: the requests records [0, k) make of the allocator (what replaying them costs: a
   // record of a macro's points stands for hundreds, one of a reduction's buffer for one).
-  void prefix_hashes(std::size_t pi, const std::vector<MemRecord>& log, std::vector<std::uint64_t>& prefix,
-                     std::vector<std::uint64_t>& work);
+  void prefix_hashes(std::size_t pi, const std::vector<MemRecord>& log,
+                     std::vector<std::uint64_t>& prefix, std::vector<std::uint64_t>& work);
   // What make() returns, made with the allocator's fingerprint bookkeeping set aside: a copy kept
   // for later (a paused replay, a state to jump to) does not use it, and copying it costs.
   template <typename Make>
@@ -381,8 +391,8 @@ struct Player : PlayState {
     void offer(AllocatorReplay& run, std::size_t r) {
       while (next < targets.size() && targets[next] <= r) ++next;
       run.record = r;
-      paused.push_back(
-          without_fingerprint(run.model.allocator(), [&] { return std::make_shared<const AllocatorReplay>(run); }));
+      paused.push_back(without_fingerprint(
+          run.model.allocator(), [&] { return std::make_shared<const AllocatorReplay>(run); }));
     }
   };
 
@@ -428,7 +438,8 @@ struct Player : PlayState {
   // and macro templates, ranges and effects (by content, layers counted from each program's
   // first) — and how many allocations they make, counted up to kWorthACopy. `alike`: the two
   // programs' effects are the same throughout (equal ranges name equal effects).
-  inline std::pair<std::size_t, std::uint64_t> shared_log(std::size_t a, std::size_t b, bool alike) const;
+  inline std::pair<std::size_t, std::uint64_t> shared_log(std::size_t a, std::size_t b,
+                                                          bool alike) const;
 
   void stage_sources(const std::vector<std::uint64_t>& fams, std::vector<StageSource>& source,
                      std::vector<std::vector<std::size_t>>& wanted);

@@ -49,9 +49,9 @@ void Player::keep_snapshot(bool at_end) {
 
 inline bool Player::same_start(const PlaySnapshot& s) const {
   if (s.transfer_class_time.size() != transfer_time.size() ||
-      s.class_time.size() != class_time.size() ||
-      s.profiles_generation != profiles_generation() || s.max_oom_points != opt.max_oom_points ||
-      !(s.host_capacity == plan.host_capacity) || !(s.host_per_node == plan.host_per_node))
+      s.class_time.size() != class_time.size() || s.profiles_generation != profiles_generation() ||
+      s.max_oom_points != opt.max_oom_points || !(s.host_capacity == plan.host_capacity) ||
+      !(s.host_per_node == plan.host_per_node))
     return false;
   for (std::size_t p = 0; p < plan.programs.size(); ++p) {
     if (!(s.capacity[p] == ledgers[p].capacity())) return false;
@@ -72,8 +72,8 @@ Player::Resumed Player::resume() {
     const PlaySnapshot& s = *kept[i];
     if (!same_start(s)) continue;
     if (i + 1 != kept.size())
-      std::rotate(kept.begin() + static_cast<std::ptrdiff_t>(i), kept.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                  kept.end());
+      std::rotate(kept.begin() + static_cast<std::ptrdiff_t>(i),
+                  kept.begin() + static_cast<std::ptrdiff_t>(i) + 1, kept.end());
     if (s.at_end) {
       tl = s.state.tl;
       tl.events_resumed = s.events_run;

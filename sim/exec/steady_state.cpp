@@ -106,7 +106,7 @@ inline bool Player::moved_on(const SteadyMark& m, core::TimePoint now) const {
 }
 
 inline bool Player::repeats(std::size_t p, std::uint32_t j, const std::vector<std::uint32_t>& shift,
-             std::uint64_t fine_shift) const {
+                            std::uint64_t fine_shift) const {
   const Program& P = plan.programs[p];
   const std::uint32_t d = shift[p];
   const Op& a = P.ops[j];
@@ -136,9 +136,9 @@ inline bool Player::repeats(std::size_t p, std::uint32_t j, const std::vector<st
   return true;
 }
 
-inline std::vector<std::uint32_t> Player::repeat_until(const std::vector<std::uint32_t>& from,
-                                        const std::vector<std::uint32_t>& shift,
-                                        const std::vector<std::uint64_t>& fine_shift) const {
+inline std::vector<std::uint32_t> Player::repeat_until(
+    const std::vector<std::uint32_t>& from, const std::vector<std::uint32_t>& shift,
+    const std::vector<std::uint64_t>& fine_shift) const {
   const std::size_t n = plan.programs.size();
   PlanDigest::Repeat* known = nullptr;
   if (opt.plan_digest)
@@ -244,8 +244,8 @@ inline bool Player::skip_periods(const SteadyMark& m, core::TimePoint now) {
 }
 
 inline void Player::write_down(const SteadyMark& m, std::uint64_t k, core::Duration period,
-                const std::vector<std::uint32_t>& shift,
-                const std::vector<std::uint64_t>& fine_shift) {
+                               const std::vector<std::uint32_t>& shift,
+                               const std::vector<std::uint64_t>& fine_shift) {
   Steady& st = *steady;
   const std::size_t n = plan.programs.size();
   const auto kk = static_cast<std::uint32_t>(k);
