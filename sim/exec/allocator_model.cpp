@@ -27,13 +27,13 @@ std::vector<parallel::MemEffect> AllocatorModel::state_buffers(const parallel::P
 }
 
 std::uint64_t AllocatorModel::key(const parallel::MemEffect& e, std::int32_t microbatch) const {
-  const std::int32_t mb = e.per_microbatch ? microbatch : -1;
+  const std::int32_t index = e.per_microbatch ? microbatch : -1;
   // 24 bits: a layer's (possibly negative: a receive buffer) offset in the low 23, all set for
   // an effect about no layer.
   const std::int32_t offset = relative_layer(e, layer_base_);
   const std::uint32_t layer = offset == kNoLayer ? 0xFFFFFFu : static_cast<std::uint32_t>(offset) & 0x7FFFFFu;
   return (static_cast<std::uint64_t>(e.tensor) << 56) | (static_cast<std::uint64_t>(layer) << 32) |
-         static_cast<std::uint32_t>(mb + 1);
+         static_cast<std::uint32_t>(index + 1);
 }
 
 hw::CachingAllocator::Result AllocatorModel::allocate(const parallel::MemEffect& e, std::int32_t microbatch) {

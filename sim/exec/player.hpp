@@ -22,9 +22,9 @@ class AllocatorMemo;
 // macro templates, from which the allocator memo's log hashes are made. The first play that
 // needs them fills them in; pass a digest only with the plan (the same programs) it was filled
 // from.
-struct PlayProfiles;  // sim/exec/player.cpp
-struct PlayLayout;    // sim/exec/player.cpp
-struct PlaySnapshot;  // sim/exec/player.cpp
+struct PlayProfiles;  // sim/exec/play_state.hpp
+struct PlayLayout;    // sim/exec/play_state.hpp
+struct PlaySnapshot;  // sim/exec/play_state.hpp
 
 struct PlanDigest {
   struct Program {

@@ -31,11 +31,12 @@ struct Played {
 };
 
 Played play(const scenario::Scenario& s, bool compress, bool all_ooms = false,
-            bool steady_skip = true) {
+            bool steady_skip = true, bool share_stages = true) {
   const parallel::Plan plan = parallel::lower(s, {.compress = compress});
   exec::PlayOptions opt;
   opt.all_ooms = all_ooms;
   opt.steady_skip = steady_skip;
+  opt.share_stages = share_stages;
   const exec::Timeline tl = exec::play(plan, opt);
   std::ostringstream out;
   report::write_json(out, report::summarize(s, plan, tl, all_ooms));
@@ -53,14 +54,18 @@ Played play(const scenario::Scenario& s, bool compress, bool all_ooms = false,
   return p;
 }
 
-// The compressed play (its ops, macros and taps), after checking it reports as the expanded one.
+// The compressed play (its ops, macros and taps), after checking it reports as the expanded one,
+// with its speed-ups (steady-state skipping, replays shared between stages) on and off.
 Played same_report(const std::string& file, const std::vector<std::string>& sets, bool all_ooms = false) {
   const auto s = scenario::load_scenario(file, sets);
   const Played full = play(s, false, all_ooms), fast = play(s, true, all_ooms);
+  const Played plain = play(s, true, all_ooms, /*steady_skip=*/false, /*share_stages=*/false);
   std::string what = file;
   for (const auto& k : sets) what += " --set " + k;
   INFO(what);
   CHECK(fast.json == full.json);
+  CHECK(plain.json == full.json);
+  CHECK(plain.skipped == 0);
   CHECK(full.skipped == 0);
   CHECK(full.macros == 0);
   CHECK(full.taps == 0);

@@ -1,0 +1,207 @@
+// Op durations: each op's cost (roofline or alpha-beta), costed once per duration class, and
+// the macro templates' profiles, kept in the plan digest for the plan's next plays.
+
+#include "sim/exec/player_internal.hpp"
+
+namespace trainsim::exec {
+
+core::Duration tensor_parallel_time(const Plan& plan, const Op& op) {
+  if (op.tp_collectives == 0) return {};
+  const hw::LinkSpec link =
+      op.comm.inter_node
+          ? cost::spanning_link(plan.intra_node, plan.inter_node, op.comm.ranks_per_node)
+          : plan.intra_node;
+  const core::Duration one = op.tp_sequence_parallel
+                                 ? cost::reduce_scatter_time(op.comm.bytes, op.comm.ranks, link) +
+                                       cost::all_gather_time(op.comm.bytes, op.comm.ranks, link)
+                                 : cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link);
+  return one * op.tp_collectives;
+}
+
+core::Duration op_duration(const Plan& plan, const Program& program, const Op& op) {
+  switch (op.kind) {
+    case OpKind::forward:
+    case OpKind::backward:
+    case OpKind::recompute:
+    case OpKind::optimizer:
+      return cost::kernel_time(op.work, program.device, plan.math, op.kernels) +
+             tensor_parallel_time(plan, op);
+    case OpKind::p2p:
+    case OpKind::all_reduce:
+    case OpKind::reduce_scatter:
+    case OpKind::all_gather: {
+      const hw::LinkSpec link =
+          op.comm.inter_node
+              ? cost::spanning_link(plan.intra_node, plan.inter_node, op.comm.ranks_per_node)
+              : plan.intra_node;
+      if (op.kind == OpKind::p2p)
+        return cost::p2p_time(op.comm.bytes, link) +
+               cost::all_gather_time(op.comm.bytes * op.comm.gather_ranks, op.comm.gather_ranks,
+                                     plan.intra_node);
+      if (op.kind == OpKind::all_reduce) {
+        // Stream all-reduces are data-parallel gradient reductions (tensor-parallel ones are
+        // folded into compute ops above and stay ring).
+        const cost::CollectiveAlgo algo = op.purpose == parallel::CommPurpose::data
+                                              ? plan.data_allreduce
+                                              : cost::CollectiveAlgo::ring;
+        return cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link, algo);
+      }
+      if (op.kind == OpKind::reduce_scatter)
+        return cost::reduce_scatter_time(op.comm.bytes, op.comm.ranks, link);
+      return cost::all_gather_time(op.comm.bytes, op.comm.ranks, link);
+    }
+    case OpKind::pcie_h2d:
+    case OpKind::pcie_d2h:
+      return cost::p2p_time(op.comm.bytes, plan.pcie);
+    case OpKind::cpu_optimizer:
+      return op.work.bytes / plan.host_bandwidth_per_gpu;
+  }
+  return {};
+}
+
+inline MacroProfile Player::profile(const Program& P, const parallel::MacroTemplate& t,
+                                    DurationTable& memo, DurationTable& tp_memo) const {
+  MacroProfile m;
+  const std::uint32_t n = t.end - t.begin;
+  m.offset.reserve(n);
+  m.kernel.reserve(n);
+  m.kernel_before.reserve(n + 1);
+  m.kernel_before.assign(1, core::Duration{});
+  m.level.reserve(n + 1);
+  m.level.assign(1, hw::MemBreakdown{});
+  hw::MemBreakdown now;
+  for (auto k = t.begin; k < t.end; ++k) {
+    const Op& op = P.macro_ops[k];
+    const WorkKey key = work_key(op);
+    auto [d, inserted] = memo.find_or_add(key);
+    if (inserted) *d = op_duration(plan, P, op);
+    const core::Duration whole = *d;
+    core::Duration tp{};
+    if (op.tp_collectives > 0) {
+      auto [t, fresh] = tp_memo.find_or_add(key);
+      if (fresh) *t = tensor_parallel_time(plan, op);
+      tp = *t;
+    }
+    m.offset.push_back(m.total);
+    m.kernel.push_back(whole - tp);
+    m.kernel_before.push_back(m.kernel_before.back() + m.kernel.back());
+    m.total += whole;
+    m.tp += tp;
+    if (k > t.begin) {
+      const Op& prev = P.macro_ops[k - 1];
+      for (auto e = prev.free_begin; e < prev.free_end; ++e)
+        now[P.effects[e].category] -= P.effects[e].bytes;
+    }
+    for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
+      now[P.effects[e].category] += P.effects[e].bytes;
+    m.level.push_back(now);
+  }
+  const Op& last = P.macro_ops[t.end - 1];
+  for (auto e = last.free_begin; e < last.free_end; ++e)
+    now[P.effects[e].category] -= P.effects[e].bytes;
+  m.net = now;
+  m.level_total.reserve(m.level.size());
+  for (const auto& l : m.level) m.level_total.push_back(l.total());
+  m.build_highest();
+  return m;
+}
+
+inline bool Player::kept_profiles_fit() const {
+  if (!opt.plan_digest || !opt.plan_digest->profiles) return false;
+  const PlayProfiles& k = *opt.plan_digest->profiles;
+  if (k.profiles.size() != plan.programs.size() || k.math != plan.math ||
+      !cost::same_link_speed(k.intra_node, plan.intra_node))
+    return false;
+  if (!k.intra_node_only &&
+      (!cost::same_link_speed(k.inter_node, plan.inter_node) ||
+       !cost::same_link_speed(k.pcie, plan.pcie) || k.data_allreduce != plan.data_allreduce ||
+       !(k.host_bandwidth_per_gpu == plan.host_bandwidth_per_gpu)))
+    return false;
+  for (std::size_t p = 0; p < plan.programs.size(); ++p)
+    if (!cost::same_kernel_speed(k.devices[p], plan.programs[p].device)) return false;
+  return true;
+}
+
+void Player::keep_profiles() {
+  if (!opt.plan_digest) return;
+  auto& kept = opt.plan_digest->profiles;
+  if (!kept) kept = std::make_shared<PlayProfiles>();
+  PlayProfiles& k = *kept;
+  if (profiles_reused) {  // costed for what it says already
+    k.profiles = std::move(profiles);
+    return;
+  }
+  k.devices.clear();
+  k.intra_node_only = true;
+  ++k.generation;
+  for (const Program& P : plan.programs) {
+    k.devices.push_back(P.device);
+    for (const Op& op : P.macro_ops) {
+      const bool compute = op.kind == OpKind::forward || op.kind == OpKind::backward ||
+                           op.kind == OpKind::recompute || op.kind == OpKind::optimizer;
+      if (!compute || (op.tp_collectives > 0 && op.comm.inter_node)) k.intra_node_only = false;
+    }
+  }
+  k.math = plan.math;
+  k.intra_node = plan.intra_node;
+  k.inter_node = plan.inter_node;
+  k.pcie = plan.pcie;
+  k.data_allreduce = plan.data_allreduce;
+  k.host_bandwidth_per_gpu = plan.host_bandwidth_per_gpu;
+  k.profiles = std::move(profiles);
+}
+
+void Player::compute_durations() {
+  const std::size_t ops = waiting.size();
+  if (opt.plan_digest) {
+    auto& kept = opt.plan_digest->layout;
+    if (!kept) kept = std::make_shared<const PlayLayout>(make_layout(plan, *graph, ops));
+    layout = kept;
+  } else {
+    layout = std::make_shared<const PlayLayout>(make_layout(plan, *graph, ops));
+  }
+  fine_first = layout->fine_first;
+  end_key = layout->end_key;
+  arrival_from = layout->arrival_from;
+  work_class = layout->work_class;
+  transfer_class = layout->transfer_class;
+  const bool reuse = kept_profiles_fit();
+  profiles_reused = reuse;
+  if (reuse)
+    profiles = std::move(opt.plan_digest->profiles->profiles);
+  else
+    profiles.assign(plan.programs.size(), {});
+  DurationTable& memo = spare_memos().memo;
+  DurationTable& tp_memo = spare_memos().tp_memo;
+  // Each class once: the work classes on their program's device, the templates by profile.
+  const std::vector<std::uint32_t>& class_op = layout->class_op;
+  class_time.resize(layout->templates + class_op.size());
+  for (std::size_t c = 0; c < class_op.size(); ++c) {
+    std::int32_t prog, idx;
+    const Op& op = op_at(class_op[c], prog, idx);
+    class_time[layout->templates + c] = op_duration(plan, plan.programs[prog], op);
+  }
+  for (std::size_t p = 0; p < plan.programs.size(); ++p) {
+    const Program& P = plan.programs[p];
+    if (!reuse) {
+      memo.clear();
+      tp_memo.clear();
+      for (const auto& t : P.macros) profiles[p].push_back(profile(P, t, memo, tp_memo));
+    }
+    for (std::size_t t = 0; t < P.macros.size(); ++t)
+      class_time[layout->template_base[p] + t] = profiles[p][t].total;
+  }
+  // The folded transfers, a class (equal CommWork in one program) at a time.
+  transfer_time.resize(layout->transfer_op.size());
+  for (std::size_t c = 0; c < layout->transfer_op.size(); ++c) {
+    std::int32_t p, idx;
+    Op transfer = op_at(layout->transfer_op[c], p, idx);
+    transfer.kind = OpKind::p2p;
+    transfer.macro = -1;
+    transfer.kernels = 1;
+    transfer.work = {};
+    transfer_time[c] = op_duration(plan, plan.programs[p], transfer);
+  }
+}
+
+}  // namespace trainsim::exec
