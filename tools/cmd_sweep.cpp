@@ -94,6 +94,38 @@ void check_axis_keys(const sweep::SweepSpec& spec, const sweep::Point& first) {
   }
 }
 
+// --resume: the finished points both files hold (each file is cut back to them).
+std::vector<sweep::Brief> resume_results(const std::string& csv_path, const std::string& jsonl_path,
+                                         const std::string& header,
+                                         const std::vector<std::size_t>& mine,
+                                         const std::string& csv_tag, const std::string& jsonl_tag) {
+  auto c = csv_path.empty() ? std::vector<sweep::Brief>{}
+                            : sweep::resume_csv(csv_path, header, mine, csv_tag);
+  auto j = jsonl_path.empty() ? std::vector<sweep::Brief>{}
+                              : sweep::resume_jsonl(jsonl_path, mine, jsonl_tag);
+  const std::size_t done = csv_path.empty()     ? j.size()
+                           : jsonl_path.empty() ? c.size()
+                                                : std::min(c.size(), j.size());
+  if (!csv_path.empty() && c.size() > done)
+    sweep::truncate_records(csv_path, csv_tag.empty() ? 1 : 2, done);
+  if (!jsonl_path.empty() && j.size() > done)
+    sweep::truncate_records(jsonl_path, jsonl_tag.empty() ? 0 : 1, done);
+  std::vector<sweep::Brief> briefs = csv_path.empty() ? j : c;
+  briefs.resize(done);
+  return briefs;
+}
+
+// Opens a results file (appended to on --resume) and, when it is new or empty, writes `lead`
+// (a shard's tag, the CSV header) first; OutputFile checks every later flush.
+void open_results(std::optional<core::OutputFile>& f, const std::string& path, const char* flag,
+                  bool resume, const std::string& lead) {
+  if (path.empty()) return;
+  f.emplace(path, flag, resume ? std::ios::app : std::ios::trunc);
+  if (resume && std::filesystem::file_size(path) > 0) return;
+  f->stream() << lead;
+  f->flush();
+}
+
 }  // namespace
 
 int cmd_sweep(const std::vector<std::string>& args) {
@@ -148,49 +180,19 @@ int cmd_sweep(const std::vector<std::string>& args) {
     jsonl_tag = sweep::shard_line(tag, true);
   }
   std::vector<sweep::Brief> briefs;
-  std::size_t done = 0;
-  if (resume) {
-    auto c = csv_path.empty() ? std::vector<sweep::Brief>{}
-                              : sweep::resume_csv(csv_path, header, mine, csv_tag);
-    auto j = jsonl_path.empty() ? std::vector<sweep::Brief>{}
-                                : sweep::resume_jsonl(jsonl_path, mine, jsonl_tag);
-    done = csv_path.empty() ? j.size() : jsonl_path.empty() ? c.size() : std::min(c.size(), j.size());
-    if (!csv_path.empty() && c.size() > done)
-      sweep::truncate_records(csv_path, csv_tag.empty() ? 1 : 2, done);
-    if (!jsonl_path.empty() && j.size() > done)
-      sweep::truncate_records(jsonl_path, jsonl_tag.empty() ? 0 : 1, done);
-    briefs = csv_path.empty() ? j : c;
-    briefs.resize(done);
-  }
+  if (resume) briefs = resume_results(csv_path, jsonl_path, header, mine, csv_tag, jsonl_tag);
+  const std::size_t done = briefs.size();
   // OOM causes for the map: of kept points from the file, of new ones from their results.
   std::map<std::size_t, std::string> causes;
   if (!plot_path.empty() && done > 0) causes = sweep::read_oom_causes(csv_path.empty() ? jsonl_path : csv_path);
-  auto fresh = [&](const std::string& path) {
-    return !path.empty() &&
-           (!resume || !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0);
-  };
-  const bool need_header = fresh(csv_path),
-             need_jsonl_tag = fresh(jsonl_path) && !jsonl_tag.empty();
-  const auto mode = resume ? std::ios::binary | std::ios::app : std::ios::binary | std::ios::trunc;
   std::optional<core::OutputFile> csv, jsonl;
-  auto open = [&](std::optional<core::OutputFile>& f, const std::string& path, const char* flag) {
-    if (!path.empty()) f.emplace(path, flag, mode);
-  };
   // Catch interruptions before the files exist, so a signal that arrives once the header is
   // written always finds the handler (the flag stops the workers before any point if early).
   g_stop.store(false);
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
-  open(csv, csv_path, "--csv");
-  open(jsonl, jsonl_path, "--jsonl");
-  if (need_header) {
-    csv->stream() << csv_tag << header;
-    csv->flush();
-  }
-  if (need_jsonl_tag) {
-    jsonl->stream() << jsonl_tag;
-    jsonl->flush();
-  }
+  open_results(csv, csv_path, "--csv", resume, csv_tag + header);
+  open_results(jsonl, jsonl_path, "--jsonl", resume, jsonl_tag);
   struct Row {
     std::string csv, jsonl;
     sweep::Brief brief;
