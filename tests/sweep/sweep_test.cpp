@@ -288,7 +288,8 @@ namespace {
 // A CSV shard file of a 40-point sweep: its tag, the header and rows for `points`.
 std::string shard_csv(std::size_t k, std::size_t n, const std::vector<std::size_t>& points,
                       const std::string& fingerprint = "0123456789abcdef") {
-  std::string text = sweep::shard_line({k, n, 40, fingerprint, "0.1.0"}, false) + "point,x,status\n";
+  std::string text =
+      sweep::shard_line({k, n, 40, fingerprint, "0.1.0"}, false) + "point,x,status\n";
   for (std::size_t p : points) text += std::to_string(p) + "," + std::to_string(p + 1) + ",fits\n";
   return text;
 }
@@ -334,8 +335,10 @@ TEST_CASE("a shard tag reads back what was written, in both formats") {
 }
 
 TEST_CASE("a sweep's fingerprint follows its file, its base and nothing else") {
-  const std::string a = write_temp("fp_a.yaml", "base: {file: toy_fit.yaml}\naxes:\n  training.micro_batch: [1, 2]\n");
-  const std::string b = write_temp("fp_b.yaml", "base: {file: toy_fit.yaml}\naxes:\n  training.micro_batch: [1, 3]\n");
+  const std::string a = write_temp(
+      "fp_a.yaml", "base: {file: toy_fit.yaml}\naxes:\n  training.micro_batch: [1, 2]\n");
+  const std::string b = write_temp(
+      "fp_b.yaml", "base: {file: toy_fit.yaml}\naxes:\n  training.micro_batch: [1, 3]\n");
   const std::string fa = sweep::sweep_fingerprint(sweep::load_sweep(a));
   CHECK(fa.size() == 16);
   CHECK(fa == sweep::sweep_fingerprint(sweep::load_sweep(a)));
@@ -352,13 +355,15 @@ TEST_CASE("shard files merge into point order, without their tags") {
   std::stringstream ss;
   ss << in.rdbuf();
   std::string want = "point,x,status\n";
-  for (std::size_t p = 0; p < 40; ++p) want += std::to_string(p) + "," + std::to_string(p + 1) + ",fits\n";
+  for (std::size_t p = 0; p < 40; ++p)
+    want += std::to_string(p) + "," + std::to_string(p + 1) + ",fits\n";
   CHECK(ss.str() == want);
 }
 
 TEST_CASE("merge refuses what is not every part of one sweep, whole") {
   const auto& dir = scratch();
-  const std::string a = (dir / "ra.csv").string(), b = (dir / "rb.csv").string(), out = (dir / "rm.csv").string();
+  const std::string a = (dir / "ra.csv").string(), b = (dir / "rb.csv").string(),
+                    out = (dir / "rm.csv").string();
   std::ofstream(a) << shard_csv(1, 2, span(0, 31));
   auto refused = [&](const std::string& b_text, const std::string& why) {
     std::ofstream(b) << b_text;
@@ -366,13 +371,15 @@ TEST_CASE("merge refuses what is not every part of one sweep, whole") {
   };
   refused(shard_csv(2, 2, span(32, 39), "fedcba9876543210"), "shard 2/2 of another sweep");
   refused(shard_csv(1, 2, span(0, 31)), "shard 1/2 is given twice");
-  refused(shard_csv(2, 2, span(32, 36)), "shard 2/2 holds 5 of its 8 points (missing points 37-39)");
+  refused(shard_csv(2, 2, span(32, 36)),
+          "shard 2/2 holds 5 of its 8 points (missing points 37-39)");
   refused(shard_csv(2, 2, {32, 33, 33}), "point 33 appears twice");
   refused(shard_csv(2, 2, {32, 3}), "point 3 does not belong to shard 2/2 of 40 points");
   refused(shard_csv(2, 2, span(32, 39)) + "40,4", "the last line is cut short");
   refused(shard_csv(2, 3, span(32, 39)), "not parts of one split");
   refused("point,x,status\n32,1,fits\n", "no shard tag on the first line");
-  CHECK_THROWS_WITH(sweep::merge_files(out, {a}), Catch::Contains("missing shard 2/2 (1 of 2 given)"));
+  CHECK_THROWS_WITH(sweep::merge_files(out, {a}),
+                    Catch::Contains("missing shard 2/2 (1 of 2 given)"));
   CHECK_THROWS_WITH(sweep::merge_files(out, {a, dir.string()}), Catch::Contains("is a directory"));
 }
 
