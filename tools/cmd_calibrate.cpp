@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 
 #include "sim/core/error.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/cost/calibrate.hpp"
 #include "sim/validation/compare.hpp"
 #include "tools/commands.hpp"
@@ -95,9 +96,9 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   if (output.empty()) {
     std::cout << y.str();
   } else {
-    std::ofstream f(output);
-    if (!f) throw core::ConfigError({output, 0, 0}, "--output", "cannot write this file");
-    f << y.str();
+    core::OutputFile f(output, "--output");
+    f.stream() << y.str();
+    f.close();
     std::cerr << "wrote " << output << " (RMS relative error " << 100 * c.rms_relative_error << "%)\n";
   }
   return kExitFits;

@@ -8,6 +8,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/text_file.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/report/json_writer.hpp"
 #include "sim/validation/compare.hpp"
 #include "tools/commands.hpp"
@@ -72,12 +73,14 @@ int cmd_compare(const std::vector<std::string>& args) {
   const auto groups = validation::subsets(results);
 
   if (vm.count("rows")) {
-    std::ofstream out(vm["rows"].as<std::string>());
+    core::OutputFile file(vm["rows"].as<std::string>(), "--rows");
+    std::ostream& out = file.stream();
     out << "row,label,tensor,pipeline,data,measured_s,predicted_s,error,fits,skipped\n";
     for (const auto& r : results)
       out << r.row << ',' << r.label << ',' << r.tensor << ',' << r.pipeline << ',' << r.data << ','
           << r.measured_s << ',' << r.predicted_s << ',' << r.error << ',' << (r.fits ? 1 : 0) << ",\""
           << r.skipped << "\"\n";
+    file.close();
   }
   if (format == "json") {
     report::JsonWriter j(std::cout);

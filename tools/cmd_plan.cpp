@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 
 #include <boost/program_options.hpp>
 
@@ -70,7 +71,10 @@ int cmd_plan(const std::vector<std::string>& args) {
   else throw po::error("--objective must be throughput, memory or cost, got '" + objective + "'");
   if (top < 1 || po_.gpus < 1 || po_.max_micro_batch < 1) throw po::error("--top, --gpus and --max-micro-batch must be >= 1");
   po_.top = top;
-  po_.jobs = jobs == 0 ? sweep::default_jobs() : jobs;
+  if (jobs < 0) throw po::error("--jobs must be >= 0 (0 = one per hardware thread)");
+  std::string note;
+  po_.jobs = sweep::worker_threads(jobs, std::numeric_limits<std::size_t>::max(), &note);
+  if (!note.empty()) std::cerr << "trainsim plan: " << note << "\n";
 
   const std::string file = vm["scenario"].as<std::string>();
   const auto base = sweep::BaseScenario::from_file(file);

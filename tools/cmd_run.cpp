@@ -1,10 +1,11 @@
-#include <fstream>
-#include <iostream>
 #include <unistd.h>
+#include <iostream>
+#include <optional>
 
 #include <boost/program_options.hpp>
 
 #include "sim/core/error.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/diagnose/diagnose.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
@@ -92,23 +93,19 @@ int cmd_run(const std::vector<std::string>& args, bool validate_only, bool diagn
     const std::vector<report::MemorySeries> series = report::memory_series(plan, tl);
     auto write = [&](const char* option, auto&& writer) {
       if (!vm.count(option)) return;
-      const std::string path = vm[option].as<std::string>();
-      std::ofstream f(path, std::ios::binary);
-      if (!f) throw core::ConfigError({path, 0, 0}, std::string("--") + option, "cannot write this file");
-      writer(f);
+      core::OutputFile f(vm[option].as<std::string>(), std::string("--") + option);
+      writer(f.stream());
+      f.close();
     };
     write("trace", [&](std::ostream& f) { report::write_trace(f, s, plan, tl, series); });
     write("plot", [&](std::ostream& f) { report::write_memory_svg(f, summary, series); });
     write("html", [&](std::ostream& f) { report::write_html(f, summary, series); });
   }
 
-  std::ofstream file;
+  std::optional<core::OutputFile> file;
   const bool to_file = vm.count("output") > 0;
-  if (to_file) {
-    file.open(vm["output"].as<std::string>());
-    if (!file) throw core::ConfigError({vm["output"].as<std::string>(), 0, 0}, "--output", "cannot write this file");
-  }
-  std::ostream& out = to_file ? static_cast<std::ostream&>(file) : std::cout;
+  if (to_file) file.emplace(vm["output"].as<std::string>(), "--output", std::ios::trunc);
+  std::ostream& out = to_file ? file->stream() : std::cout;
   if (format == "json") {
     report::write_json(out, summary);
   } else {
@@ -116,6 +113,7 @@ int cmd_run(const std::vector<std::string>& args, bool validate_only, bool diagn
     t.color = !to_file && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
     report::write_text(out, summary, t);
   }
+  if (file) file->close();  // (standard output is checked in main)
   return summary.fits ? kExitFits : kExitOom;
 }
 

@@ -5,17 +5,20 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
 
+#include "sim/core/output_file.hpp"
+#include "sim/core/version.hpp"
 #include "sim/scenario/yaml_read.hpp"
 #include "sim/sweep/digest.hpp"
 #include "sim/sweep/output.hpp"
 #include "sim/sweep/plot.hpp"
+#include "sim/sweep/shard.hpp"
 #include "tools/commands.hpp"
 
 namespace po = boost::program_options;
@@ -91,6 +94,38 @@ void check_axis_keys(const sweep::SweepSpec& spec, const sweep::Point& first) {
   }
 }
 
+// --resume: the finished points both files hold (each file is cut back to them).
+std::vector<sweep::Brief> resume_results(const std::string& csv_path, const std::string& jsonl_path,
+                                         const std::string& header,
+                                         const std::vector<std::size_t>& mine,
+                                         const std::string& csv_tag, const std::string& jsonl_tag) {
+  auto c = csv_path.empty() ? std::vector<sweep::Brief>{}
+                            : sweep::resume_csv(csv_path, header, mine, csv_tag);
+  auto j = jsonl_path.empty() ? std::vector<sweep::Brief>{}
+                              : sweep::resume_jsonl(jsonl_path, mine, jsonl_tag);
+  const std::size_t done = csv_path.empty()     ? j.size()
+                           : jsonl_path.empty() ? c.size()
+                                                : std::min(c.size(), j.size());
+  if (!csv_path.empty() && c.size() > done)
+    sweep::truncate_records(csv_path, csv_tag.empty() ? 1 : 2, done);
+  if (!jsonl_path.empty() && j.size() > done)
+    sweep::truncate_records(jsonl_path, jsonl_tag.empty() ? 0 : 1, done);
+  std::vector<sweep::Brief> briefs = csv_path.empty() ? j : c;
+  briefs.resize(done);
+  return briefs;
+}
+
+// Opens a results file (appended to on --resume) and, when it is new or empty, writes `lead`
+// (a shard's tag, the CSV header) first; OutputFile checks every later flush.
+void open_results(std::optional<core::OutputFile>& f, const std::string& path, const char* flag,
+                  bool resume, const std::string& lead) {
+  if (path.empty()) return;
+  f.emplace(path, flag, resume ? std::ios::app : std::ios::trunc);
+  if (resume && std::filesystem::file_size(path) > 0) return;
+  f->stream() << lead;
+  f->flush();
+}
+
 }  // namespace
 
 int cmd_sweep(const std::vector<std::string>& args) {
@@ -121,7 +156,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
     return kExitFits;
   }
   if (!vm.count("sweep")) throw po::error("missing SWEEP file");
-  if (jobs < 0) throw po::error("--jobs must be >= 0");
+  if (jobs < 0) throw po::error("--jobs must be >= 0 (0 = one per hardware thread)");
   const Shard shard = parse_shard(shard_text);
   const bool resume = vm.count("resume") > 0;
   if (resume && csv_path.empty() && jsonl_path.empty()) throw po::error("--resume needs --csv or --jsonl");
@@ -136,48 +171,42 @@ int cmd_sweep(const std::vector<std::string>& args) {
   const sweep::MapAxes map_axes = sweep::map_axes(spec, plot_axes);
 
   const std::string header = sweep::csv_header(spec);
-  std::vector<sweep::Brief> briefs;
-  std::size_t done = 0;
-  if (resume) {
-    auto c = csv_path.empty() ? std::vector<sweep::Brief>{} : sweep::resume_csv(csv_path, header, mine);
-    auto j = jsonl_path.empty() ? std::vector<sweep::Brief>{} : sweep::resume_jsonl(jsonl_path, mine);
-    done = csv_path.empty() ? j.size() : jsonl_path.empty() ? c.size() : std::min(c.size(), j.size());
-    if (!csv_path.empty() && c.size() > done) sweep::truncate_records(csv_path, true, done);
-    if (!jsonl_path.empty() && j.size() > done) sweep::truncate_records(jsonl_path, false, done);
-    briefs = csv_path.empty() ? j : c;
-    briefs.resize(done);
+  // A shard's files start with its tag (which sweep, which part), which `merge` checks.
+  std::string csv_tag, jsonl_tag;
+  if (vm.count("shard")) {
+    const sweep::ShardTag tag{shard.k, shard.n, points.size(), sweep::sweep_fingerprint(spec),
+                              core::kVersion};
+    csv_tag = sweep::shard_line(tag, false);
+    jsonl_tag = sweep::shard_line(tag, true);
   }
+  std::vector<sweep::Brief> briefs;
+  if (resume) briefs = resume_results(csv_path, jsonl_path, header, mine, csv_tag, jsonl_tag);
+  const std::size_t done = briefs.size();
   // OOM causes for the map: of kept points from the file, of new ones from their results.
   std::map<std::size_t, std::string> causes;
   if (!plot_path.empty() && done > 0) causes = sweep::read_oom_causes(csv_path.empty() ? jsonl_path : csv_path);
-  const bool need_header = !csv_path.empty() &&
-                           (!resume || !std::filesystem::exists(csv_path) || std::filesystem::file_size(csv_path) == 0);
-  const auto mode = resume ? std::ios::binary | std::ios::app : std::ios::binary | std::ios::trunc;
-  std::ofstream csv, jsonl;
-  auto open = [&](std::ofstream& f, const std::string& path, const char* flag) {
-    if (path.empty()) return;
-    f.open(path, mode);
-    if (!f) throw core::ConfigError({path, 0, 0}, flag, "cannot write this file");
-  };
+  std::optional<core::OutputFile> csv, jsonl;
   // Catch interruptions before the files exist, so a signal that arrives once the header is
   // written always finds the handler (the flag stops the workers before any point if early).
   g_stop.store(false);
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
-  open(csv, csv_path, "--csv");
-  open(jsonl, jsonl_path, "--jsonl");
-  if (need_header) csv << header << std::flush;
+  open_results(csv, csv_path, "--csv", resume, csv_tag + header);
+  open_results(jsonl, jsonl_path, "--jsonl", resume, jsonl_tag);
   struct Row {
     std::string csv, jsonl;
     sweep::Brief brief;
     std::string oom_cause;
   };
+  std::string note;
+  const int threads = sweep::worker_threads(jobs, mine.size() - done, &note);
+  if (!note.empty()) std::cerr << "trainsim sweep: " << note << "\n";
   Progress progress(mine.size(), done);
   exec::AllocatorMemo memo;
   std::size_t written = 0;
   const std::size_t todo = mine.size() - done;
   std::size_t ran = sweep::run_in_order<Row>(
-      todo, jobs == 0 ? sweep::default_jobs() : jobs,
+      todo, threads,
       [&](std::size_t i) {
         const sweep::Point& p = points[mine[done + i]];
         const sweep::PointResult r = sweep::run_point(spec, p, &memo);
@@ -187,9 +216,15 @@ int cmd_sweep(const std::vector<std::string>& args) {
         return row;
       },
       [&](std::size_t, Row&& row) {
-        if (stop_after > 0 && written >= stop_after) return;  // in flight when the test "signal" came
-        if (csv.is_open()) csv << row.csv << std::flush;
-        if (jsonl.is_open()) jsonl << row.jsonl << std::flush;
+        if (stop_after > 0 && written >= stop_after)
+          return;  // in flight when the test "signal" came
+        // Each record is flushed and checked: a full disk stops the sweep with the file named
+        // (the files stay a valid prefix for --resume).
+        for (auto [f, text] : {std::pair{&csv, &row.csv}, std::pair{&jsonl, &row.jsonl}}) {
+          if (!*f) continue;
+          (*f)->stream() << *text;
+          (*f)->flush();
+        }
         briefs.push_back(row.brief);
         if (!row.oom_cause.empty()) causes[row.brief.point] = row.oom_cause;
         progress.tick();
@@ -199,8 +234,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
   progress.end();
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
-  if ((csv.is_open() && !csv) || (jsonl.is_open() && !jsonl))
-    throw core::ConfigError({csv_path.empty() ? jsonl_path : csv_path, 0, 0}, "", "writing the results failed");
+  if (csv) csv->close();
+  if (jsonl) jsonl->close();
 
   std::vector<sweep::Point> shown;
   for (std::size_t i : mine) shown.push_back(points[i]);
@@ -208,11 +243,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
   if (!plot_path.empty()) {  // every finished point, kept or new (also when interrupted)
     std::vector<sweep::PlotPoint> plotted;
     for (const auto& b : briefs) plotted.push_back(sweep::plot_point_of(b, causes[b.point]));
-    std::ofstream svg(plot_path, std::ios::binary | std::ios::trunc);
-    if (!svg) throw core::ConfigError({plot_path, 0, 0}, "--plot", "cannot write this file");
-    sweep::write_sweep_map_svg(svg, spec, shown, plotted, map_axes);
-    svg.flush();
-    if (!svg) throw core::ConfigError({plot_path, 0, 0}, "--plot", "writing the plot failed");
+    core::OutputFile svg(plot_path, "--plot");
+    sweep::write_sweep_map_svg(svg.stream(), spec, shown, plotted, map_axes);
+    svg.close();
   }
   if (stop_after > 0 && written >= stop_after) ran = written;
   if (ran < todo) {

@@ -19,6 +19,8 @@ inline constexpr int kExitInternal = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitOom = 3;
+// The machine ran out of host memory or threads (not the input's fault, not a bug).
+inline constexpr int kExitResources = 5;
 inline constexpr int kExitInterrupted = 130;  // a sweep stopped by SIGINT/SIGTERM
 
 int cmd_run(const std::vector<std::string>& args, bool validate_only, bool diagnose_only = false);

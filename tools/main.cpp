@@ -1,7 +1,9 @@
 // The `trainsim` command. Only this file maps outcomes to exit codes:
-//   0 the step fits, 3 out of memory, 2 bad input or usage, 1 internal error.
+//   0 the step fits, 3 out of memory, 2 bad input or usage (or an output that cannot be
+//   written), 5 resources exhausted (host memory, threads), 1 internal error.
 #include <cstdio>
 #include <iostream>
+#include <new>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -10,7 +12,9 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/memory_tuning.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/core/units.hpp"
+#include "sim/core/version.hpp"
 #include "tools/commands.hpp"
 
 namespace po = boost::program_options;
@@ -35,7 +39,33 @@ constexpr const char* kUsage =
     "  calibrate CSV      fit a device's cost-model parameters to measured kernel timings\n"
     "\n"
     "Run 'trainsim <command> --help' for a command's options.\n"
-    "exit codes: 0 fits, 3 out of memory, 2 bad input or usage, 1 internal error\n";
+    "exit codes: 0 fits, 3 out of memory, 2 bad input or usage, 5 resources exhausted,\n"
+    "            1 internal error\n";
+
+// Runs one command; its exit code (errors propagate as exceptions).
+int dispatch(const std::string& command, const std::vector<std::string>& args) {
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (command == "--version") {
+    std::cout << "trainsim " << core::kVersion << "\n";
+    return 0;
+  }
+  if (command == "run") return tools::cmd_run(args, /*validate_only=*/false);
+  if (command == "validate") return tools::cmd_run(args, /*validate_only=*/true);
+  if (command == "diagnose") return tools::cmd_run(args, false, /*diagnose_only=*/true);
+  if (command == "models") return tools::cmd_models(args);
+  if (command == "devices") return tools::cmd_devices(args);
+  if (command == "sweep") return tools::cmd_sweep(args);
+  if (command == "fit") return tools::cmd_fit(args);
+  if (command == "plan") return tools::cmd_plan(args);
+  if (command == "merge") return tools::cmd_merge(args);
+  if (command == "compare") return tools::cmd_compare(args);
+  if (command == "calibrate") return tools::cmd_calibrate(args);
+  std::cerr << "trainsim: unknown command '" << command << "'\n\n" << kUsage;
+  return tools::kExitUsage;
+}
 
 }  // namespace
 
@@ -48,27 +78,10 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
   try {
-    if (command == "--help" || command == "-h" || command == "help") {
-      std::cout << kUsage;
-      return 0;
-    }
-    if (command == "--version") {
-      std::cout << "trainsim 0.1.0\n";
-      return 0;
-    }
-    if (command == "run") return tools::cmd_run(args, /*validate_only=*/false);
-    if (command == "validate") return tools::cmd_run(args, /*validate_only=*/true);
-    if (command == "diagnose") return tools::cmd_run(args, false, /*diagnose_only=*/true);
-    if (command == "models") return tools::cmd_models(args);
-    if (command == "devices") return tools::cmd_devices(args);
-    if (command == "sweep") return tools::cmd_sweep(args);
-    if (command == "fit") return tools::cmd_fit(args);
-    if (command == "plan") return tools::cmd_plan(args);
-    if (command == "merge") return tools::cmd_merge(args);
-    if (command == "compare") return tools::cmd_compare(args);
-    if (command == "calibrate") return tools::cmd_calibrate(args);
-    std::cerr << "trainsim: unknown command '" << command << "'\n\n" << kUsage;
-    return tools::kExitUsage;
+    const int code = dispatch(command, args);
+    // A report lost to a full disk or a closed pipe must not look like success.
+    core::check_stdout();
+    return code;
   } catch (const core::ConfigError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return tools::kExitBadInput;
@@ -80,6 +93,14 @@ int main(int argc, char** argv) {
     std::cerr << "error: the scenario's sizes exceed what 64-bit counters hold (" << e.what()
               << "); check for an implausibly large model, batch or sequence\n";
     return tools::kExitBadInput;
+  } catch (const core::ResourceError& e) {
+    std::cerr << "trainsim " << command << ": " << e.what() << "\n";
+    return tools::kExitResources;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "trainsim " << command << ": out of host memory (std::bad_alloc): this machine "
+              << "cannot hold what the command needs; lower limits.max_ops, run fewer points at "
+              << "once (-j) or use a machine with more memory\n";
+    return tools::kExitResources;
   } catch (const core::InternalError& e) {
     std::cerr << "trainsim: " << e.what() << "\nThis is a bug in trainsim; please report it with the scenario.\n";
     return tools::kExitInternal;

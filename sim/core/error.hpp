@@ -1,6 +1,6 @@
 #pragma once
 // Errors that cross module boundaries. The library never exits; tools/ maps these to codes:
-// ConfigError -> 2 (bad input), InternalError -> 1 (a violated invariant).
+// ConfigError -> 2 (bad input), InternalError -> 1 (a violated invariant), ResourceError -> 5.
 #include <stdexcept>
 #include <string>
 
@@ -31,6 +31,13 @@ class ConfigError : public std::runtime_error {
 class InternalError : public std::logic_error {
  public:
   using std::logic_error::logic_error;
+};
+
+// The machine running trainsim ran out of something it needs (worker threads, host memory):
+// neither the input's fault nor a bug. The message says what, and what to try.
+class ResourceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // Checked in release builds too: a violated invariant must never become a wrong report.

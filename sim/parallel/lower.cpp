@@ -8,6 +8,7 @@
 #include "sim/parallel/partition.hpp"
 #include "sim/parallel/schedule.hpp"
 #include "sim/parallel/shard.hpp"
+#include "sim/parallel/work_estimate.hpp"
 
 namespace trainsim::parallel {
 
@@ -783,6 +784,7 @@ void build_stage(Lowering& L, Program& P, std::int32_t stage) {
 }  // namespace
 
 Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
+  check_work(s, options);  // before anything is reserved (sim/parallel/work_estimate.hpp)
   Lowering L(s);
   L.compress = options.compress;
   const auto& m = s.model;

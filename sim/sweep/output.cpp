@@ -5,11 +5,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "sim/core/text_file.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/report/json_writer.hpp"
 #include "sim/report/writers.hpp"
+#include "sim/sweep/shard.hpp"
 
 namespace trainsim::sweep {
 
@@ -78,6 +81,18 @@ void check_order(std::size_t got, const std::vector<std::size_t>& expected, std:
                             "point " + std::to_string(got) + " is not the next point of this sweep" +
                                 (k < expected.size() ? " (expected " + std::to_string(expected[k]) + ")" : "") +
                                 "; the file was written by another sweep or shard, so --resume cannot continue it");
+}
+
+// A resumed shard's first line must be this run's tag: the same sweep, part and version.
+void check_tag(const std::string& line, const std::string& tag, const std::string& path) {
+  if (line + "\n" == tag) return;
+  throw core::ConfigError(
+      {path, 1, 1}, "",
+      is_shard_line(line)
+          ? "the shard tag differs from this run's (" + tag.substr(0, tag.size() - 1) +
+                "): another sweep, shard or trainsim version; --resume continues only the same "
+                "shard"
+          : "no shard tag on the first line: not written by this sweep's --shard run");
 }
 
 }  // namespace
@@ -176,19 +191,23 @@ std::string jsonl_line(const SweepSpec& spec, const Point& p, const PointResult&
 }
 
 std::vector<Brief> resume_csv(const std::string& path, const std::string& header,
-                              const std::vector<std::size_t>& expected) {
+                              const std::vector<std::size_t>& expected, const std::string& tag) {
   if (!std::filesystem::exists(path)) return {};
   const auto lines = read_lines(path);
-  if (lines.empty()) {
+  const std::size_t h = tag.empty() ? 0 : 1;  // the header's line
+  if (lines.size() <= h) {
     std::filesystem::resize_file(path, 0);
     return {};
   }
-  if (lines[0].first + "\n" != header)
-    throw core::ConfigError({path, 1, 1}, "", "the header differs from this sweep's; --resume continues only the same sweep");
+  if (h == 1) check_tag(lines[0].first, tag, path);
+  if (lines[h].first + "\n" != header)
+    throw core::ConfigError(
+        {path, static_cast<int>(h + 1), 1}, "",
+        "the header differs from this sweep's; --resume continues only the same sweep");
   const std::size_t axes = csv_split(header.substr(0, header.size() - 1)).size() - 11;
   std::vector<Brief> out;
-  std::size_t keep = lines[0].second;
-  for (std::size_t k = 1; k < lines.size(); ++k) {
+  std::size_t keep = lines[h].second;
+  for (std::size_t k = h + 1; k < lines.size(); ++k) {
     const auto f = csv_split(lines[k].first);
     if (f.size() != axes + 11) break;  // a damaged record: redo from here
     Brief b;
@@ -206,11 +225,17 @@ std::vector<Brief> resume_csv(const std::string& path, const std::string& header
   return out;
 }
 
-std::vector<Brief> resume_jsonl(const std::string& path, const std::vector<std::size_t>& expected) {
+std::vector<Brief> resume_jsonl(const std::string& path, const std::vector<std::size_t>& expected,
+                                const std::string& tag) {
   if (!std::filesystem::exists(path)) return {};
-  const auto lines = read_lines(path);
+  auto lines = read_lines(path);
   std::vector<Brief> out;
   std::size_t keep = 0;
+  if (!tag.empty() && !lines.empty()) {
+    check_tag(lines[0].first, tag, path);
+    keep = lines[0].second;
+    lines.erase(lines.begin());
+  }
   for (const auto& [line, end] : lines) {
     if (line.empty() || line.back() != '}') break;
     Brief b;
@@ -232,9 +257,9 @@ std::vector<Brief> resume_jsonl(const std::string& path, const std::vector<std::
   return out;
 }
 
-void truncate_records(const std::string& path, bool has_header, std::size_t n) {
+void truncate_records(const std::string& path, std::size_t lead, std::size_t n) {
   const auto lines = read_lines(path);
-  const std::size_t k = n + (has_header ? 1 : 0);
+  const std::size_t k = n + lead;
   if (k == 0) std::filesystem::resize_file(path, 0);
   else if (k <= lines.size()) std::filesystem::resize_file(path, lines[k - 1].second);
 }
@@ -244,34 +269,55 @@ std::size_t merge_files(const std::string& out, const std::vector<std::string>& 
   std::string header;
   bool jsonl = false;
   std::map<std::size_t, std::string> records;
+  std::vector<ShardInput> shards;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const std::string& in = inputs[i];
     if (!std::filesystem::exists(in)) throw core::ConfigError({in, 0, 0}, "", "cannot open file");
+    if (std::filesystem::is_directory(in))
+      throw core::ConfigError({in, 0, 0}, "",
+                              "is a directory; merge takes the shard files themselves");
     const auto lines = read_lines(in);
-    if (lines.empty()) continue;
+    // A last line without its '\n' was cut mid-write: the shard did not finish.
+    const std::size_t whole = lines.empty() ? 0 : lines.back().second;
+    if (std::filesystem::file_size(in) != whole)
+      throw core::ConfigError({in, static_cast<int>(lines.size() + 1), 1}, "",
+                              "the last line is cut short: the shard was interrupted or truncated; "
+                              "finish it with `trainsim sweep --shard K/N --resume`");
+    const std::optional<ShardTag> tag =
+        lines.empty() ? std::nullopt : parse_shard_line(lines[0].first);
+    if (!tag)
+      throw core::ConfigError(
+          {in, 1, 1}, "",
+          "no shard tag on the first line: not a `trainsim sweep --shard K/N` output "
+          "(each shard starts with '# trainsim-shard' or {\"shard\":...})");
     const bool is_jsonl = lines[0].first.rfind("{", 0) == 0;
-    if (i > 0 && is_jsonl != jsonl && !records.empty())
+    if (i > 0 && is_jsonl != jsonl)
       throw core::ConfigError({in, 1, 1}, "", "cannot merge CSV and JSON Lines files together");
     jsonl = is_jsonl;
-    std::size_t first = 0;
+    std::size_t first = 1;
     if (!jsonl) {
-      if (!header.empty() && header != lines[0].first)
-        throw core::ConfigError({in, 1, 1}, "", "the header differs from " + inputs[0] + "'s: shards of different sweeps");
-      header = lines[0].first;
-      first = 1;
+      if (lines.size() < 2) throw core::ConfigError({in, 2, 1}, "", "the CSV header is missing");
+      if (!header.empty() && header != lines[1].first)
+        throw core::ConfigError(
+            {in, 2, 1}, "",
+            "the header differs from " + inputs[0] + "'s: shards of different sweeps");
+      header = lines[1].first;
+      first = 2;
     }
+    ShardInput shard{in, *tag, {}, static_cast<int>(first + 1)};
     for (std::size_t k = first; k < lines.size(); ++k) {
       const std::size_t idx = jsonl ? jsonl_index(lines[k].first, in) : leading_index(lines[k].first, 0, in);
-      if (!records.emplace(idx, lines[k].first).second)
-        throw core::ConfigError({in, static_cast<int>(k + 1), 1}, "", "point " + std::to_string(idx) + " appears in more than one input");
+      shard.points.push_back(idx);
+      records.emplace(idx, lines[k].first);  // (check_shards refuses a point given twice)
     }
+    shards.push_back(std::move(shard));
   }
-  std::ofstream o(out, std::ios::binary | std::ios::trunc);
-  if (!o) throw core::ConfigError({out, 0, 0}, "", "cannot write this file");
+  check_shards(shards);
+  core::OutputFile file(out, "OUT");
+  std::ostream& o = file.stream();
   if (!jsonl && !header.empty()) o << header << '\n';
   for (const auto& [idx, line] : records) o << line << '\n';
-  o.flush();
-  if (!o) throw core::ConfigError({out, 0, 0}, "", "write failed");
+  file.close();
   return records.size();
 }
 

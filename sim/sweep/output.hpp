@@ -31,15 +31,22 @@ std::string jsonl_line(const SweepSpec& spec, const Point& p, const PointResult&
 // Resume: reads the complete records of an existing CSV (`header` must match) or JSONL file,
 // which must be the first points of `expected` (point indices in run order). Truncates the file
 // after the last good record (a record cut by a kill is dropped) and returns their briefs.
-// A missing file is an empty result; a file from another sweep is a ConfigError.
+// A missing file is an empty result; a file from another sweep is a ConfigError. `tag`: a
+// shard's first line (sim/sweep/shard.hpp, with '\n'), which the file must start with; "" when
+// the sweep is not sharded.
 std::vector<Brief> resume_csv(const std::string& path, const std::string& header,
-                              const std::vector<std::size_t>& expected);
-std::vector<Brief> resume_jsonl(const std::string& path, const std::vector<std::size_t>& expected);
-// Keeps the first `n` records of a file that resume_* read (when the other file had fewer).
-void truncate_records(const std::string& path, bool has_header, std::size_t n);
+                              const std::vector<std::size_t>& expected,
+                              const std::string& tag = "");
+std::vector<Brief> resume_jsonl(const std::string& path, const std::vector<std::size_t>& expected,
+                                const std::string& tag = "");
+// Keeps the first `n` records of a file that resume_* read (when the other file had fewer),
+// after its `lead` lines (shard tag, CSV header).
+void truncate_records(const std::string& path, std::size_t lead, std::size_t n);
 
-// Joins shard files (all CSV with one header, or all JSONL) into `out` in point order. Point
-// indices must not repeat. Returns the number of records.
+// Joins the shard files of one sweep (all CSV with one header, or all JSONL; each starting
+// with its shard tag) into `out` in point order, without the tags: byte for byte the unsharded
+// sweep's file. Every part must be there, whole and once (sweep::check_shards); a directory,
+// a file without a tag or one whose last line is cut is refused. Returns the number of records.
 std::size_t merge_files(const std::string& out, const std::vector<std::string>& inputs);
 
 // Splits one CSV record into its cells (quoted cells with doubled quotes, as written here).

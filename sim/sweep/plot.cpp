@@ -12,6 +12,7 @@
 #include "sim/core/error.hpp"
 #include "sim/report/svg.hpp"
 #include "sim/sweep/output.hpp"
+#include "sim/sweep/shard.hpp"
 
 namespace trainsim::sweep {
 
@@ -126,6 +127,7 @@ std::map<std::size_t, std::string> read_oom_causes(const std::string& path) {
   std::size_t cause_col = 0;
   bool first = true, csv = false;
   while (std::getline(in, line)) {
+    if (first && is_shard_line(line)) continue;  // a shard's tag comes before the header
     if (first) {
       first = false;
       csv = line.rfind("{", 0) != 0;

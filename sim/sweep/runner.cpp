@@ -145,4 +145,22 @@ int default_jobs() {
   return n == 0 ? 1 : static_cast<int>(n);
 }
 
+int max_jobs() {
+  return std::clamp(4 * default_jobs(), 4, 256);
+}
+
+int worker_threads(int requested, std::size_t items, std::string* note, const char* what) {
+  const int want = requested == 0 ? default_jobs() : requested;
+  const auto cap = static_cast<int>(
+      std::min<std::size_t>(static_cast<std::size_t>(max_jobs()), std::max<std::size_t>(items, 1)));
+  if (want <= cap) return std::max(want, 1);
+  if (note && requested > 0)
+    *note = "-j " + std::to_string(requested) + " lowered to " + std::to_string(cap) +
+            " worker threads (" +
+            (cap == max_jobs() ? std::string("at most 4 per hardware thread, 256 in all")
+                               : std::to_string(items) + " " + what + " to run") +
+            ")";
+  return cap;
+}
+
 }  // namespace trainsim::sweep

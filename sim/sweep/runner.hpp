@@ -11,9 +11,11 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
+#include "sim/core/error.hpp"
 #include "sim/exec/allocator_memo.hpp"
 #include "sim/report/summary.hpp"
 #include "sim/sweep/spec.hpp"
@@ -57,7 +59,9 @@ std::size_t run_in_order(std::size_t n, int jobs, const std::function<R(std::siz
   std::exception_ptr error;
   std::atomic<bool> local_stop{false};
   std::atomic<bool>& halt = stop ? *stop : local_stop;
-  const int threads = jobs < 1 ? 1 : jobs;
+  // No more threads than items: a thread with nothing to do only costs its start.
+  const int threads = static_cast<int>(std::clamp<std::size_t>(
+      static_cast<std::size_t>(std::max(jobs, 1)), 1, std::max<std::size_t>(n, 1)));
   // Items go out in runs of consecutive ones (at least eight runs per thread): a sweep's
   // neighbouring points differ in its innermost axes, and one thread playing them in turn reuses
   // its plan and the allocator replays the one before stored, where two threads playing them at
@@ -95,7 +99,21 @@ std::size_t run_in_order(std::size_t n, int jobs, const std::function<R(std::siz
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  pool.reserve(static_cast<std::size_t>(threads));
+  for (int t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error& e) {
+      // The system refused a thread (a process or memory limit): stop the started workers,
+      // join them (a joinable std::thread destroyed would terminate), then say what failed.
+      std::lock_guard<std::mutex> lock(mu);
+      if (!error)
+        error = std::make_exception_ptr(core::ResourceError(
+            "cannot start worker thread " + std::to_string(t + 1) + " of " +
+            std::to_string(threads) + " (" + e.what() + "); run with fewer threads (-j)"));
+      break;
+    }
+  }
   worker();
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);
@@ -104,5 +122,15 @@ std::size_t run_in_order(std::size_t n, int jobs, const std::function<R(std::siz
 
 // Worker threads to use for `-j 0`: the machine's hardware threads.
 int default_jobs();
+
+// Most worker threads a command starts: 4 x the hardware threads (at least 4, at most 256).
+// More only add memory (each thread keeps its own plans and model cache) and thread starts.
+int max_jobs();
+
+// The worker threads for `-j requested` (0 = default_jobs()) over `items` items: at most
+// max_jobs() and `items` (at least 1). When an explicit request is lowered, `note` says so
+// ("-j 1000 lowered to 4 worker threads (4 points to run)"; `what` names the items).
+int worker_threads(int requested, std::size_t items, std::string* note = nullptr,
+                   const char* what = "points");
 
 }  // namespace trainsim::sweep

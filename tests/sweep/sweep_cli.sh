@@ -47,6 +47,18 @@ resume)
   rc=$?
   set -e
   [ $rc -eq 2 ] && echo "$out" | grep -q "header differs" || fail "resume of another sweep: $rc $out"
+  # A shard resumes under its tag; another part's file is refused.
+  "$ts" sweep $grid --shard 1/2 --csv $work/s.csv --jsonl $work/s.jsonl -j 1 > /dev/null
+  set +e
+  "$ts" sweep $grid --shard 1/2 --csv $work/p.csv --jsonl $work/p.jsonl -j 1 --stop-after 5 > /dev/null 2>&1
+  set -e
+  "$ts" sweep $grid --shard 1/2 --csv $work/p.csv --jsonl $work/p.jsonl -j 2 --resume > /dev/null
+  same $work/s.csv $work/p.csv; same $work/s.jsonl $work/p.jsonl
+  set +e
+  out=$("$ts" sweep $grid --shard 2/2 --csv $work/p.csv --resume 2>&1)
+  rc=$?
+  set -e
+  [ $rc -eq 2 ] && echo "$out" | grep -q "shard tag differs" || fail "resume of another shard: $rc $out"
   ;;
 sigterm)
   # A real signal: whenever it lands, the files stay a valid prefix and --resume completes them.

@@ -13,6 +13,7 @@
 #include "sim/sweep/digest.hpp"
 #include "sim/sweep/fit.hpp"
 #include "sim/sweep/output.hpp"
+#include "sim/sweep/shard.hpp"
 #include "tests/scenario/scenario_files.hpp"
 
 using namespace trainsim;
@@ -284,18 +285,104 @@ TEST_CASE("shards split the points into blocks of neighbours dealt in turn") {
   CHECK(sweep::in_shard(64, 1, 2));
 }
 
-TEST_CASE("shard files merge into point order") {
+namespace {
+
+// A CSV shard file of a 40-point sweep: its tag, the header and rows for `points`.
+std::string shard_csv(std::size_t k, std::size_t n, const std::vector<std::size_t>& points,
+                      const std::string& fingerprint = "0123456789abcdef") {
+  std::string text =
+      sweep::shard_line({k, n, 40, fingerprint, "0.1.0"}, false) + "point,x,status\n";
+  for (std::size_t p : points) text += std::to_string(p) + "," + std::to_string(p + 1) + ",fits\n";
+  return text;
+}
+
+std::vector<std::size_t> span(std::size_t from, std::size_t to) {
+  std::vector<std::size_t> v;
+  for (std::size_t i = from; i <= to; ++i) v.push_back(i);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("worker threads are capped at the items and the hardware, and the cap is told") {
+  std::string note;
+  CHECK(sweep::worker_threads(1000, 4, &note) == 4);
+  CHECK(note == "-j 1000 lowered to 4 worker threads (4 points to run)");
+  note.clear();
+  CHECK(sweep::worker_threads(100000, 1000000, &note) == sweep::max_jobs());
+  CHECK_THAT(note, Catch::Contains("at most 4 per hardware thread, 256 in all"));
+  CHECK((sweep::max_jobs() >= 4 && sweep::max_jobs() <= 256));
+  note.clear();
+  CHECK(sweep::worker_threads(0, 1, &note) == 1);  // -j 0 (one per hardware thread) says nothing
+  CHECK(note.empty());
+  CHECK(sweep::worker_threads(3, 0) == 1);
+}
+
+TEST_CASE("a shard tag reads back what was written, in both formats") {
+  const sweep::ShardTag t{3, 4, 1000, "00ff00ff00ff00ff", "0.1.0"};
+  for (bool jsonl : {false, true}) {
+    const std::string line = sweep::shard_line(t, jsonl);
+    REQUIRE(line.back() == '\n');
+    CHECK(sweep::is_shard_line(line));
+    const auto back = sweep::parse_shard_line(line.substr(0, line.size() - 1));
+    REQUIRE(back);
+    CHECK((back->k == 3 && back->n == 4 && back->points == 1000));
+    CHECK((back->fingerprint == t.fingerprint && back->version == "0.1.0"));
+  }
+  CHECK_FALSE(sweep::parse_shard_line("# trainsim-shard 5/4 points=1 fingerprint=x trainsim=0"));
+  CHECK_FALSE(sweep::parse_shard_line("point,x,status"));
+  // Part 4 of 4 of 1000 points: blocks 3, 7, ..., 31 of 32 points (the last block holds 8).
+  CHECK(t.expected_points() == 256);
+  CHECK((sweep::ShardTag{4, 4, 1000, "", ""}.expected_points() == 232));
+}
+
+TEST_CASE("a sweep's fingerprint follows its file, its base and nothing else") {
+  const std::string a = write_temp(
+      "fp_a.yaml", "base: {file: toy_fit.yaml}\naxes:\n  training.micro_batch: [1, 2]\n");
+  const std::string b = write_temp(
+      "fp_b.yaml", "base: {file: toy_fit.yaml}\naxes:\n  training.micro_batch: [1, 3]\n");
+  const std::string fa = sweep::sweep_fingerprint(sweep::load_sweep(a));
+  CHECK(fa.size() == 16);
+  CHECK(fa == sweep::sweep_fingerprint(sweep::load_sweep(a)));
+  CHECK(fa != sweep::sweep_fingerprint(sweep::load_sweep(b)));
+}
+
+TEST_CASE("shard files merge into point order, without their tags") {
   const auto& dir = scratch();
   const std::string a = (dir / "a.csv").string(), b = (dir / "b.csv").string(), out = (dir / "m.csv").string();
-  std::ofstream(a) << "point,x,status\n0,1,fits\n2,3,oom\n";
-  std::ofstream(b) << "point,x,status\n1,2,fits\n";
-  CHECK(sweep::merge_files(out, {a, b}) == 3);
+  std::ofstream(a) << shard_csv(1, 2, span(0, 31));
+  std::ofstream(b) << shard_csv(2, 2, span(32, 39));
+  CHECK(sweep::merge_files(out, {b, a}) == 40);
   std::ifstream in(out);
   std::stringstream ss;
   ss << in.rdbuf();
-  CHECK(ss.str() == "point,x,status\n0,1,fits\n1,2,fits\n2,3,oom\n");
-  std::ofstream(b) << "point,x,status\n2,2,fits\n";
-  CHECK_THROWS_WITH(sweep::merge_files(out, {a, b}), Catch::Contains("point 2 appears in more than one input"));
+  std::string want = "point,x,status\n";
+  for (std::size_t p = 0; p < 40; ++p)
+    want += std::to_string(p) + "," + std::to_string(p + 1) + ",fits\n";
+  CHECK(ss.str() == want);
+}
+
+TEST_CASE("merge refuses what is not every part of one sweep, whole") {
+  const auto& dir = scratch();
+  const std::string a = (dir / "ra.csv").string(), b = (dir / "rb.csv").string(),
+                    out = (dir / "rm.csv").string();
+  std::ofstream(a) << shard_csv(1, 2, span(0, 31));
+  auto refused = [&](const std::string& b_text, const std::string& why) {
+    std::ofstream(b) << b_text;
+    CHECK_THROWS_WITH(sweep::merge_files(out, {a, b}), Catch::Contains(why));
+  };
+  refused(shard_csv(2, 2, span(32, 39), "fedcba9876543210"), "shard 2/2 of another sweep");
+  refused(shard_csv(1, 2, span(0, 31)), "shard 1/2 is given twice");
+  refused(shard_csv(2, 2, span(32, 36)),
+          "shard 2/2 holds 5 of its 8 points (missing points 37-39)");
+  refused(shard_csv(2, 2, {32, 33, 33}), "point 33 appears twice");
+  refused(shard_csv(2, 2, {32, 3}), "point 3 does not belong to shard 2/2 of 40 points");
+  refused(shard_csv(2, 2, span(32, 39)) + "40,4", "the last line is cut short");
+  refused(shard_csv(2, 3, span(32, 39)), "not parts of one split");
+  refused("point,x,status\n32,1,fits\n", "no shard tag on the first line");
+  CHECK_THROWS_WITH(sweep::merge_files(out, {a}),
+                    Catch::Contains("missing shard 2/2 (1 of 2 given)"));
+  CHECK_THROWS_WITH(sweep::merge_files(out, {a, dir.string()}), Catch::Contains("is a directory"));
 }
 
 TEST_CASE("fit finds the closed-form largest micro-batch of the toy") {

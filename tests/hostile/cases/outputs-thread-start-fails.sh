@@ -1,0 +1,18 @@
+# When the system refuses a worker thread (here: each thread's 2 GiB stack does not fit in
+# 3 GiB of address space), the started ones are joined and the sweep ends with a message and
+# exit 5 (resources exhausted), not "terminate called without an active exception" (SIGABRT).
+file tiny.yaml <<'YAML'
+name: tiny
+model: {preset: gpt2, layers: 2}
+device: v100-16gb
+training: {micro_batch: 1, gradient_accumulation: 1, seq_len: 128, precision: fp16}
+YAML
+file sweep.yaml <<'YAML'
+base: {file: tiny.yaml}
+axes:
+  training.micro_batch: [1, 2, 3, 4]
+YAML
+ulimit -s 2097152
+ulimit -v 3145728
+expect 5 'cannot start worker thread [0-9]+ of 4 \(.*\); run with fewer threads \(-j\)'
+trainsim sweep sweep.yaml -j 4
