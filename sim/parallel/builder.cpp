@@ -5,24 +5,8 @@
 
 namespace trainsim::parallel {
 
-std::int32_t ProgramBuilder::emit(Op op, std::span<const MemEffect> allocs,
-                                  std::span<const MemEffect> frees,
-                                  std::initializer_list<OpRef> deps) {
-  op.alloc_begin = static_cast<std::uint32_t>(P_.effects.size());
-  for (auto e : allocs)
-    if (e.bytes.value > 0) P_.effects.push_back(e);
-  op.alloc_end = static_cast<std::uint32_t>(P_.effects.size());
-  op.free_begin = op.alloc_end;
-  for (auto e : frees)
-    if (e.bytes.value > 0) P_.effects.push_back(e);
-  op.free_end = static_cast<std::uint32_t>(P_.effects.size());
-  op.dep_begin = static_cast<std::uint32_t>(P_.deps.size());
-  for (auto d : deps)
-    if (d.index >= 0) P_.deps.push_back(d);
-  op.dep_end = static_cast<std::uint32_t>(P_.deps.size());
-  P_.ops.push_back(op);
-  L_.check_size(P_, op.microbatch);
-  return static_cast<std::int32_t>(P_.ops.size() - 1);
+void ProgramBuilder::check_size(std::int32_t microbatch) const {
+  L_.check_size(P_, microbatch);
 }
 
 std::uint32_t ProgramBuilder::add_open_dep(std::int32_t op_index) {
@@ -78,7 +62,7 @@ std::int32_t ProgramBuilder::emit_taps(std::int32_t macro, std::int32_t at,
     P_.deps.push_back(OpRef{index_, at});
     op.dep_end = static_cast<std::uint32_t>(P_.deps.size());
     P_.ops.push_back(op);
-    L_.check_size(P_, op.microbatch);
+    check_size(op.microbatch);
     last = static_cast<std::int32_t>(P_.ops.size() - 1);
   }
   return last;
@@ -116,72 +100,6 @@ std::int32_t ProgramBuilder::replace_by_macro(std::size_t first, std::int32_t ma
   const std::int32_t tap = emit_taps(macro, at, microbatch);
   if (last_tap) *last_tap = tap;
   return at;
-}
-
-MemEffect tensor(hw::MemCategory cat, core::Bytes bytes, TensorKind kind, std::int32_t layer) {
-  return MemEffect{cat, bytes, kind, layer, true};
-}
-
-MemEffect activation(core::Bytes bytes, TensorKind kind, std::int32_t layer) {
-  return tensor(hw::MemCategory::activations, bytes, kind, layer);
-}
-
-namespace {
-// GEMM kernels in one layer's forward (its backward runs twice as many: input and weight
-// gradients), and whether element-wise kernels sit between them.
-struct KernelShape {
-  std::int32_t gemms = 1;
-  bool serial_memory = false;
-};
-KernelShape kernel_shape(models::LayerKind k) {
-  switch (k) {
-    case models::LayerKind::attention:
-      return {4, true};  // QKV, QK^T, attn x V, projection
-    case models::LayerKind::mlp:
-      return {2, true};  // up (and gate) and down around the activation
-    default:
-      return {1, false};
-  }
-}
-}  // namespace
-
-std::int32_t forward_gemms(models::LayerKind k) {
-  return kernel_shape(k).gemms;
-}
-
-Op shaped(Op op, const LayerShard& sh, int gemm_multiplier) {
-  const KernelShape k = kernel_shape(sh.kind);
-  op.kernels = sh.matmul ? k.gemms * gemm_multiplier : 1;
-  op.work.serial_memory = k.serial_memory;
-  return op;
-}
-
-Op compute_op(OpKind kind, std::int32_t layer, std::int32_t microbatch, std::int32_t chunk,
-              double flops, core::Bytes bytes, bool matmul) {
-  Op op;
-  op.kind = kind;
-  op.stream = StreamKind::compute;
-  op.layer = layer;
-  op.microbatch = microbatch;
-  op.chunk = chunk;
-  op.work = cost::KernelWork{flops, bytes, matmul};
-  return op;
-}
-
-Op comm_op(OpKind kind, StreamKind stream, CommPurpose purpose, std::int32_t layer,
-           std::int32_t microbatch, std::int32_t chunk, core::Bytes bytes, std::int64_t ranks,
-           bool inter, std::int64_t ranks_per_node) {
-  Op op;
-  op.kind = kind;
-  op.stream = stream;
-  op.purpose = purpose;
-  op.layer = layer;
-  op.microbatch = microbatch;
-  op.chunk = chunk;
-  op.comm = CommWork{bytes, static_cast<std::int32_t>(ranks), inter,
-                     static_cast<std::int32_t>(ranks_per_node)};
-  op.model_flops = false;
-  return op;
 }
 
 }  // namespace trainsim::parallel

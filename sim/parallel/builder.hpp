@@ -28,7 +28,23 @@ class ProgramBuilder {
                 std::span(frees.begin(), frees.size()), deps);
   }
   std::int32_t emit(Op op, std::span<const MemEffect> allocs, std::span<const MemEffect> frees,
-                    std::initializer_list<OpRef> deps);
+                    std::initializer_list<OpRef> deps) {
+    op.alloc_begin = static_cast<std::uint32_t>(P_.effects.size());
+    for (auto e : allocs)
+      if (e.bytes.value > 0) P_.effects.push_back(e);
+    op.alloc_end = static_cast<std::uint32_t>(P_.effects.size());
+    op.free_begin = op.alloc_end;
+    for (auto e : frees)
+      if (e.bytes.value > 0) P_.effects.push_back(e);
+    op.free_end = static_cast<std::uint32_t>(P_.effects.size());
+    op.dep_begin = static_cast<std::uint32_t>(P_.deps.size());
+    for (auto d : deps)
+      if (d.index >= 0) P_.deps.push_back(d);
+    op.dep_end = static_cast<std::uint32_t>(P_.deps.size());
+    P_.ops.push_back(op);
+    check_size(op.microbatch);
+    return static_cast<std::int32_t>(P_.ops.size() - 1);
+  }
   // Appends a dependency of op `op_index`, just emitted, on an op of a program not built yet;
   // returns its slot in Program::deps for the caller to fill once that op exists.
   std::uint32_t add_open_dep(std::int32_t op_index);
@@ -55,26 +71,78 @@ class ProgramBuilder {
   Program& program() { return P_; }
 
  private:
+  void check_size(std::int32_t microbatch) const;
+
   const LowerContext& L_;
   Program& P_;
   std::int32_t index_;
 };
 
+// Op and effect constructors, inline: lowering calls them for every op.
+
 // One tensor's memory effect (per micro-batch).
-MemEffect tensor(hw::MemCategory cat, core::Bytes bytes, TensorKind kind, std::int32_t layer);
-MemEffect activation(core::Bytes bytes, TensorKind kind, std::int32_t layer);
+inline MemEffect tensor(hw::MemCategory cat, core::Bytes bytes, TensorKind kind,
+                        std::int32_t layer) {
+  return MemEffect{cat, bytes, kind, layer, true};
+}
+inline MemEffect activation(core::Bytes bytes, TensorKind kind, std::int32_t layer) {
+  return tensor(hw::MemCategory::activations, bytes, kind, layer);
+}
 
 // A compute-stream op of `flops` and `bytes` for one layer (-1: none) and micro-batch (-1: none).
-Op compute_op(OpKind kind, std::int32_t layer, std::int32_t microbatch, std::int32_t chunk,
-              double flops, core::Bytes bytes, bool matmul);
-// A layer's kernels: GEMM count (forward; doubled in backward: `gemm_multiplier`) and whether
-// element-wise kernels sit between them.
-Op shaped(Op op, const LayerShard& sh, int gemm_multiplier);
-// GEMM kernels in one layer's forward.
-std::int32_t forward_gemms(models::LayerKind k);
+inline Op compute_op(OpKind kind, std::int32_t layer, std::int32_t microbatch, std::int32_t chunk,
+                     double flops, core::Bytes bytes, bool matmul) {
+  Op op;
+  op.kind = kind;
+  op.stream = StreamKind::compute;
+  op.layer = layer;
+  op.microbatch = microbatch;
+  op.chunk = chunk;
+  op.work = cost::KernelWork{flops, bytes, matmul};
+  return op;
+}
+
+// GEMM kernels in one layer's forward (its backward runs twice as many: input and weight
+// gradients), and whether element-wise kernels sit between them.
+struct KernelShape {
+  std::int32_t gemms = 1;
+  bool serial_memory = false;
+};
+inline KernelShape kernel_shape(models::LayerKind k) {
+  switch (k) {
+    case models::LayerKind::attention:
+      return {4, true};  // QKV, QK^T, attn x V, projection
+    case models::LayerKind::mlp:
+      return {2, true};  // up (and gate) and down around the activation
+    default:
+      return {1, false};
+  }
+}
+
+// A layer's kernels: GEMM count (doubled in backward: `gemm_multiplier`) and element-wise work
+// between them.
+inline Op shaped(Op op, const LayerShard& sh, int gemm_multiplier) {
+  const KernelShape k = kernel_shape(sh.kind);
+  op.kernels = sh.matmul ? k.gemms * gemm_multiplier : 1;
+  op.work.serial_memory = k.serial_memory;
+  return op;
+}
+
 // A collective or transfer of `bytes` per rank over `ranks` ranks.
-Op comm_op(OpKind kind, StreamKind stream, CommPurpose purpose, std::int32_t layer,
-           std::int32_t microbatch, std::int32_t chunk, core::Bytes bytes, std::int64_t ranks,
-           bool inter, std::int64_t ranks_per_node = 1);
+inline Op comm_op(OpKind kind, StreamKind stream, CommPurpose purpose, std::int32_t layer,
+                  std::int32_t microbatch, std::int32_t chunk, core::Bytes bytes,
+                  std::int64_t ranks, bool inter, std::int64_t ranks_per_node = 1) {
+  Op op;
+  op.kind = kind;
+  op.stream = stream;
+  op.purpose = purpose;
+  op.layer = layer;
+  op.microbatch = microbatch;
+  op.chunk = chunk;
+  op.comm = CommWork{bytes, static_cast<std::int32_t>(ranks), inter,
+                     static_cast<std::int32_t>(ranks_per_node)};
+  op.model_flops = false;
+  return op;
+}
 
 }  // namespace trainsim::parallel

@@ -50,7 +50,7 @@ class RecomputePass final : public LoweringPass {
         flops += sk.flops * mb;
         bytes += sk.io * mb;
         allocs_.push_back(activation(sk.saved * mb, TensorKind::saved, k));
-        gemms += sk.matmul ? forward_gemms(sk.kind) : 0;
+        gemms += sk.matmul ? kernel_shape(sk.kind).gemms : 0;
       }
       // The replayed forward runs the block's kernels (and its tensor-parallel collectives).
       Op op = compute_op(OpKind::recompute, i, u.microbatch(), u.chunk(), flops, bytes, true);
