@@ -34,7 +34,7 @@ class RecomputePass final : public LoweringPass {
   void before_layer(StageContext& c, UnitStep& u, std::int32_t i) override {
     if (u.forward()) return;
     const LowerContext& L = c.L;
-    const auto mb = L.mb_samples;
+    const auto mb_samples = L.mb_samples;
     const LayerRange r = u.range;
     allocs_.clear();
     frees_.clear();
@@ -47,9 +47,9 @@ class RecomputePass final : public LoweringPass {
       std::int32_t gemms = 0;
       for (std::int32_t k = first; k <= i; ++k) {
         const auto& sk = L.shards[k];
-        flops += sk.flops * mb;
-        bytes += sk.io * mb;
-        allocs_.push_back(activation(sk.saved * mb, TensorKind::saved, k));
+        flops += sk.flops * mb_samples;
+        bytes += sk.io * mb_samples;
+        allocs_.push_back(activation(sk.saved * mb_samples, TensorKind::saved, k));
         gemms += sk.matmul ? kernel_shape(sk.kind).gemms : 0;
       }
       // The replayed forward runs the block's kernels (and its tensor-parallel collectives).
@@ -61,10 +61,10 @@ class RecomputePass final : public LoweringPass {
     }
     const auto& sh = L.shards[i];
     if (L.s.training.recompute == Recompute::selective && sh.saved_core.value > 0) {
-      Op op = compute_op(OpKind::recompute, i, u.microbatch(), u.chunk(), sh.core_flops * mb,
-                         sh.saved_core * mb, true);
+      Op op = compute_op(OpKind::recompute, i, u.microbatch(), u.chunk(),
+                         sh.core_flops * mb_samples, sh.saved_core * mb_samples, true);
       op.model_flops = false;
-      allocs_.assign({activation(sh.saved_core * mb, TensorKind::core, i)});
+      allocs_.assign({activation(sh.saved_core * mb_samples, TensorKind::core, i)});
       c.emit_compute(u, op, allocs_, frees_, OpRef{}, i + 1, i);
     }
   }
