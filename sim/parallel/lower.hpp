@@ -2,6 +2,10 @@
 // Lowering: (model, training, parallel config) -> one Program per pipeline stage. Chooses the
 // stage partition, shards layers over tensor ranks and model states over ZeRO ranks, orders the
 // work with the pipeline schedule and attaches every memory effect and cost input.
+#include <span>
+#include <string_view>
+#include <vector>
+
 #include "sim/parallel/program.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -19,5 +23,21 @@ struct LowerOptions {
 // Throws core::ConfigError, located at s.limits.ops_at, once the plan would hold more than
 // s.limits.max_ops ops.
 Plan lower(const scenario::Scenario& s, const LowerOptions& options = {});
+
+// The scenario keys each lowering pass declares it reads (a key covers its sub-keys): `keys`
+// shape the programs; `settings` reach the plan only as fields apply_plan_settings sets.
+struct PassKeys {
+  std::string_view pass;
+  std::span<const std::string_view> keys;
+  std::span<const std::string_view> settings;
+};
+std::vector<PassKeys> lowering_keys();
+
+// Whether `key` (as in --set key=value) is, or lies under, a pass's setting: a plan lowered
+// for one value serves every other once apply_plan_settings has set them for it.
+bool is_plan_setting(std::string_view key);
+// Sets every setting of `plan` from `s` (devices and their reserved memory, links, the
+// data-parallel algorithm, the host side of offload), as lower() did.
+void apply_plan_settings(Plan& plan, const scenario::Scenario& s);
 
 }  // namespace trainsim::parallel

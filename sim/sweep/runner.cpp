@@ -4,7 +4,6 @@
 
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
-#include "sim/parallel/offload.hpp"
 #include "sim/scenario/yaml_read.hpp"
 
 namespace trainsim::sweep {
@@ -19,34 +18,12 @@ std::string_view to_string(Status s) {
 }
 
 namespace {
-// Overrides whose whole effect on the lowered plan is set again below for each point
-// (patch_plan), so points that differ in these alone lower to the same programs:
-// - the links and the data-parallel algorithm reach it only as Plan::intra_node, inter_node and
-//   data_allreduce (parallel::lower reads them nowhere else);
-// - the device reaches it as each Program::device, that device's reserved bytes (the one
-//   `reserved` entry of Program::persistent and model_states) and the host side it defaults
-//   (Plan::pcie, host_bandwidth_per_gpu, host_capacity); the cluster's sizes and placement it
-//   does not set, and they are compared before a plan is reused.
-bool patched(const std::string& set) {
-  const std::string key = set.substr(0, set.find('='));
-  for (const char* prefix : {"cluster.intra_node", "cluster.inter_node", "device"})
-    if (key == prefix || key.starts_with(std::string(prefix) + ".")) return true;
-  return key == "parallel.allreduce";
-}
-
-void patch_plan(parallel::Plan& plan, const scenario::Scenario& s) {
-  plan.intra_node = s.cluster.intra_node;
-  plan.inter_node = s.cluster.inter_node;
-  plan.data_allreduce = s.parallel.allreduce;
-  plan.pcie = s.cluster.pcie;
-  plan.host_bandwidth_per_gpu = parallel::host_bandwidth_per_gpu(s);
-  plan.host_capacity = s.cluster.host_memory;
-  for (auto& P : plan.programs) {
-    P.device = s.stage_device(P.stage);
-    P.persistent[hw::MemCategory::reserved] = P.device.reserved;
-    P.model_states[hw::MemCategory::reserved] = P.device.reserved;
-  }
-}
+// Overrides whose whole effect on the lowered plan is a setting the lowering passes declare
+// (parallel::is_plan_setting: devices, links, the data-parallel algorithm) are set again on the
+// plan for each point (parallel::apply_plan_settings), so points that differ in these alone
+// lower to the same programs; the cluster's sizes and placement are compared before a plan is
+// reused.
+bool patched(const std::string& set) { return parallel::is_plan_setting(set.substr(0, set.find('='))); }
 
 // Plans of this thread's last points, each reused by a later point whose base and other
 // overrides are the same (a sweep's innermost axes are often the device, the all-reduce
@@ -94,7 +71,7 @@ KeptPlan& plan_for(const BaseScenario& base, const std::vector<std::string>& set
   } else if (it + 1 != kept.end()) {
     std::rotate(it, it + 1, kept.end());
   }
-  patch_plan(kept.back().plan, s);
+  parallel::apply_plan_settings(kept.back().plan, s);
   return kept.back();
 }
 }  // namespace

@@ -1,0 +1,210 @@
+#pragma once
+// Lowering as a list of passes, one concern each (docs/architecture.md, "Lower"). The stage walk
+// (stage_walk.cpp) visits a pipeline stage's work units in schedule order and each unit's layers,
+// and at fixed points asks every pass of the list, in list order, to add its part: ops before a
+// layer's compute op, the effects that op books and frees, collectives folded into it, ops after
+// it, ops at the unit's and the step's end. A new parallelism is a new pass_<concern>.cpp and
+// one line in the list (lower.cpp).
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "sim/parallel/builder.hpp"
+#include "sim/parallel/partition.hpp"
+#include "sim/parallel/schedule.hpp"
+#include "sim/parallel/shard.hpp"
+#include "sim/parallel/topology.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace trainsim::parallel {
+
+// What a layer's forward keeps for its backward, per sample (set by the recomputation pass).
+struct KeptActivations {
+  core::Bytes saved{};  // booked by the forward as the layer's saved tensors
+  core::Bytes core{};   // re-created apart before the backward (selective recomputation)
+};
+
+// What lowering derives from the scenario once, shared by every stage and pass.
+struct LowerContext {
+  const scenario::Scenario& s;
+  const models::Model& m;
+  std::vector<LayerShard> shards;      // per layer (Model::order), tensor-sharded
+  std::vector<LayerRange> chunks;      // per global chunk g = local chunk x stages + stage
+  std::vector<std::int32_t> chunk_of;  // each layer's global chunk
+  std::vector<std::vector<std::int32_t>> producers;  // order positions
+  std::vector<std::int32_t> last_consumer;           // order position, -1 when none
+  std::vector<KeptActivations> kept;                 // per layer
+  int stages = 1;                                    // pipeline degree (parallel.pipeline)
+  int virtual_stages = 1;         // chunks per stage (interleaved schedule), else 1
+  std::int32_t microbatches = 1;  // per step per data-parallel rank
+  std::int64_t mb_samples = 1;    // samples per micro-batch (training.micro_batch)
+  std::int64_t tensor = 1, data = 1;
+  int zero = 0;  // ZeRO stage in effect: 0 without data parallelism
+  scenario::StateBytes state_bytes;
+  GroupSpan tensor_span, data_span;  // how each group sits on the nodes
+  bool compress = false;             // LowerOptions::compress
+  std::int64_t held_before = 0;      // ops (and macro templates' ops) of the programs built so far
+
+  explicit LowerContext(const scenario::Scenario& sc) : s(sc), m(sc.model) {}
+  int chunk_count() const { return stages * virtual_stages; }
+  // Refuses the plan once it holds more ops than the scenario's limit (the check the scenario's
+  // validation could only bound from below).
+  void check_size(const Program& P, std::int32_t microbatch) const;
+};
+
+class LoweringPass;
+
+// One work unit of the stage being built (a forward or backward of one chunk for one
+// micro-batch).
+struct UnitStep {
+  const WorkUnit& unit;
+  std::int32_t g = 0;  // global chunk
+  LayerRange range;
+  bool first_chunk = false, last_chunk = false;  // of the whole pipeline
+  // Backward units: the first / last of this chunk's backward units on the stage.
+  bool first_microbatch = false, last_microbatch = false;
+  // The transfer that feeds the unit (>= 0), emitted by the pipeline pass. The unit's first
+  // compute op waits for it and books `arrival_alloc` first (the stage posts the receive just
+  // before that op); a forward's also frees `arrival_free` (the received activation) at its end.
+  std::int32_t transfer = -1;
+  bool arrival_pending = false;
+  MemEffect arrival_alloc{}, arrival_free{};
+
+  std::int32_t microbatch() const { return unit.microbatch; }
+  std::int32_t chunk() const { return unit.chunk; }
+  bool forward() const { return unit.forward; }
+};
+
+// The layer whose compute op is being built, and that op: passes add their effects in list
+// order (zero-byte effects are left out when it is emitted).
+struct LayerOp {
+  std::int32_t layer = 0;
+  Op op;
+  std::vector<MemEffect>& allocs;
+  std::vector<MemEffect>& frees;
+};
+
+// A compute op just emitted: a layer's forward or backward, or a recomputation that replays the
+// forwards of layers [first, last] (first > last: no whole layer, selective recomputation's
+// attention core).
+struct ComputeOp {
+  std::int32_t index = 0;
+  OpKind kind = OpKind::forward;
+  std::int32_t first = 0, last = 0;
+};
+
+// The stage being built: its program, the passes, and what passes tell each other.
+struct StageContext {
+  LowerContext& L;
+  Program& P;
+  ProgramBuilder B;
+  std::span<const std::unique_ptr<LoweringPass>> passes;
+  std::int64_t params = 0;         // parameters of the stage's layers (after tensor sharding)
+  std::int64_t update_params = 0;  // of which this rank's optimizer step updates
+  // The offload pass moved the optimizer states and step to the host: gradients leave the GPU
+  // every micro-batch and none are held.
+  bool optimizer_on_host = false;
+  std::vector<MemEffect>
+      held_grads;                 // gradient tensors held to the optimizer step, which frees them
+  std::int32_t last_comm = -1;    // the last op on the comm stream
+  std::int32_t param_ready = -1;  // the op the layer about to run waits for (its parameters)
+  std::int32_t update_op = -1;    // after it, this rank's updated weights are on the GPU
+  std::int32_t recent[2] = {-1, -1};  // the last two layer compute ops (ZeRO-3 prefetch)
+
+  StageContext(LowerContext& l, Program& p, std::span<const std::unique_ptr<LoweringPass>> list)
+      : L(l), P(p), B(l, p, p.stage), passes(list) {}
+
+  std::int32_t stage() const { return P.stage; }
+  // Where a layer's parameters may start to arrive: once the compute op before the previous one
+  // ended (one layer of prefetch).
+  OpRef prefetch_after() const { return recent[0] >= 0 ? B.ref(recent[0]) : OpRef{}; }
+  OpRef ref_or_none(std::int32_t i) const { return i >= 0 ? B.ref(i) : OpRef{}; }
+  // Emits a compute op of `unit`: the unit's first one takes its arrival (UnitStep), the op
+  // waits for `ready` too; then every pass's on_compute. `first`/`last`: as ComputeOp.
+  std::int32_t emit_compute(UnitStep& unit, const Op& op, std::vector<MemEffect>& allocs,
+                            std::vector<MemEffect>& frees, OpRef ready, std::int32_t first,
+                            std::int32_t last);
+  // Tells every pass that op `op` reduced a gradient bucket ending at `layer`.
+  void reduced(UnitStep& unit, std::int32_t op, std::int32_t layer);
+};
+
+// A concern of lowering. Every hook defaults to doing nothing; a pass overrides those it needs.
+// Passes are made anew for each lower() call and keep their per-stage state in members reset by
+// begin_stage.
+class LoweringPass {
+ public:
+  virtual ~LoweringPass() = default;
+  // Once per plan, before any stage: per-layer tables in the context.
+  virtual void prepare(LowerContext&) {}
+  // Once per stage, before its units: the model states each device books (Program::persistent,
+  // model_states, parameters), then (place_states) what moves off the GPU.
+  virtual void book_states(StageContext&) {}
+  virtual void place_states(StageContext&) {}
+  virtual void begin_stage(StageContext&) {}
+  // Fast play's reservation: ops this pass adds per layer and unit, and whether it keeps every
+  // unit expanded.
+  virtual int ops_per_layer(const LowerContext&) const { return 0; }
+  virtual bool expands_units(const LowerContext&) const { return false; }
+  // A unit starts: the ops that feed it, the unit's state.
+  virtual void begin_unit(StageContext&, UnitStep&) {}
+  // Whether the unit, as far as this pass goes, repeats exactly from one micro-batch to the next
+  // and may play as a macro op (fast play).
+  virtual bool repeats(const StageContext&, const UnitStep&) const { return true; }
+  // Before a layer's compute op: ops it waits for (recomputation, parameter fetch and gather).
+  virtual void before_layer(StageContext&, UnitStep&, std::int32_t /*layer*/) {}
+  // The layer's compute op: its work and what it books and frees.
+  virtual void layer_op(StageContext&, const UnitStep&, LayerOp&) {}
+  // Any compute op just emitted: what runs with it (tensor-parallel collectives).
+  virtual void on_compute(StageContext&, const ComputeOp&) {}
+  // After a layer's compute op `op` (its index).
+  virtual void after_layer(StageContext&, UnitStep&, std::int32_t /*layer*/, std::int32_t /*op*/) {}
+  // Op `op` reduced a gradient bucket (StageContext::reduced).
+  virtual void after_reduction(StageContext&, UnitStep&, std::int32_t /*op*/,
+                               std::int32_t /*layer*/) {}
+  // After the unit's layers (`last`: its last compute op), before it may become a macro op.
+  virtual void end_unit(StageContext&, UnitStep&, std::int32_t /*last*/) {}
+  // The unit is emitted; `last` is the op the next stage's unit waits for.
+  virtual void unit_done(StageContext&, const UnitStep&, std::int32_t /*last*/) {}
+  // After every unit of the stage: the optimizer step and what follows it.
+  virtual void end_step(StageContext&) {}
+  // After every stage: what joins the programs (pipeline dependencies, host memory per node).
+  virtual void finish(const LowerContext&, Plan&) {}
+};
+
+// A pass of the list, with the scenario keys it reads ("training.offload" covers its sub-keys).
+// `keys` shape the programs; `settings` reach the plan only as fields `apply_settings` sets, so
+// a lowered plan serves any value of them once they are applied again (the sweep's plan reuse).
+struct PassEntry {
+  std::string_view name;
+  std::span<const std::string_view> keys;
+  std::span<const std::string_view> settings;
+  std::unique_ptr<LoweringPass> (*make)();
+  void (*apply_settings)(Plan&, const scenario::Scenario&) = nullptr;
+};
+
+template <class Pass>
+std::unique_ptr<LoweringPass> make_pass() {
+  return std::make_unique<Pass>();
+}
+
+// The passes, one concern each (pass_<concern>.cpp).
+PassEntry compute_pass();
+PassEntry tensor_pass();
+PassEntry recompute_pass();
+PassEntry pipeline_pass();
+PassEntry offload_pass();
+PassEntry optimizer_pass();
+PassEntry model_states_pass();
+PassEntry data_pass();
+PassEntry devices_pass();
+
+// The list, in the order passes act at each point of the stage walk.
+std::span<const PassEntry> lowering_passes();
+
+// Builds the program of pipeline stage `P.stage` (stage_walk.cpp).
+void build_stage(LowerContext& L, std::span<const std::unique_ptr<LoweringPass>> passes,
+                 Program& P);
+
+}  // namespace trainsim::parallel

@@ -1,0 +1,94 @@
+// The layer graph's compute ops: each layer's forward and backward for one micro-batch, with its
+// FLOPs and bytes (the layer formulas of docs/models.md, sharded by shard_layers) and the
+// activations it books and frees. A layer's output lives until its last consumer's forward in
+// the chunk (or the chunk's end); what its forward saves (KeptActivations: what recomputation
+// leaves) lives until its backward; gradients with respect to outputs live from the backward
+// that produces them to the backward that consumes them.
+#include "sim/parallel/pass.hpp"
+
+namespace trainsim::parallel {
+
+namespace {
+
+constexpr std::string_view kKeys[] = {"model",
+                                      "training.micro_batch",
+                                      "training.seq_len",
+                                      "training.attention",
+                                      "training.precision",
+                                      "training.optimizer"};
+
+class ComputePass final : public LoweringPass {
+ public:
+  void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
+    if (u.forward())
+      forward(c, u, lo);
+    else
+      backward(c, u, lo);
+  }
+
+ private:
+  static void forward(StageContext& c, const UnitStep& u, LayerOp& lo) {
+    const LowerContext& L = c.L;
+    const std::int32_t i = lo.layer, g = u.g;
+    const LayerRange r = u.range;
+    const auto mb_samples = L.mb_samples;
+    const auto& sh = L.shards[i];
+    lo.op = shaped(
+        compute_op(OpKind::forward, i, u.microbatch(), u.chunk(), sh.flops * mb_samples,
+                   sh.io * mb_samples + core::Bytes{sh.params} * L.state_bytes.weights, sh.matmul),
+        sh, 1);
+    lo.allocs.push_back(activation(sh.output * mb_samples, TensorKind::output, i));
+    lo.allocs.push_back(activation(L.kept[i].saved * mb_samples, TensorKind::saved, i));
+    // Free at the end: outputs whose last consumer is this layer.
+    for (auto pr : L.producers[i])
+      if (L.last_consumer[pr] == i && L.chunk_of[pr] == g)
+        lo.frees.push_back(activation(L.shards[pr].output * mb_samples, TensorKind::output, pr));
+    if (i + 1 == r.end) {
+      // Outputs still live (consumed in later chunks or nowhere) die with the unit.
+      for (std::int32_t k = r.first; k <= i; ++k)
+        if (L.last_consumer[k] < 0 || L.last_consumer[k] >= r.end)
+          lo.frees.push_back(activation(L.shards[k].output * mb_samples, TensorKind::output, k));
+    }
+  }
+
+  static void backward(StageContext& c, const UnitStep& u, LayerOp& lo) {
+    const LowerContext& L = c.L;
+    const std::int32_t i = lo.layer, g = u.g;
+    const LayerRange r = u.range;
+    const auto mb_samples = L.mb_samples;
+    const auto& sh = L.shards[i];
+    const auto nlayers = static_cast<std::int32_t>(L.m.order.size());
+    const std::int64_t wb = L.state_bytes.weights, gb = L.state_bytes.gradients;
+    lo.op =
+        shaped(compute_op(OpKind::backward, i, u.microbatch(), u.chunk(),
+                          sh.flops * sh.backward_factor * mb_samples,
+                          sh.io * mb_samples * 2 + core::Bytes{sh.params} * (wb + gb), sh.matmul),
+               sh, 2);
+    if (i + 1 == nlayers)
+      lo.allocs.push_back(
+          activation(sh.output * mb_samples, TensorKind::grad, i));  // loss gradient seeds backward
+    for (auto pr : L.producers[i])
+      if (L.last_consumer[pr] == i && L.chunk_of[pr] == g)
+        lo.allocs.push_back(activation(L.shards[pr].output * mb_samples, TensorKind::grad, pr));
+    core::Bytes input_grad{};
+    if (i == r.first && !u.first_chunk)
+      input_grad = L.shards[L.chunks[g - 1].end - 1].output * mb_samples;
+    lo.allocs.push_back(activation(input_grad, TensorKind::input_grad, i));
+    // Saved tensors: selective recomputation re-created the core apart from the rest.
+    const core::Bytes core_bytes = L.kept[i].core * mb_samples;
+    lo.frees.push_back(activation(sh.saved * mb_samples - core_bytes, TensorKind::saved, i));
+    lo.frees.push_back(activation(core_bytes, TensorKind::core, i));
+    lo.frees.push_back(activation(input_grad, TensorKind::input_grad, i));
+    const bool has_grad_out = i + 1 == nlayers || i + 1 == r.end ||
+                              (L.last_consumer[i] >= 0 && L.last_consumer[i] < r.end);
+    if (has_grad_out) lo.frees.push_back(activation(sh.output * mb_samples, TensorKind::grad, i));
+  }
+};
+
+}  // namespace
+
+PassEntry compute_pass() {
+  return {"compute", kKeys, {}, make_pass<ComputePass>};
+}
+
+}  // namespace trainsim::parallel

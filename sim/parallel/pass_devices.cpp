@@ -1,0 +1,33 @@
+// Devices and links: each stage's device (parallel.stage_devices, else the scenario's), its
+// reserved memory (booked before the step, a model state), and the links collectives use. None
+// of them shapes the ops, so a lowered plan serves every device and link once these are set
+// again (apply_settings; the sweep reuses plans across such points, sim/sweep/runner.cpp).
+#include "sim/parallel/pass.hpp"
+
+namespace trainsim::parallel {
+
+namespace {
+
+constexpr std::string_view kKeys[] = {"parallel.stage_devices"};
+constexpr std::string_view kSettings[] = {"device", "cluster.intra_node", "cluster.inter_node"};
+
+class DevicesPass final : public LoweringPass {
+ public:
+  static void apply_settings(Plan& plan, const scenario::Scenario& s) {
+    plan.intra_node = s.cluster.intra_node;
+    plan.inter_node = s.cluster.inter_node;
+    for (auto& P : plan.programs) {
+      P.device = s.stage_device(P.stage);
+      P.persistent[hw::MemCategory::reserved] = P.device.reserved;
+      P.model_states[hw::MemCategory::reserved] = P.device.reserved;
+    }
+  }
+};
+
+}  // namespace
+
+PassEntry devices_pass() {
+  return {"devices", kKeys, kSettings, make_pass<DevicesPass>, DevicesPass::apply_settings};
+}
+
+}  // namespace trainsim::parallel

@@ -1,0 +1,104 @@
+// Model states — weights, gradients, optimizer states — and their sharding over the data ranks
+// (ZeRO, Rajbhandari et al. 2020: stage 1 shards the optimizer states, 2 also the gradients, 3
+// also the weights; Figure 1's per-device bytes). Weights and optimizer states are booked before
+// the step; gradients at each layer's first backward (sharded from ZeRO-2 on), freed by the
+// optimizer step (PyTorch's zero_grad(set_to_none=True)). ZeRO-3 all-gathers each layer's
+// weights before its forward and again before its backward, one layer ahead (prefetch), and the
+// compute op frees them; ZeRO-1/2 all-gather the updated weights after the optimizer step.
+#include "sim/parallel/pass.hpp"
+
+namespace trainsim::parallel {
+
+namespace {
+
+using hw::MemCategory;
+
+constexpr std::string_view kKeys[] = {"parallel.zero", "parallel.data", "training.precision",
+                                      "training.optimizer"};
+
+class ModelStatesPass final : public LoweringPass {
+ public:
+  void book_states(StageContext& c) override {
+    const LowerContext& L = c.L;
+    Program& P = c.P;
+    const std::int64_t params = c.params, d = L.data;
+    const int zero = L.zero;
+    const core::Bytes w = core::Bytes{params} * L.state_bytes.weights;
+    const core::Bytes gr = core::Bytes{params} * L.state_bytes.gradients;
+    const core::Bytes o = core::Bytes{params} * L.state_bytes.optimizer_states;
+    P.parameters = zero == 3 ? (params + d - 1) / d : params;
+    P.persistent[MemCategory::weights] = zero == 3 ? core::ceil_div(w, d) : w;
+    P.persistent[MemCategory::optimizer_states] = zero >= 1 ? core::ceil_div(o, d) : o;
+    P.model_states[MemCategory::weights] = P.persistent[MemCategory::weights];
+    P.model_states[MemCategory::optimizer_states] = P.persistent[MemCategory::optimizer_states];
+    P.model_states[MemCategory::gradients] = zero >= 2 ? core::ceil_div(gr, d) : gr;
+    if (zero >= 1) c.update_params = (params + d - 1) / d;
+  }
+
+  void begin_stage(StageContext& c) override {
+    grads_allocated_.assign(c.L.m.order.size(), 0);
+    gathered_ = {};
+  }
+
+  int ops_per_layer(const LowerContext& L) const override { return L.zero == 3 ? 2 : 0; }
+  bool expands_units(const LowerContext& L) const override { return L.zero == 3; }
+
+  // ZeRO-3's gathers gate the compute ops; the first backward of a chunk allocates its gradients.
+  bool repeats(const StageContext& c, const UnitStep& u) const override {
+    return c.L.zero != 3 && (u.forward() || !u.first_microbatch);
+  }
+
+  void before_layer(StageContext& c, UnitStep& u, std::int32_t i) override {
+    gathered_ = {};
+    const LowerContext& L = c.L;
+    if (L.zero != 3 || L.shards[i].params == 0) return;
+    // After the parameter fetch from the host when there is one (offload), else one layer ahead.
+    const OpRef after = c.param_ready >= 0 ? c.B.ref(c.param_ready) : c.prefetch_after();
+    const core::Bytes full = core::Bytes{L.shards[i].params} * L.state_bytes.weights;
+    gathered_ = full - core::ceil_div(full, L.data);
+    const TensorKind kind = u.forward() ? TensorKind::gathered : TensorKind::gathered_backward;
+    c.last_comm =
+        c.B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, i, u.microbatch(),
+                         u.chunk(), full, L.data, L.data_span.inter_node, L.data_span.per_node),
+                 {tensor(MemCategory::weights, gathered_, kind, i)}, {}, {after});
+    c.param_ready = c.last_comm;
+  }
+
+  void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
+    const std::int32_t i = lo.layer;
+    if (!u.forward() && !c.optimizer_on_host && !grads_allocated_[i] && c.L.shards[i].params > 0) {
+      grads_allocated_[i] = 1;
+      core::Bytes grads = core::Bytes{c.L.shards[i].params} * c.L.state_bytes.gradients;
+      if (c.L.zero >= 2) grads = core::ceil_div(grads, c.L.data);
+      MemEffect held = tensor(MemCategory::gradients, grads, TensorKind::param_grad, i);
+      held.per_microbatch = false;
+      lo.allocs.push_back(held);
+      c.held_grads.push_back(held);
+    }
+    lo.frees.push_back(tensor(MemCategory::weights, gathered_,
+                              u.forward() ? TensorKind::gathered : TensorKind::gathered_backward,
+                              i));
+  }
+
+  // ZeRO-1/2: every rank updated its shard; the weights are gathered whole again.
+  void end_step(StageContext& c) override {
+    const LowerContext& L = c.L;
+    if (L.zero != 1 && L.zero != 2) return;
+    const core::Bytes params_bytes = core::Bytes{c.params} * L.state_bytes.weights;
+    c.B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, -1, -1, 0,
+                     params_bytes, L.data, L.data_span.inter_node, L.data_span.per_node),
+             {}, {}, {c.B.ref(c.update_op)});
+  }
+
+ private:
+  std::vector<char> grads_allocated_;
+  core::Bytes gathered_{};  // the layer about to run: what its all-gather added to the rank's shard
+};
+
+}  // namespace
+
+PassEntry model_states_pass() {
+  return {"model_states", kKeys, {}, make_pass<ModelStatesPass>};
+}
+
+}  // namespace trainsim::parallel

@@ -1,0 +1,46 @@
+#include "sim/parallel/topology.hpp"
+
+#include <algorithm>
+
+namespace trainsim::parallel {
+
+namespace {
+std::int64_t degree(const scenario::Scenario& s, scenario::ParallelDim d) {
+  switch (d) {
+    case scenario::ParallelDim::tensor:
+      return s.parallel.tensor;
+    case scenario::ParallelDim::pipeline:
+      return s.parallel.pipeline;
+    case scenario::ParallelDim::data:
+      return s.parallel.data;
+  }
+  return 1;
+}
+}  // namespace
+
+std::int64_t rank_stride(const scenario::Scenario& s, scenario::ParallelDim dim) {
+  std::int64_t stride = 1;
+  for (auto d : s.cluster.placement) {
+    if (d == dim) return stride;
+    stride *= degree(s, d);
+  }
+  return stride;
+}
+
+GroupSpan group_span(const scenario::Scenario& s, scenario::ParallelDim dim) {
+  const std::int64_t gpn = s.cluster.gpus_per_node;
+  const std::int64_t stride = rank_stride(s, dim), n = degree(s, dim);
+  GroupSpan g;
+  g.per_node = stride >= gpn ? 1 : std::min(n, gpn / stride);
+  g.inter_node = n > 1 && stride * n > gpn;
+  return g;
+}
+
+bool inter_node_boundary(const scenario::Scenario& s, int from_stage, int to_stage) {
+  const std::int64_t stride = rank_stride(s, scenario::ParallelDim::pipeline);
+  const std::int64_t a = from_stage * stride / s.cluster.gpus_per_node;
+  const std::int64_t b = to_stage * stride / s.cluster.gpus_per_node;
+  return a != b;
+}
+
+}  // namespace trainsim::parallel

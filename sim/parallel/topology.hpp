@@ -1,0 +1,29 @@
+#pragma once
+// Where ranks sit (cluster.placement): ranks are numbered with the first listed dimension varying
+// fastest, and node k holds ranks [k x gpus_per_node, (k + 1) x gpus_per_node). The default
+// [tensor, pipeline, data] keeps tensor groups inside a node, then pipeline, then data.
+#include <cstdint>
+
+#include "sim/scenario/scenario.hpp"
+
+namespace trainsim::parallel {
+
+// Distance in ranks between neighbours along `dim`: 1 for the first dimension of the order,
+// the first's degree for the second, the product of the first two for the third.
+std::int64_t rank_stride(const scenario::Scenario& s, scenario::ParallelDim dim);
+
+// How a group of the ranks of `dim` sits on the nodes: whether it crosses a node boundary and
+// how many of its members share each node (the ranks_per_node of cost::spanning_link). Exact
+// when gpus_per_node is a multiple of the stride or the stride a multiple of it.
+struct GroupSpan {
+  bool inter_node = false;
+  std::int64_t per_node = 1;
+};
+GroupSpan group_span(const scenario::Scenario& s, scenario::ParallelDim dim);
+
+// Pipeline boundary from_stage -> to_stage, judged on the stages' rank 0 (tensor and data
+// index 0): other ranks of the two stages may sit differently when a node boundary falls
+// inside a stage's ranks.
+bool inter_node_boundary(const scenario::Scenario& s, int from_stage, int to_stage);
+
+}  // namespace trainsim::parallel
