@@ -20,7 +20,20 @@ fuzz_require_toolchain
 fuzz_build
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/trainsim-fuzz.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# The harness writes each input to a file and error messages name it: a fixed folder keeps those
+# texts, and so the code paths that build them, the same on every run. One gating run at a time.
+export TRAINSIM_FUZZ_WORKDIR=/tmp/trainsim-fuzz-gate
+exec 9>"$TRAINSIM_FUZZ_WORKDIR.lock"
+flock 9
+trap 'rm -rf "$work" "$TRAINSIM_FUZZ_WORKDIR"' EXIT
+# Without address-space randomisation: containers keyed by pointers (yaml-cpp's, the allocator's)
+# otherwise take other paths from run to run, and libFuzzer keeps other inputs.
+norandom=()
+if setarch "$(uname -m)" -R true 2>/dev/null; then
+  norandom=(setarch "$(uname -m)" -R)
+else
+  echo "fuzz: warning: cannot turn off address-space randomisation (setarch -R); runs may differ" >&2
+fi
 failed=0
 for t in "${fuzz_targets[@]}"; do
   mkdir -p "$work/$t/corpus" "$work/$t/artifacts"
@@ -29,7 +42,8 @@ for t in "${fuzz_targets[@]}"; do
   rc=0
   # -timeout and -rss_limit_mb are far above what any input needs (an input takes well under a
   # second), so a slower machine finds the same hangs and blow-ups and nothing else.
-  "build-fuzz/tests/fuzz/fuzz_$t" -seed=20261203 -runs="$runs" -timeout=25 -rss_limit_mb=2048 \
+  rm -rf "$TRAINSIM_FUZZ_WORKDIR"
+  "${norandom[@]+"${norandom[@]}"}" "build-fuzz/tests/fuzz/fuzz_$t" -seed=20261203 -runs="$runs" -timeout=25 -rss_limit_mb=2048 \
     -dict=tests/fuzz/trainsim.dict -artifact_prefix="$work/$t/artifacts/" -print_final_stats=1 \
     -seed_inputs="$(paste -sd, "$work/$t/seeds.txt")" "$work/$t/corpus" >"$work/$t.log" 2>&1 || rc=$?
   found=()

@@ -7,6 +7,7 @@
 #include "tests/fuzz/fuzz_entry.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -38,7 +39,11 @@ constexpr std::int64_t kMaxOps = 20'000;
 class WorkDir {
  public:
   WorkDir() {
-    dir_ = fs::temp_directory_path() / ("trainsim-fuzz-" + std::to_string(::getpid()));
+    // tools/fuzz.sh names a fixed folder, so error messages (which name the files) are the
+    // same text on every run and machine; anywhere else a folder per process.
+    const char* fixed = std::getenv("TRAINSIM_FUZZ_WORKDIR");
+    dir_ = fixed && *fixed ? fs::path(fixed)
+                           : fs::temp_directory_path() / ("trainsim-fuzz-" + std::to_string(::getpid()));
     fs::create_directories(dir_);
   }
   ~WorkDir() {
