@@ -14,6 +14,7 @@
 #include "models/layer_yaml.hpp"
 #include "models/presets.hpp"
 #include "models/yaml_fields.hpp"
+#include "models/yaml_syntax.hpp"
 
 namespace trainsim::models {
 
@@ -250,8 +251,7 @@ Model build_hf_model(const MapReader& r, const BuildOptions& opts, const std::st
   } catch (const YAML::BadFile&) {
     yamlio::fail(at, r.file(), key, "cannot open Hugging Face config '" + path + "'");
   } catch (const YAML::ParserException& e) {
-    throw core::ConfigError(core::SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, key,
-                            "not valid JSON: " + e.msg);
+    throw yaml_syntax_error(e, path, {}, key, "not valid JSON: ");
   }
   TransformerConfig c = hf_transformer_config(root, path, key);
   // Default name: the folder holding config.json (HF layout), else the file's stem.
@@ -278,8 +278,7 @@ Model load_file(const std::string& path, const BuildOptions& opts, const YAML::N
     if (from) yamlio::fail(*from, from_file, from_path, detail);
     throw core::ConfigError(core::SourceLocation{path, 0, 0}, "", detail);
   } catch (const YAML::ParserException& e) {
-    throw core::ConfigError(core::SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, "",
-                            "not valid YAML: " + e.msg);
+    throw yaml_syntax_error(e, path, {}, "", "not valid YAML: ");
   }
   const std::string dir = std::filesystem::path(path).parent_path().string();
   // {file: ...} chains nest; a file that names itself (or a loop of files) must not recurse

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "models/yaml_syntax.hpp"
+
 namespace trainsim::scenario {
 
 std::string set_argument_file(const std::string& argument) { return "--set " + argument; }
@@ -223,11 +225,11 @@ YAML::Node load_yaml_file(const std::string& path) {
   if (!in) throw core::ConfigError({path, 0, 0}, "", "cannot open file (does it exist?)");
   std::stringstream buf;
   buf << in.rdbuf();
+  const std::string text = buf.str();
   try {
-    return YAML::Load(buf.str());
+    return YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw core::ConfigError({path, e.mark.line + 1, e.mark.column + 1}, "",
-                            "malformed YAML: " + e.msg);
+    throw models::yaml_syntax_error(e, path, text, "", "malformed YAML: ");
   }
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "models/yaml_syntax.hpp"
 #include "sim/scenario/yaml_read.hpp"
 
 namespace trainsim::sweep {
@@ -124,7 +125,7 @@ scenario::Scenario BaseScenario::load(const std::vector<std::string>& sets) cons
     try {
       root = YAML::Load(text);
     } catch (const YAML::Exception& e) {
-      throw core::ConfigError({path, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
+      throw models::yaml_syntax_error(e, path, text, "", "");
     }
     parsed = YAML::Clone(root);
     parsed_text = text;
