@@ -97,6 +97,22 @@ Screen screen(const Context& c, const Layout& l) {
   return out;
 }
 
+// Why enumeration found no layout: each way the search was cut, once, in the order met.
+struct Refusals {
+  std::vector<std::string> reasons;
+  void add(const std::string& why) {
+    if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
+  }
+  std::string join(std::int64_t gpus, const scenario::Scenario& s0) const {
+    std::string out = "no layout of " + std::to_string(gpus) + " GPUs for model '" + s0.model.name +
+                      "' (global batch " + std::to_string(s0.training.global_batch) + "): ";
+    constexpr std::size_t kShown = 8;
+    for (std::size_t i = 0; i < reasons.size() && i < kShown; ++i) out += (i ? "; " : "") + reasons[i];
+    if (reasons.size() > kShown) out += "; and " + std::to_string(reasons.size() - kShown) + " more";
+    return out + " (0 layouts considered; try another --gpus, or change the global batch)";
+  }
+};
+
 }  // namespace
 
 double objective_value(Objective o, const report::Summary& s) {
@@ -151,16 +167,32 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
     std::size_t rung = 0;
   };
   std::vector<Item> active;
+  Refusals refused;
+  auto str = [](std::int64_t v) { return std::to_string(v); };
   for (std::int64_t t = 1; t <= gpn; t *= 2) {
-    if (n % t) continue;
+    if (n % t) {
+      refused.add("tensor " + str(t) + " does not divide " + str(n) + " GPUs");
+      continue;
+    }
     bool ok = true;
     for (auto h : heads) ok = ok && h % t == 0;
     for (auto h : kv) ok = ok && (h % t == 0 || t % h == 0);
-    if (!ok) continue;
+    if (!ok) {
+      refused.add("tensor " + str(t) + " does not divide the attention heads");
+      continue;
+    }
     for (std::int64_t p = 1; p <= n / t && p <= layers; ++p) {
-      if ((n / t) % p || (blocks > 0 && blocks % p)) continue;
+      if ((n / t) % p) continue;
+      if (blocks > 0 && blocks % p) {
+        refused.add("pipeline " + str(p) + " does not divide the model's " + str(blocks) + " blocks");
+        continue;
+      }
       const std::int64_t d = n / (t * p);
-      if (g % d) continue;
+      if (g % d) {
+        refused.add("data " + str(d) + " (tensor " + str(t) + ", pipeline " + str(p) +
+                    ") does not divide the global batch " + str(g));
+        continue;
+      }
       for (std::int64_t mb = 1; mb <= o.max_micro_batch; mb *= 2) {
         if ((g / d) % mb) continue;
         const std::int64_t ga = g / (d * mb);
@@ -185,6 +217,12 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
         }
       }
     }
+  }
+
+  if (res.layouts == 0) {
+    if (gpn < n)
+      refused.add("tensor stays within a node of " + str(gpn) + " GPUs (cluster.gpus_per_node)");
+    throw core::ConfigError({"--gpus " + str(n), 0, 0}, "", refused.join(n, s0));
   }
 
   // Screening in waves: a candidate that runs out of memory climbs to its next rung; under the
