@@ -26,9 +26,12 @@ core::SourceLocation deep_bracket(std::string_view text, int depth, const std::s
       if (c == quote) quote = 0;
       continue;
     }
-    if (c == '"' || c == '\'') quote = c;
-    else if (c == '#') comment = true;
-    else if (c == ']' || c == '}') --level;
+    if (c == '"' || c == '\'')
+      quote = c;
+    else if (c == '#')
+      comment = true;
+    else if (c == ']' || c == '}')
+      --level;
     else if ((c == '[' || c == '{') && ++level > deepest_level) {
       deepest = {file, line, column};
       deepest_level = level;

@@ -59,7 +59,9 @@ int cmd_plan(const std::vector<std::string>& args) {
       "format", po::value<std::string>(&format)->default_value("text"), "text | json");
   po::variables_map vm = parse_command(args, opts, "scenario");
   if (vm.count("help")) {
-    std::cout << opts << "\nexit codes: 0 a layout fits, 3 none fits, 2 bad input (or no layout of N GPUs exists)\n";
+    std::cout << opts
+              << "\nexit codes: 0 a layout fits, 3 none fits, 2 bad input (or no layout of N GPUs "
+                 "exists)\n";
     return kExitFits;
   }
   po::notify(vm);
@@ -72,12 +74,13 @@ int cmd_plan(const std::vector<std::string>& args) {
   if (top < 1) throw po::error("--top must be >= 1");
   const auto [gpus_min, gpus_max] = scenario::ranges::kClusterCount;
   if (po_.gpus < gpus_min || po_.gpus > gpus_max)
-    throw po::error("--gpus must be in " + std::to_string(gpus_min) + ".." + std::to_string(gpus_max) +
-                    " (the devices a scenario may hold), got " + std::to_string(po_.gpus));
+    throw po::error("--gpus must be in " + std::to_string(gpus_min) + ".." +
+                    std::to_string(gpus_max) + " (the devices a scenario may hold), got " +
+                    std::to_string(po_.gpus));
   const auto [mb_min, mb_max] = scenario::ranges::kMicroBatch;
   if (po_.max_micro_batch < mb_min || po_.max_micro_batch > mb_max)
-    throw po::error("--max-micro-batch must be in " + std::to_string(mb_min) + ".." + std::to_string(mb_max) +
-                    ", got " + std::to_string(po_.max_micro_batch));
+    throw po::error("--max-micro-batch must be in " + std::to_string(mb_min) + ".." +
+                    std::to_string(mb_max) + ", got " + std::to_string(po_.max_micro_batch));
   po_.top = top;
   po_.jobs = jobs == 0 ? sweep::default_jobs() : jobs;
 

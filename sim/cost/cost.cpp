@@ -116,14 +116,16 @@ Duration kernel_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode
   return core::duration_from_seconds(busy) + d.kernel_launch * kernels;
 }
 
-hw::LinkSpec spanning_link(const hw::LinkSpec& intra, const hw::LinkSpec& inter, std::int64_t ranks_per_node) {
+hw::LinkSpec spanning_link(const hw::LinkSpec& intra, const hw::LinkSpec& inter,
+                           std::int64_t ranks_per_node) {
   hw::LinkSpec l = inter;
   const double k = static_cast<double>(std::max<std::int64_t>(1, ranks_per_node));
   l.bandwidth.bytes_per_s = std::min(intra.bandwidth.bytes_per_s, inter.bandwidth.bytes_per_s * k);
   return l;
 }
 
-Duration all_reduce_time(Bytes bytes, std::int64_t n, const hw::LinkSpec& link, CollectiveAlgo algo) {
+Duration all_reduce_time(Bytes bytes, std::int64_t n, const hw::LinkSpec& link,
+                         CollectiveAlgo algo) {
   if (!needs_work(bytes, n, link)) return Duration{};
   const double s = static_cast<double>(bytes.value);
   switch (algo) {

@@ -51,6 +51,7 @@ bool same_link_speed(const hw::LinkSpec& a, const hw::LinkSpec& b);
 // NCCL runs one ring per NIC, so the inter-node hop of a group with k ranks per node gets k
 // GPUs' share of the node's network bandwidth, capped by the intra-node fabric; latency is the
 // network's.
-hw::LinkSpec spanning_link(const hw::LinkSpec& intra, const hw::LinkSpec& inter, std::int64_t ranks_per_node);
+hw::LinkSpec spanning_link(const hw::LinkSpec& intra, const hw::LinkSpec& inter,
+                           std::int64_t ranks_per_node);
 
 }  // namespace trainsim::cost

@@ -99,7 +99,8 @@ void check_figure(const YamlContext& ctx, MapReader& m, const std::string& key, 
   if (value >= range.min && value <= range.max) return;  // NaN fails both
   const YAML::Node n = m.node(key);
   ctx.fail(n, m.path_of(key),
-           std::string("expected a figure ") + range.text + ", got '" + (n.IsScalar() ? n.Scalar() : "?") + "'");
+           std::string("expected a figure ") + range.text + ", got '" +
+               (n.IsScalar() ? n.Scalar() : "?") + "'");
 }
 
 // `path` names the node in errors: "device", or "parallel.stage_devices[i].device".
@@ -166,7 +167,8 @@ hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node,
   if (m.has("memory"))
     check_figure(ctx, m, "memory", static_cast<double>(d.memory.value), ranges::kMemory);
   if (m.has("memory_bandwidth"))
-    check_figure(ctx, m, "memory_bandwidth", d.memory_bandwidth.bytes_per_s, ranges::kMemoryBandwidth);
+    check_figure(ctx, m, "memory_bandwidth", d.memory_bandwidth.bytes_per_s,
+                 ranges::kMemoryBandwidth);
   if (m.has("peak_fp32_flops")) d.peak_fp32 = flops("peak_fp32_flops");
   if (m.has("peak_tf32_flops")) d.peak_tf32 = flops("peak_tf32_flops");
   d.reserved = m.bytes_or("reserved", d.reserved);
@@ -242,8 +244,8 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
   p.zero = static_cast<int>(m.int_in_or("zero", ranges::kZeroStage, 0));
   const auto s = m.choice("schedule", {"gpipe", "1f1b", "interleaved"}, "1f1b");
   p.schedule = s == "gpipe" ? Schedule::gpipe : (s == "1f1b" ? Schedule::one_f_one_b : Schedule::interleaved);
-  p.virtual_stages =
-      m.int_in_or("virtual_stages", ranges::kVirtualStages, p.schedule == Schedule::interleaved ? 2 : 1);
+  p.virtual_stages = m.int_in_or("virtual_stages", ranges::kVirtualStages,
+                                 p.schedule == Schedule::interleaved ? 2 : 1);
   if (p.virtual_stages > 1 && p.schedule != Schedule::interleaved)
     ctx.fail(m.node("virtual_stages"), m.path_of("virtual_stages"),
              "virtual_stages > 1 needs schedule: interleaved");
@@ -369,7 +371,8 @@ ClusterSpec read_cluster(const YamlContext& ctx, const YAML::Node& node, const h
   MapReader m(ctx, node, "cluster");
   // Absent sizes default as without a cluster section: up to 8 GPUs a node, enough nodes.
   c.gpus_per_node = m.int_in_or("gpus_per_node", ranges::kClusterCount, devices < 8 ? devices : 8);
-  c.nodes = m.int_in_or("nodes", ranges::kClusterCount, (devices + c.gpus_per_node - 1) / c.gpus_per_node);
+  c.nodes = m.int_in_or("nodes", ranges::kClusterCount,
+                        (devices + c.gpus_per_node - 1) / c.gpus_per_node);
   c.intra_node = read_link(ctx, m.node("intra_node"), m.path_of("intra_node"), c.intra_node);
   c.inter_node = read_link(ctx, m.node("inter_node"), m.path_of("inter_node"), c.inter_node);
   c.pcie = read_link(ctx, m.node("pcie"), m.path_of("pcie"), c.pcie);
@@ -378,7 +381,8 @@ ClusterSpec read_cluster(const YamlContext& ctx, const YAML::Node& node, const h
     check_figure(ctx, m, "host_memory", static_cast<double>(c.host_memory.value), ranges::kMemory);
   if (m.has("host_memory_bandwidth")) {
     c.host_memory_bandwidth = m.bandwidth("host_memory_bandwidth");
-    check_figure(ctx, m, "host_memory_bandwidth", c.host_memory_bandwidth.bytes_per_s, ranges::kLinkBandwidth);
+    check_figure(ctx, m, "host_memory_bandwidth", c.host_memory_bandwidth.bytes_per_s,
+                 ranges::kLinkBandwidth);
   }
   if (m.has("placement")) {
     // A permutation of tensor, pipeline, data: rank order, fastest-varying first.

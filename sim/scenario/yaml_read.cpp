@@ -102,8 +102,9 @@ std::int64_t parse_int(const YamlContext& ctx, const YAML::Node& n, const std::s
 
 std::int64_t read_int(const YamlContext& ctx, const YAML::Node& n, const std::string& path,
                       std::int64_t min_value) {
-  const std::string what =
-      min_value >= 1 ? "a positive integer" : (min_value == 0 ? "a non-negative integer" : "an integer");
+  const std::string what = min_value >= 1
+                               ? "a positive integer"
+                               : (min_value == 0 ? "a non-negative integer" : "an integer");
   const std::int64_t v = parse_int(ctx, n, path, what);
   if (v < min_value) ctx.fail(n, path, "expected " + what + ", got " + n.Scalar());
   return v;
@@ -267,8 +268,9 @@ void MapReader::finish(std::initializer_list<std::string_view> allowed) const {
     for (const auto& a : names) list += (list.empty() ? "" : ", ") + a;
     const std::string guess = core::closest_spelling(key, {names.begin(), names.end()});
     const std::string hint = guess.empty() ? "" : " \u2014 did you mean '" + guess + "'?";
-    ctx_.fail(it->first, path_of(key),
-              "unknown key '" + key + "'" + hint + (list.empty() ? "" : "; expected one of: " + list));
+    ctx_.fail(
+        it->first, path_of(key),
+        "unknown key '" + key + "'" + hint + (list.empty() ? "" : "; expected one of: " + list));
   }
 }
 

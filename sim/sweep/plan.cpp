@@ -107,8 +107,10 @@ struct Refusals {
     std::string out = "no layout of " + std::to_string(gpus) + " GPUs for model '" + s0.model.name +
                       "' (global batch " + std::to_string(s0.training.global_batch) + "): ";
     constexpr std::size_t kShown = 8;
-    for (std::size_t i = 0; i < reasons.size() && i < kShown; ++i) out += (i ? "; " : "") + reasons[i];
-    if (reasons.size() > kShown) out += "; and " + std::to_string(reasons.size() - kShown) + " more";
+    for (std::size_t i = 0; i < reasons.size() && i < kShown; ++i)
+      out += (i ? "; " : "") + reasons[i];
+    if (reasons.size() > kShown)
+      out += "; and " + std::to_string(reasons.size() - kShown) + " more";
     return out + " (0 layouts considered; try another --gpus, or change the global batch)";
   }
 };
@@ -184,7 +186,8 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
     for (std::int64_t p = 1; p <= n / t && p <= layers; ++p) {
       if ((n / t) % p) continue;
       if (blocks > 0 && blocks % p) {
-        refused.add("pipeline " + str(p) + " does not divide the model's " + str(blocks) + " blocks");
+        refused.add("pipeline " + str(p) + " does not divide the model's " + str(blocks) +
+                    " blocks");
         continue;
       }
       const std::int64_t d = n / (t * p);

@@ -6,7 +6,8 @@ using trainsim::core::closest_spelling;
 using trainsim::core::edit_distance;
 using trainsim::core::near_miss;
 
-TEST_CASE("edit distance counts inserts, deletes, substitutions and swapped neighbours", "[spelling]") {
+TEST_CASE("edit distance counts inserts, deletes, substitutions and swapped neighbours",
+          "[spelling]") {
   CHECK(edit_distance("micro_bach", "micro_batch") == 1);
   CHECK(edit_distance("modle", "model") == 1);  // one swap, not two substitutions
   CHECK(edit_distance("tesnor", "tensor") == 1);

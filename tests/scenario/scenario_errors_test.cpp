@@ -117,7 +117,8 @@ TEST_CASE("an unknown top-level key is located at the key and lists the known on
 
 TEST_CASE("an unknown key inside training is located at the key") {
   expect_error(kBase + "  precison: fp16\n",
-               {6, 3, "training.precison", "unknown key 'precison' \u2014 did you mean 'precision'?; expected one of:"});
+               {6, 3, "training.precison",
+                "unknown key 'precison' \u2014 did you mean 'precision'?; expected one of:"});
   expect_error(kBase + "  precison: fp16\n", {6, 3, "training.precison", "precision"});
 }
 
@@ -186,11 +187,13 @@ TEST_CASE("a word where an integer belongs is rejected") {
 }
 
 TEST_CASE("a negative micro_batch is rejected") {
-  expect_error(with_micro_batch("-2"), {4, 16, "training.micro_batch", "expected an integer in 1..1000000000"});
+  expect_error(with_micro_batch("-2"),
+               {4, 16, "training.micro_batch", "expected an integer in 1..1000000000"});
 }
 
 TEST_CASE("a zero micro_batch is rejected") {
-  expect_error(with_micro_batch("0"), {4, 16, "training.micro_batch", "expected an integer in 1..1000000000"});
+  expect_error(with_micro_batch("0"),
+               {4, 16, "training.micro_batch", "expected an integer in 1..1000000000"});
 }
 
 TEST_CASE("a fractional micro_batch is rejected") {
@@ -222,7 +225,7 @@ TEST_CASE("a step sure to exceed limits.max_ops is refused at its accumulation")
                {6, 26, "training.gradient_accumulation", "at least 4800 ops"});
 }
 
-TEST_CASE("a parallel layout beyond 64 bits of devices is refused at its first degree out of range") {
+TEST_CASE("a layout beyond 64 bits of devices is refused at its first degree out of range") {
   expect_error(kBase + "parallel: {data: 4294967296, tensor: 4294967296}\n",
                {6, 18, "parallel.data", "expected an integer in 1..1048576"});
 }
@@ -326,7 +329,8 @@ TEST_CASE("an unknown schedule lists the choices") {
 }
 
 TEST_CASE("ZeRO stage 4 does not exist") {
-  expect_error(kBase + "parallel:\n  zero: 4\n", {7, 9, "parallel.zero", "expected an integer in 0..3, got 4"});
+  expect_error(kBase + "parallel:\n  zero: 4\n",
+               {7, 9, "parallel.zero", "expected an integer in 0..3, got 4"});
 }
 
 // --- models ---------------------------------------------------------------------------------
@@ -524,7 +528,8 @@ TEST_CASE("training.offload must be a mapping") {
 
 TEST_CASE("cluster.host_memory needs a unit and a positive size") {
   expect_error(kBase + "cluster:\n  host_memory: 2048\n", {7, 16, "cluster.host_memory", "missing unit"});
-  expect_error(kBase + "cluster:\n  host_memory: 0GiB\n", {7, 16, "cluster.host_memory", "between 1 MiB and 1 PiB"});
+  expect_error(kBase + "cluster:\n  host_memory: 0GiB\n",
+               {7, 16, "cluster.host_memory", "between 1 MiB and 1 PiB"});
 }
 
 TEST_CASE("cluster.host_memory_bandwidth is a bandwidth, cluster.pcie a link") {

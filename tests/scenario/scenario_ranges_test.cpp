@@ -57,9 +57,10 @@ TEST_CASE("each parallel degree past 2^31 or 2^32 is refused by its range where 
     for (const char* value : {"2147483648", "4294967297", "-1", "0"}) {
       const std::string line = std::string("parallel: {") + key + ": " + value + "}\n";
       INFO(line);
-      expect_error(kBase + line, {5, static_cast<int>(std::string("parallel: {").size() +
-                                                      std::string(key).size() + 3),
-                                  std::string("parallel.") + key, "expected an integer in 1..1048576"});
+      expect_error(
+          kBase + line,
+          {5, static_cast<int>(std::string("parallel: {").size() + std::string(key).size() + 3),
+           std::string("parallel.") + key, "expected an integer in 1..1048576"});
     }
   }
 }
@@ -89,25 +90,30 @@ TEST_CASE("virtual stages, cluster sizes, batch counts and the op limit have ran
                {5, 26, "cluster.gpus_per_node", "1..16777216"});
   expect_error(kBase + "cluster: {gpus_per_node: 1, nodes: 16777217}\n",
                {5, 36, "cluster.nodes", "1..16777216"});
-  expect_error("model: gpt2\ndevice: a100-80gb\ntraining: {micro_batch: 1000000001, seq_len: 128}\n",
-               {3, 25, "training.micro_batch", "1..1000000000"});
+  expect_error(
+      "model: gpt2\ndevice: a100-80gb\ntraining: {micro_batch: 1000000001, seq_len: 128}\n",
+      {3, 25, "training.micro_batch", "1..1000000000"});
   expect_error("model: gpt2\ndevice: a100-80gb\ntraining: {micro_batch: 1, seq_len: 2147483648}\n",
                {3, 37, "training.seq_len", "1..1073741824"});
-  expect_error("model: gpt2\ndevice: a100-80gb\n"
-               "training: {micro_batch: 1, seq_len: 128, gradient_accumulation: 2147483649}\n",
-               {3, 65, "training.gradient_accumulation", "1..1000000000"});
-  expect_error(kBase + "limits: {max_ops: 100000000000}\n", {5, 19, "limits.max_ops", "1..1000000000"});
+  expect_error(
+      "model: gpt2\ndevice: a100-80gb\n"
+      "training: {micro_batch: 1, seq_len: 128, gradient_accumulation: 2147483649}\n",
+      {3, 65, "training.gradient_accumulation", "1..1000000000"});
+  expect_error(kBase + "limits: {max_ops: 100000000000}\n",
+               {5, 19, "limits.max_ops", "1..1000000000"});
 }
 
 TEST_CASE("a float where a count belongs names the range") {
-  expect_error(kBase + "parallel: {data: 2.5}\n", {5, 18, "parallel.data", "1..1048576, got '2.5'"});
+  expect_error(kBase + "parallel: {data: 2.5}\n",
+               {5, 18, "parallel.data", "1..1048576, got '2.5'"});
 }
 
 // --- device and link figures ---------------------------------------------------------------
 
 TEST_CASE("a FLOP rate too small for a finite duration is refused at the figure") {
-  expect_error(with_device("preset: a100-80gb, peak_flops: 1e-300TFLOPS"),
-               {2, 41, "device.peak_flops", "between 1 GFLOP/s and 1e21 FLOP/s, got '1e-300TFLOPS'"});
+  expect_error(
+      with_device("preset: a100-80gb, peak_flops: 1e-300TFLOPS"),
+      {2, 41, "device.peak_flops", "between 1 GFLOP/s and 1e21 FLOP/s, got '1e-300TFLOPS'"});
   expect_error(with_device("memory: 80GiB, peak_flops: 1e30TFLOPS, memory_bandwidth: 2TB/s"),
                {2, 37, "device.peak_flops", "1e21 FLOP/s"});
   expect_error(with_device("preset: a100-80gb, peak_fp32_flops: 1MFLOPS"),
@@ -136,8 +142,10 @@ TEST_CASE("link and host figures outside their ranges are refused at the figure"
 
 TEST_CASE("a device file's absurd figure is located in the device file") {
   TempDir dir;
-  const std::string device = dir.write("dev.yaml", "preset: a100-80gb\nmemory_bandwidth: 0.000001GB/s\n");
-  const auto f = load_error(dir, "model: gpt2\ndevice: {file: dev.yaml}\ntraining: {micro_batch: 1, seq_len: 128}\n");
+  const std::string device =
+      dir.write("dev.yaml", "preset: a100-80gb\nmemory_bandwidth: 0.000001GB/s\n");
+  const auto f = load_error(
+      dir, "model: gpt2\ndevice: {file: dev.yaml}\ntraining: {micro_batch: 1, seq_len: 128}\n");
   REQUIRE(f.error.has_value());
   CHECK(f.error->where().file == device);
   CHECK(f.error->where().line == 2);
@@ -148,7 +156,8 @@ TEST_CASE("a device file's absurd figure is located in the device file") {
 
 TEST_CASE("a misspelt required key is reported as unknown, with the key it probably means") {
   expect_error("model: gpt2\ndevice: a100-80gb\ntraining: {micro_bach: 1, seq_len: 128}\n",
-               {3, 12, "training.micro_bach", "unknown key 'micro_bach' \u2014 did you mean 'micro_batch'?"});
+               {3, 12, "training.micro_bach",
+                "unknown key 'micro_bach' \u2014 did you mean 'micro_batch'?"});
   expect_error("modle: gpt2\ndevice: a100-80gb\ntraining: {micro_batch: 1, seq_len: 128}\n",
                {1, 1, "modle", "did you mean 'model'?"});
   expect_error("model: gpt2\ndevice: a100-80gb\ntrainig: {micro_batch: 1, seq_len: 128}\n",
@@ -158,7 +167,8 @@ TEST_CASE("a misspelt required key is reported as unknown, with the key it proba
 }
 
 TEST_CASE("an unknown optional key names its nearest spelling, and none when nothing is near") {
-  expect_error(kBase + "parallel: {tesnor: 2}\n", {5, 12, "parallel.tesnor", "did you mean 'tensor'?"});
+  expect_error(kBase + "parallel: {tesnor: 2}\n",
+               {5, 12, "parallel.tesnor", "did you mean 'tensor'?"});
   TempDir dir;
   const auto f = load_error(dir, kBase + "parallel: {colour: 2}\n");
   REQUIRE(f.error.has_value());
@@ -177,7 +187,8 @@ TEST_CASE("an error in a section made by --set alone is located at the --set arg
 }
 
 TEST_CASE("a negative size says so without a doubled article") {
-  expect_error(with_device("preset: a100-80gb, memory: -1GB"), {2, 37, "device.memory", "negative size '-1GB'"});
+  expect_error(with_device("preset: a100-80gb, memory: -1GB"),
+               {2, 37, "device.memory", "negative size '-1GB'"});
   TempDir dir;
   const auto f = load_error(dir, with_device("preset: a100-80gb, memory: -1GB"));
   REQUIRE(f.error.has_value());
@@ -191,6 +202,7 @@ TEST_CASE("YAML nested past the parser's limit says so, at the bracket that pass
 }
 
 TEST_CASE("a --set value nested past the limit is located in the argument") {
-  expect_error(kBase, {1, 6 + 498, "name", "nesting too deep", "--set name=" + std::string(600, '[')},
+  expect_error(kBase,
+               {1, 6 + 498, "name", "nesting too deep", "--set name=" + std::string(600, '[')},
                {"name=" + std::string(600, '[')});
 }
