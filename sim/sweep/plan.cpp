@@ -115,47 +115,16 @@ struct Refusals {
   }
 };
 
-}  // namespace
+struct Item {
+  Layout l;
+  std::size_t rung = 0;
+};
 
-double objective_value(Objective o, const report::Summary& s) {
-  switch (o) {
-    case Objective::memory: return static_cast<double>(s.peak.value);
-    case Objective::cost:  // GPU-seconds per sample
-      return s.step_time_s * static_cast<double>(s.devices_total) / static_cast<double>(s.training.global_batch);
-    case Objective::throughput: break;
-  }
-  return s.step_time_s;
-}
-
-std::string describe(const Layout& l) {
-  std::string s = "d";
-  s += std::to_string(l.data);
-  s += " t";
-  s += std::to_string(l.tensor);
-  s += " p";
-  s += std::to_string(l.pipeline);
-  s += l.interleaved ? " interleaved/v" : " 1f1b";
-  if (l.interleaved) s += std::to_string(l.virtual_stages);
-  s += " mb";
-  s += std::to_string(l.micro_batch);
-  s += " zero";
-  s += std::to_string(l.zero);
-  s += ' ';
-  s += scenario::to_string(l.recompute);
-  return s;
-}
-
-PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, const PlanOptions& o) {
-  const scenario::Scenario s0 = base.load(sets);
-  PlanResult res;
-  res.global_batch = s0.training.global_batch;
-  res.device = s0.device.name;
-  const std::int64_t n = o.gpus;
-  std::int64_t gpn = std::min(s0.cluster.gpus_per_node, n);
-  if (n < 1 || n % gpn != 0)
-    throw core::ConfigError({"--gpus", 1, 1}, "--gpus", "expected a multiple of the " + std::to_string(gpn) +
-                            " GPUs per node, got " + std::to_string(n));
-  const Context c{base, sets, s0, n, gpn, s0.training.global_batch};
+// Every (data, tensor, pipeline, micro-batch, schedule) layout of n GPUs, each at the first rung
+// of its ladder whose model states may fit; counts the layouts considered and pruned in `res`.
+// Throws, saying why, when there is none at all.
+std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n, std::int64_t gpn,
+                                    const PlanOptions& o, PlanResult& res) {
   std::set<std::int64_t> heads, kv;
   for (auto v : s0.model.order) {
     if (s0.model.graph[v].heads > 0) heads.insert(s0.model.graph[v].heads);
@@ -164,10 +133,6 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
   const auto layers = static_cast<std::int64_t>(s0.model.order.size());
   const std::int64_t blocks = s0.model.num_blocks, g = s0.training.global_batch;
 
-  struct Item {
-    Layout l;
-    std::size_t rung = 0;
-  };
   std::vector<Item> active;
   Refusals refused;
   auto str = [](std::int64_t v) { return std::to_string(v); };
@@ -227,6 +192,51 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
       refused.add("tensor stays within a node of " + str(gpn) + " GPUs (cluster.gpus_per_node)");
     throw core::ConfigError({"--gpus " + str(n), 0, 0}, "", refused.join(n, s0));
   }
+  return active;
+}
+
+}  // namespace
+
+double objective_value(Objective o, const report::Summary& s) {
+  switch (o) {
+    case Objective::memory: return static_cast<double>(s.peak.value);
+    case Objective::cost:  // GPU-seconds per sample
+      return s.step_time_s * static_cast<double>(s.devices_total) / static_cast<double>(s.training.global_batch);
+    case Objective::throughput: break;
+  }
+  return s.step_time_s;
+}
+
+std::string describe(const Layout& l) {
+  std::string s = "d";
+  s += std::to_string(l.data);
+  s += " t";
+  s += std::to_string(l.tensor);
+  s += " p";
+  s += std::to_string(l.pipeline);
+  s += l.interleaved ? " interleaved/v" : " 1f1b";
+  if (l.interleaved) s += std::to_string(l.virtual_stages);
+  s += " mb";
+  s += std::to_string(l.micro_batch);
+  s += " zero";
+  s += std::to_string(l.zero);
+  s += ' ';
+  s += scenario::to_string(l.recompute);
+  return s;
+}
+
+PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, const PlanOptions& o) {
+  const scenario::Scenario s0 = base.load(sets);
+  PlanResult res;
+  res.global_batch = s0.training.global_batch;
+  res.device = s0.device.name;
+  const std::int64_t n = o.gpus;
+  std::int64_t gpn = std::min(s0.cluster.gpus_per_node, n);
+  if (n < 1 || n % gpn != 0)
+    throw core::ConfigError({"--gpus", 1, 1}, "--gpus", "expected a multiple of the " + std::to_string(gpn) +
+                            " GPUs per node, got " + std::to_string(n));
+  const Context c{base, sets, s0, n, gpn, s0.training.global_batch};
+  std::vector<Item> active = enumerate_layouts(s0, n, gpn, o, res);
 
   // Screening in waves: a candidate that runs out of memory climbs to its next rung; under the
   // memory objective one that fits climbs too (every rung needs less memory than the one
