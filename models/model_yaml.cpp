@@ -16,6 +16,7 @@
 #include "models/unique_keys.hpp"
 #include "models/yaml_fields.hpp"
 #include "sim/core/text_file.hpp"
+#include "models/yaml_syntax.hpp"
 
 namespace trainsim::models {
 
@@ -251,8 +252,7 @@ Model build_hf_model(const MapReader& r, const BuildOptions& opts, const std::st
   try {
     root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw core::ConfigError(core::SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, key,
-                            "not valid JSON: " + e.msg);
+    throw yaml_syntax_error(e, path, {}, key, "not valid JSON: ");
   }
   check_unique_keys(root, path, key);
   TransformerConfig c = hf_transformer_config(root, path, key);
@@ -279,8 +279,7 @@ Model load_file(const std::string& path, const BuildOptions& opts, const YAML::N
   try {
     root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw core::ConfigError(core::SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, "",
-                            "not valid YAML: " + e.msg);
+    throw yaml_syntax_error(e, path, {}, "", "not valid YAML: ");
   }
   check_unique_keys(root, path);
   const std::string dir = std::filesystem::path(path).parent_path().string();

@@ -168,7 +168,7 @@ core::Bytes MapReader::bytes_or(const std::string& key, core::Bytes fallback) co
     try {
       return core::parse_bytes(s);
     } catch (const std::exception& e) {
-      fail_at(key, std::string("expected a byte count (4096 or \"1.5MiB\"): ") + e.what());
+      fail_at(key, std::string("not a byte count (4096 or \"1.5MiB\"): ") + e.what());
     }
   }
   fail_at(key, "expected a byte count (4096 or \"1.5MiB\"), got " + describe(n));

@@ -9,6 +9,7 @@
 
 #include "sim/core/units.hpp"
 #include "sim/report/json_writer.hpp"
+#include "sim/scenario/ranges.hpp"
 #include "sim/sweep/plan.hpp"
 #include "sim/sweep/runner.hpp"
 #include "tools/commands.hpp"
@@ -59,7 +60,9 @@ int cmd_plan(const std::vector<std::string>& args) {
       "format", po::value<std::string>(&format)->default_value("text"), "text | json");
   po::variables_map vm = parse_command(args, opts, "scenario");
   if (vm.count("help")) {
-    std::cout << opts << "\nexit codes: 0 a layout fits, 3 none fits, 2 bad input\n";
+    std::cout << opts
+              << "\nexit codes: 0 a layout fits, 3 none fits, 2 bad input (or no layout of N GPUs "
+                 "exists)\n";
     return kExitFits;
   }
   po::notify(vm);
@@ -69,7 +72,16 @@ int cmd_plan(const std::vector<std::string>& args) {
   else if (objective == "memory") po_.objective = sweep::Objective::memory;
   else if (objective == "cost") po_.objective = sweep::Objective::cost;
   else throw po::error("--objective must be throughput, memory or cost, got '" + objective + "'");
-  if (top < 1 || po_.gpus < 1 || po_.max_micro_batch < 1) throw po::error("--top, --gpus and --max-micro-batch must be >= 1");
+  if (top < 1) throw po::error("--top must be >= 1");
+  const auto [gpus_min, gpus_max] = scenario::ranges::kClusterCount;
+  if (po_.gpus < gpus_min || po_.gpus > gpus_max)
+    throw po::error("--gpus must be in " + std::to_string(gpus_min) + ".." +
+                    std::to_string(gpus_max) + " (the devices a scenario may hold), got " +
+                    std::to_string(po_.gpus));
+  const auto [mb_min, mb_max] = scenario::ranges::kMicroBatch;
+  if (po_.max_micro_batch < mb_min || po_.max_micro_batch > mb_max)
+    throw po::error("--max-micro-batch must be in " + std::to_string(mb_min) + ".." +
+                    std::to_string(mb_max) + ", got " + std::to_string(po_.max_micro_batch));
   po_.top = top;
   if (jobs < 0) throw po::error("--jobs must be >= 0 (0 = one per hardware thread)");
   std::string note;

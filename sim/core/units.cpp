@@ -34,8 +34,9 @@ struct Split {
   std::string unit;
 };
 
-// "80 GiB" -> {80, "GiB"}; rejects empty numbers, NaN, inf and negative values.
-Split split_number(std::string_view text, const char* expected) {
+// "80 GiB" -> {80, "GiB"}; rejects empty numbers, NaN, inf and negative values. `noun` names
+// the quantity in "negative size '-1GB'".
+Split split_number(std::string_view text, const char* expected, const char* noun) {
   std::string s(text);
   std::size_t i = 0;
   while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
@@ -65,8 +66,8 @@ Split split_number(std::string_view text, const char* expected) {
   if (used != num.size() || !std::isfinite(v))
     throw std::invalid_argument(std::string("expected ") + expected + ", got '" + s + "'");
   if (v < 0)
-    throw std::invalid_argument(std::string("expected a non-negative ") + expected + ", got '" +
-                                s + "'");
+    throw std::invalid_argument(std::string("negative ") + noun + " '" + s + "': expected " +
+                                expected);
   if (unit.empty())
     throw std::invalid_argument(std::string("missing unit: expected ") + expected + ", got '" +
                                 s + "'");
@@ -111,7 +112,7 @@ std::int64_t to_int64(double v, const std::string& text) {
 
 Bytes parse_bytes(std::string_view text) {
   constexpr const char* kExpected = "a size with a unit (e.g. 80GiB, 40GB, 512MiB, 4096B)";
-  auto [v, unit] = split_number(text, kExpected);
+  auto [v, unit] = split_number(text, kExpected, "size");
   auto [factor, rest] = prefix(unit);
   if (rest != "B")
     throw std::invalid_argument(std::string("unknown size unit '") + unit + "': expected " +
@@ -121,7 +122,7 @@ Bytes parse_bytes(std::string_view text) {
 
 Bandwidth parse_bandwidth(std::string_view text) {
   constexpr const char* kExpected = "a bandwidth with a unit (e.g. 900GB/s, 25GiB/s, 200Gb/s)";
-  auto [v, unit] = split_number(text, kExpected);
+  auto [v, unit] = split_number(text, kExpected, "bandwidth");
   auto [factor, rest] = prefix(unit);
   double bytes_per_s;
   if (rest == "B/s" || rest == "Bps")
@@ -137,7 +138,7 @@ Bandwidth parse_bandwidth(std::string_view text) {
 
 FlopRate parse_flop_rate(std::string_view text) {
   constexpr const char* kExpected = "a FLOP rate with a unit (e.g. 312TFLOPS, 989TFLOP/s)";
-  auto [v, unit] = split_number(text, kExpected);
+  auto [v, unit] = split_number(text, kExpected, "FLOP rate");
   auto [factor, rest] = prefix(unit);
   if (rest != "FLOPS" && rest != "FLOP/s" && rest != "flops" && rest != "FLOPs")
     throw std::invalid_argument("unknown FLOP-rate unit '" + unit + "': expected " + kExpected);
@@ -148,7 +149,7 @@ FlopRate parse_flop_rate(std::string_view text) {
 
 Duration parse_duration(std::string_view text) {
   constexpr const char* kExpected = "a duration with a unit (e.g. 5us, 1.5ms, 2s, 800ns)";
-  auto [v, unit] = split_number(text, kExpected);
+  auto [v, unit] = split_number(text, kExpected, "duration");
   double seconds;
   if (unit == "ns")
     seconds = v * 1e-9;

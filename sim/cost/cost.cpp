@@ -54,7 +54,7 @@ void check_link(const hw::LinkSpec& link) {
 
 // Validates a collective's arguments; returns false when it costs nothing (one rank or an
 // empty buffer: NCCL returns at once for count 0).
-bool needs_work(Bytes bytes, int n, const hw::LinkSpec& link) {
+bool needs_work(Bytes bytes, std::int64_t n, const hw::LinkSpec& link) {
   if (n < 1) invalid("collective needs at least 1 rank, got " + std::to_string(n));
   if (bytes.value < 0) invalid("collective buffer size must not be negative");
   check_link(link);
@@ -67,8 +67,8 @@ Duration transfer(double numerator, double denominator, const hw::LinkSpec& link
 }
 
 // ceil(log2 n) for n >= 2.
-std::int64_t ceil_log2(int n) {
-  return std::bit_width(static_cast<unsigned>(n - 1));
+std::int64_t ceil_log2(std::int64_t n) {
+  return std::bit_width(static_cast<std::uint64_t>(n - 1));
 }
 
 }  // namespace
@@ -116,20 +116,23 @@ Duration kernel_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode
   return core::duration_from_seconds(busy) + d.kernel_launch * kernels;
 }
 
-hw::LinkSpec spanning_link(const hw::LinkSpec& intra, const hw::LinkSpec& inter, int ranks_per_node) {
+hw::LinkSpec spanning_link(const hw::LinkSpec& intra, const hw::LinkSpec& inter,
+                           std::int64_t ranks_per_node) {
   hw::LinkSpec l = inter;
-  const double k = std::max(1, ranks_per_node);
+  const double k = static_cast<double>(std::max<std::int64_t>(1, ranks_per_node));
   l.bandwidth.bytes_per_s = std::min(intra.bandwidth.bytes_per_s, inter.bandwidth.bytes_per_s * k);
   return l;
 }
 
-Duration all_reduce_time(Bytes bytes, int n, const hw::LinkSpec& link, CollectiveAlgo algo) {
+Duration all_reduce_time(Bytes bytes, std::int64_t n, const hw::LinkSpec& link,
+                         CollectiveAlgo algo) {
   if (!needs_work(bytes, n, link)) return Duration{};
   const double s = static_cast<double>(bytes.value);
   switch (algo) {
     case CollectiveAlgo::ring:
       // Reduce-scatter then all-gather: 2(n-1) steps, each moving S/n per rank.
-      return transfer(2.0 * (n - 1) * s, n, link) + link.latency * (2 * (n - 1));
+      return transfer(2.0 * static_cast<double>(n - 1) * s, static_cast<double>(n), link) +
+             link.latency * (2 * (n - 1));
     case CollectiveAlgo::tree:
       // NCCL double binary tree: every rank sends and receives the whole buffer twice (up the
       // reduce tree, down the broadcast tree), pipelined, so the bandwidth term is 2 S/B
@@ -140,13 +143,14 @@ Duration all_reduce_time(Bytes bytes, int n, const hw::LinkSpec& link, Collectiv
   throw core::InternalError("all_reduce_time: unknown CollectiveAlgo");
 }
 
-Duration reduce_scatter_time(Bytes bytes, int n, const hw::LinkSpec& link) {
+Duration reduce_scatter_time(Bytes bytes, std::int64_t n, const hw::LinkSpec& link) {
   if (!needs_work(bytes, n, link)) return Duration{};
-  return transfer(static_cast<double>(n - 1) * static_cast<double>(bytes.value), n, link) +
+  return transfer(static_cast<double>(n - 1) * static_cast<double>(bytes.value),
+                  static_cast<double>(n), link) +
          link.latency * (n - 1);
 }
 
-Duration all_gather_time(Bytes bytes, int n, const hw::LinkSpec& link) {
+Duration all_gather_time(Bytes bytes, std::int64_t n, const hw::LinkSpec& link) {
   // Same traffic as reduce-scatter, run backwards: (n-1) steps of S/n each.
   return reduce_scatter_time(bytes, n, link);
 }

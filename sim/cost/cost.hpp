@@ -39,10 +39,10 @@ enum class CollectiveAlgo { ring, tree };
 //   reduce-scatter / all-gather (ring): (n-1)/n * S/B + (n-1) alpha
 //   point-to-point:       S/B + alpha
 // n == 1 costs zero.
-core::Duration all_reduce_time(core::Bytes bytes, int n, const hw::LinkSpec& link,
+core::Duration all_reduce_time(core::Bytes bytes, std::int64_t n, const hw::LinkSpec& link,
                                CollectiveAlgo algo = CollectiveAlgo::ring);
-core::Duration reduce_scatter_time(core::Bytes bytes, int n, const hw::LinkSpec& link);
-core::Duration all_gather_time(core::Bytes bytes, int n, const hw::LinkSpec& link);
+core::Duration reduce_scatter_time(core::Bytes bytes, std::int64_t n, const hw::LinkSpec& link);
+core::Duration all_gather_time(core::Bytes bytes, std::int64_t n, const hw::LinkSpec& link);
 core::Duration p2p_time(core::Bytes bytes, const hw::LinkSpec& link);
 // Whether every collective above (and spanning_link below) costs the same on links a and b.
 bool same_link_speed(const hw::LinkSpec& a, const hw::LinkSpec& b);
@@ -51,6 +51,7 @@ bool same_link_speed(const hw::LinkSpec& a, const hw::LinkSpec& b);
 // NCCL runs one ring per NIC, so the inter-node hop of a group with k ranks per node gets k
 // GPUs' share of the node's network bandwidth, capped by the intra-node fabric; latency is the
 // network's.
-hw::LinkSpec spanning_link(const hw::LinkSpec& intra, const hw::LinkSpec& inter, int ranks_per_node);
+hw::LinkSpec spanning_link(const hw::LinkSpec& intra, const hw::LinkSpec& inter,
+                           std::int64_t ranks_per_node);
 
 }  // namespace trainsim::cost

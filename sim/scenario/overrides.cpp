@@ -2,6 +2,8 @@
 
 #include <unordered_map>
 
+#include "models/yaml_syntax.hpp"
+
 namespace trainsim::scenario {
 
 namespace {
@@ -76,8 +78,10 @@ void apply_overrides(YAML::Node& root, const std::vector<std::string>& sets, Yam
     try {
       value = parse_value(text);
     } catch (const YAML::Exception& e) {
-      throw core::ConfigError({where.file, 1, set_value_column(arg) + e.mark.column}, path,
-                              "malformed value: " + e.msg);
+      const core::ConfigError located =
+          models::yaml_syntax_error(e, where.file, text, path, "malformed value: ");
+      throw core::ConfigError({where.file, 1, set_value_column(arg) + located.where().column - 1},
+                              path, located.detail());
     }
     if (!value.IsDefined() || value.IsNull())
       throw core::ConfigError({where.file, 1, set_value_column(arg)}, path,

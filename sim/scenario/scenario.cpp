@@ -93,6 +93,16 @@ namespace {
 // one: the file may change between loads, the overrides would not).
 thread_local std::uint64_t device_files_read = 0;
 
+// Refuses a device or link figure outside its documented range, at the value written.
+void check_figure(const YamlContext& ctx, MapReader& m, const std::string& key, double value,
+                  const ranges::FigureRange& range) {
+  if (value >= range.min && value <= range.max) return;  // NaN fails both
+  const YAML::Node n = m.node(key);
+  ctx.fail(n, m.path_of(key),
+           std::string("expected a figure ") + range.text + ", got '" +
+               (n.IsScalar() ? n.Scalar() : "?") + "'");
+}
+
 // `path` names the node in errors: "device", or "parallel.stage_devices[i].device".
 hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node,
                            const std::string& path = "device") {
@@ -120,6 +130,21 @@ hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node,
     return read_device(file_ctx, file, path);
   }
   MapReader m(ctx, node, path);
+  auto flops = [&](const char* key) {
+    const core::FlopRate r = m.flop_rate(key);
+    check_figure(ctx, m, key, r.per_s, ranges::kFlopRate);
+    return r;
+  };
+  auto seconds = [&](const char* key) {
+    const core::Duration t = m.duration(key);
+    check_figure(ctx, m, key, core::to_seconds(t), ranges::kLatency);
+    return t;
+  };
+  auto fraction = [&](const char* key, double fallback) {
+    const double f = m.fraction_or(key, fallback);
+    if (m.has(key)) check_figure(ctx, m, key, f, ranges::kEfficiency);
+    return f;
+  };
   hw::DeviceSpec d;
   const bool has_preset = m.has("preset");
   if (has_preset) {
@@ -129,7 +154,7 @@ hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node,
     d.description = "user-defined device";
     d.source = "scenario file";
     d.memory = m.bytes("memory");
-    d.peak_16bit = m.flop_rate("peak_flops");
+    d.peak_16bit = flops("peak_flops");
     d.memory_bandwidth = m.bandwidth("memory_bandwidth");
     d.peak_fp32 = d.peak_16bit;
     d.kernel_launch = core::Duration{4000};
@@ -137,18 +162,22 @@ hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node,
   d.name = m.string_or("name", d.name);
   if (has_preset) {
     d.memory = m.bytes_or("memory", d.memory);
-    if (m.has("peak_flops")) d.peak_16bit = m.flop_rate("peak_flops");
+    if (m.has("peak_flops")) d.peak_16bit = flops("peak_flops");
     if (m.has("memory_bandwidth")) d.memory_bandwidth = m.bandwidth("memory_bandwidth");
   }
-  if (m.has("peak_fp32_flops")) d.peak_fp32 = m.flop_rate("peak_fp32_flops");
-  if (m.has("peak_tf32_flops")) d.peak_tf32 = m.flop_rate("peak_tf32_flops");
+  if (m.has("memory"))
+    check_figure(ctx, m, "memory", static_cast<double>(d.memory.value), ranges::kMemory);
+  if (m.has("memory_bandwidth"))
+    check_figure(ctx, m, "memory_bandwidth", d.memory_bandwidth.bytes_per_s,
+                 ranges::kMemoryBandwidth);
+  if (m.has("peak_fp32_flops")) d.peak_fp32 = flops("peak_fp32_flops");
+  if (m.has("peak_tf32_flops")) d.peak_tf32 = flops("peak_tf32_flops");
   d.reserved = m.bytes_or("reserved", d.reserved);
-  d.matmul_efficiency = m.fraction_or("matmul_efficiency", d.matmul_efficiency);
-  d.memory_efficiency = m.fraction_or("memory_efficiency", d.memory_efficiency);
-  if (m.has("kernel_launch")) d.kernel_launch = m.duration("kernel_launch");
-  if (m.has("matmul_ramp")) d.matmul_ramp_s = core::to_seconds(m.duration("matmul_ramp"));
+  d.matmul_efficiency = fraction("matmul_efficiency", d.matmul_efficiency);
+  d.memory_efficiency = fraction("memory_efficiency", d.memory_efficiency);
+  if (m.has("kernel_launch")) d.kernel_launch = seconds("kernel_launch");
+  if (m.has("matmul_ramp")) d.matmul_ramp_s = core::to_seconds(seconds("matmul_ramp"));
   m.finish();
-  if (d.memory.value <= 0) ctx.fail(m.node("memory"), m.path_of("memory"), "expected a positive memory size");
   if (d.reserved >= d.memory) {
     // Point at whichever of the two the user wrote (reserved first); else at the device.
     const char* key = m.has("reserved") ? "reserved" : (m.has("memory") ? "memory" : nullptr);
@@ -163,8 +192,8 @@ TrainingSpec read_training(const YamlContext& ctx, const YAML::Node& node, bool&
   TrainingSpec t;
   if (!node.IsDefined() || node.IsNull()) ctx.fail(node, "training", "missing required key 'training'");
   MapReader m(ctx, node, "training");
-  t.micro_batch = m.positive_int("micro_batch");
-  t.gradient_accumulation = m.positive_int_or("gradient_accumulation", 0);
+  t.micro_batch = m.int_in("micro_batch", ranges::kMicroBatch);
+  t.gradient_accumulation = m.int_in_or("gradient_accumulation", ranges::kGradientAccumulation, 0);
   if (m.has("global_batch")) {
     global_batch_node = m.node("global_batch");
     t.global_batch = m.positive_int("global_batch");
@@ -172,7 +201,7 @@ TrainingSpec read_training(const YamlContext& ctx, const YAML::Node& node, bool&
     t.global_batch = 0;
   }
   seq_len_given = m.has("seq_len");
-  t.seq_len = m.positive_int_or("seq_len", 0);
+  t.seq_len = m.int_in_or("seq_len", ranges::kSeqLen, 0);
   const auto prec = m.choice("precision", {"fp32", "fp16", "bf16"}, "bf16");
   t.precision = prec == "fp32" ? Precision::fp32 : (prec == "fp16" ? Precision::fp16 : Precision::bf16);
   const auto opt = m.choice("optimizer", {"sgd", "momentum", "adam", "adamw"}, "adamw");
@@ -205,19 +234,19 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
   ParallelSpec p;
   if (!node.IsDefined() || node.IsNull()) return p;
   MapReader m(ctx, node, "parallel");
-  p.data = m.positive_int_or("data", 1);
-  p.tensor = m.positive_int_or("tensor", 1);
-  p.pipeline = m.positive_int_or("pipeline", 1);
-  try {
-    core::checked_mul(core::checked_mul(p.data, p.tensor), p.pipeline);
-  } catch (const core::OverflowError&) {
-    ctx.fail(node, "parallel", "data x tensor x pipeline must fit in 64 bits");
-  }
-  p.zero = static_cast<int>(m.non_negative_int_or("zero", 0));
-  if (p.zero > 3) ctx.fail(m.node("zero"), m.path_of("zero"), "expected a ZeRO stage 0, 1, 2 or 3");
+  p.data = m.int_in_or("data", ranges::kDegree, 1);
+  p.tensor = m.int_in_or("tensor", ranges::kDegree, 1);
+  p.pipeline = m.int_in_or("pipeline", ranges::kDegree, 1);
+  // Each degree is at most 2^20, so the product fits in 64 bits.
+  if (p.devices() > ranges::kMaxDevices)
+    ctx.fail(node, "parallel",
+             "data x tensor x pipeline = " + std::to_string(p.devices()) + " devices, above the " +
+                 std::to_string(ranges::kMaxDevices) + " trainsim simulates");
+  p.zero = static_cast<int>(m.int_in_or("zero", ranges::kZeroStage, 0));
   const auto s = m.choice("schedule", {"gpipe", "1f1b", "interleaved"}, "1f1b");
   p.schedule = s == "gpipe" ? Schedule::gpipe : (s == "1f1b" ? Schedule::one_f_one_b : Schedule::interleaved);
-  p.virtual_stages = m.positive_int_or("virtual_stages", p.schedule == Schedule::interleaved ? 2 : 1);
+  p.virtual_stages = m.int_in_or("virtual_stages", ranges::kVirtualStages,
+                                 p.schedule == Schedule::interleaved ? 2 : 1);
   if (p.virtual_stages > 1 && p.schedule != Schedule::interleaved)
     ctx.fail(m.node("virtual_stages"), m.path_of("virtual_stages"),
              "virtual_stages > 1 needs schedule: interleaved");
@@ -298,8 +327,14 @@ hw::LinkSpec read_link(const YamlContext& ctx, const YAML::Node& node, const std
     l.name = "custom";
     l.source = "scenario file";
   }
-  if (m.has("bandwidth")) l.bandwidth = m.bandwidth("bandwidth");
-  if (m.has("latency")) l.latency = m.duration("latency");
+  if (m.has("bandwidth")) {
+    l.bandwidth = m.bandwidth("bandwidth");
+    check_figure(ctx, m, "bandwidth", l.bandwidth.bytes_per_s, ranges::kLinkBandwidth);
+  }
+  if (m.has("latency")) {
+    l.latency = m.duration("latency");
+    check_figure(ctx, m, "latency", core::to_seconds(l.latency), ranges::kLatency);
+  }
   m.finish();
   return l;
 }
@@ -336,17 +371,19 @@ ClusterSpec read_cluster(const YamlContext& ctx, const YAML::Node& node, const h
   }
   MapReader m(ctx, node, "cluster");
   // Absent sizes default as without a cluster section: up to 8 GPUs a node, enough nodes.
-  c.gpus_per_node = m.positive_int_or("gpus_per_node", devices < 8 ? devices : 8);
-  c.nodes = m.positive_int_or("nodes", (devices + c.gpus_per_node - 1) / c.gpus_per_node);
+  c.gpus_per_node = m.int_in_or("gpus_per_node", ranges::kClusterCount, devices < 8 ? devices : 8);
+  c.nodes = m.int_in_or("nodes", ranges::kClusterCount,
+                        (devices + c.gpus_per_node - 1) / c.gpus_per_node);
   c.intra_node = read_link(ctx, m.node("intra_node"), m.path_of("intra_node"), c.intra_node);
   c.inter_node = read_link(ctx, m.node("inter_node"), m.path_of("inter_node"), c.inter_node);
   c.pcie = read_link(ctx, m.node("pcie"), m.path_of("pcie"), c.pcie);
   c.host_memory = m.bytes_or("host_memory", c.host_memory);
-  if (c.host_memory.value <= 0) ctx.fail(m.node("host_memory"), m.path_of("host_memory"), "expected a positive memory size");
+  if (m.has("host_memory"))
+    check_figure(ctx, m, "host_memory", static_cast<double>(c.host_memory.value), ranges::kMemory);
   if (m.has("host_memory_bandwidth")) {
     c.host_memory_bandwidth = m.bandwidth("host_memory_bandwidth");
-    if (!(c.host_memory_bandwidth.bytes_per_s > 0))
-      ctx.fail(m.node("host_memory_bandwidth"), m.path_of("host_memory_bandwidth"), "expected a positive bandwidth");
+    check_figure(ctx, m, "host_memory_bandwidth", c.host_memory_bandwidth.bytes_per_s,
+                 ranges::kLinkBandwidth);
   }
   if (m.has("placement")) {
     // A permutation of tensor, pipeline, data: rank order, fastest-varying first.
@@ -491,8 +528,7 @@ Scenario load_scenario_tree(YAML::Node root, const std::string& path,
   s.file = path;
   s.name = top.string_or("name", std::filesystem::path(path).stem().string());
   // Missing sections are reported at the top-level mapping (an absent node has no place).
-  for (const char* key : {"device", "training"})
-    if (!top.has(key)) ctx.fail(root, key, std::string("missing required key '") + key + "'");
+  for (const char* key : {"device", "training"}) top.require(key);
   s.device = read_device(ctx, top.node("device"));
   ScenarioMemo::Training read;
   YAML::Node training_node = top.node("training");
@@ -505,10 +541,10 @@ Scenario load_scenario_tree(YAML::Node root, const std::string& path,
 
   if (top.has("limits")) {
     MapReader lim(ctx, top.node("limits"), "limits");
-    s.limits.max_ops = lim.positive_int_or("max_ops", kDefaultMaxOps);
+    s.limits.max_ops = lim.int_in_or("max_ops", ranges::kMaxOps, kDefaultMaxOps);
     lim.finish();
   }
-  if (!top.has("model")) ctx.fail(root, "model", "missing required key 'model'");
+  top.require("model");
   YAML::Node model_node = top.node("model");
   top.finish();
 

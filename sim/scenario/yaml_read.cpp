@@ -5,6 +5,9 @@
 #include "models/unique_keys.hpp"
 #include "sim/core/text_file.hpp"
 
+#include "models/yaml_syntax.hpp"
+#include "sim/core/spelling.hpp"
+
 namespace trainsim::scenario {
 
 std::string set_argument_file(const std::string& argument) { return "--set " + argument; }
@@ -32,6 +35,10 @@ core::SourceLocation YamlContext::locate(const YAML::Node& node, const std::stri
   if (auto at = override_location(path, placed ? node.Mark().column : -1)) return *at;
   if (placed)
     return {file_, node.Mark().line + 1, node.Mark().column + 1};
+  // A mapping with no place was made by a --set below it (cluster.nodes=3 makes `cluster`).
+  for (const auto& [p, origin] : overrides_)
+    if (p.size() > path.size() && p.compare(0, path.size(), path) == 0 && p[path.size()] == '.')
+      return {set_argument_file(origin.argument), 1, 1};
   return {file_, 0, 0};
 }
 
@@ -54,10 +61,11 @@ std::string read_string(const YamlContext& ctx, const YAML::Node& n, const std::
   return n.Scalar();
 }
 
-std::int64_t read_int(const YamlContext& ctx, const YAML::Node& n, const std::string& path,
-                      std::int64_t min_value) {
-  const std::string what =
-      min_value >= 1 ? "a positive integer" : (min_value == 0 ? "a non-negative integer" : "an integer");
+namespace {
+// The integer `n` holds (an integral float such as 1e3 counts when exact); anything else fails
+// with "expected <what>, got ...".
+std::int64_t parse_int(const YamlContext& ctx, const YAML::Node& n, const std::string& path,
+                       const std::string& what) {
   if (!n.IsScalar()) ctx.fail(n, path, "expected " + what + ", got " + describe(n));
   const std::string& s = n.Scalar();
   std::size_t used = 0;
@@ -89,7 +97,26 @@ std::int64_t read_int(const YamlContext& ctx, const YAML::Node& n, const std::st
     }
   }
   if (!ok) ctx.fail(n, path, "expected " + what + ", got '" + s + "'");
-  if (v < min_value) ctx.fail(n, path, "expected " + what + ", got " + s);
+  return v;
+}
+}  // namespace
+
+std::int64_t read_int(const YamlContext& ctx, const YAML::Node& n, const std::string& path,
+                      std::int64_t min_value) {
+  const std::string what = min_value >= 1
+                               ? "a positive integer"
+                               : (min_value == 0 ? "a non-negative integer" : "an integer");
+  const std::int64_t v = parse_int(ctx, n, path, what);
+  if (v < min_value) ctx.fail(n, path, "expected " + what + ", got " + n.Scalar());
+  return v;
+}
+
+std::int64_t read_int(const YamlContext& ctx, const YAML::Node& n, const std::string& path,
+                      ranges::IntRange range) {
+  const std::string what =
+      "an integer in " + std::to_string(range.min) + ".." + std::to_string(range.max);
+  const std::int64_t v = parse_int(ctx, n, path, what);
+  if (v < range.min || v > range.max) ctx.fail(n, path, "expected " + what + ", got " + n.Scalar());
   return v;
 }
 
@@ -116,8 +143,24 @@ YAML::Node MapReader::node(const std::string& key) {
   return cn[key];
 }
 
+void MapReader::require(const std::string& key) const {
+  if (!has(key)) fail_missing(key);
+}
+
+void MapReader::fail_missing(const std::string& key) const {
+  // A slip of the required key is the likelier cause; it is reported where it was written.
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    if (!it->first.IsScalar()) continue;
+    const std::string typed = it->first.Scalar();
+    if (read_.count(typed) || known_.count(typed) || !core::near_miss(typed, key)) continue;
+    ctx_.fail(it->first, path_of(typed),
+              "unknown key '" + typed + "' \u2014 did you mean '" + key + "'?");
+  }
+  ctx_.fail(node_, path_of(key), "missing required key '" + key + "'");
+}
+
 std::string MapReader::string(const std::string& key) {
-  if (!has(key)) ctx_.fail(node_, path_of(key), "missing required key '" + key + "'");
+  require(key);
   return read_string(ctx_, node(key), path_of(key));
 }
 
@@ -126,7 +169,7 @@ std::string MapReader::string_or(const std::string& key, std::string fallback) {
 }
 
 std::int64_t MapReader::positive_int(const std::string& key) {
-  if (!has(key)) ctx_.fail(node_, path_of(key), "missing required key '" + key + "'");
+  require(key);
   return read_int(ctx_, node(key), path_of(key), 1);
 }
 
@@ -136,6 +179,16 @@ std::int64_t MapReader::positive_int_or(const std::string& key, std::int64_t fal
 
 std::int64_t MapReader::non_negative_int_or(const std::string& key, std::int64_t fallback) {
   return has(key) ? read_int(ctx_, node(key), path_of(key), 0) : fallback;
+}
+
+std::int64_t MapReader::int_in(const std::string& key, ranges::IntRange range) {
+  require(key);
+  return read_int(ctx_, node(key), path_of(key), range);
+}
+
+std::int64_t MapReader::int_in_or(const std::string& key, ranges::IntRange range,
+                                  std::int64_t fallback) {
+  return has(key) ? int_in(key, range) : fallback;
 }
 
 double MapReader::fraction_or(const std::string& key, double fallback) {
@@ -172,22 +225,22 @@ static T parse_quantity(const YamlContext& ctx, const YAML::Node& n, const std::
 }
 
 core::Bytes MapReader::bytes(const std::string& key) {
-  if (!has(key)) ctx_.fail(node_, path_of(key), "missing required key '" + key + "'");
+  require(key);
   return parse_quantity<core::Bytes>(ctx_, node(key), path_of(key), core::parse_bytes);
 }
 core::Bytes MapReader::bytes_or(const std::string& key, core::Bytes fallback) {
   return has(key) ? bytes(key) : fallback;
 }
 core::Bandwidth MapReader::bandwidth(const std::string& key) {
-  if (!has(key)) ctx_.fail(node_, path_of(key), "missing required key '" + key + "'");
+  require(key);
   return parse_quantity<core::Bandwidth>(ctx_, node(key), path_of(key), core::parse_bandwidth);
 }
 core::FlopRate MapReader::flop_rate(const std::string& key) {
-  if (!has(key)) ctx_.fail(node_, path_of(key), "missing required key '" + key + "'");
+  require(key);
   return parse_quantity<core::FlopRate>(ctx_, node(key), path_of(key), core::parse_flop_rate);
 }
 core::Duration MapReader::duration(const std::string& key) {
-  if (!has(key)) ctx_.fail(node_, path_of(key), "missing required key '" + key + "'");
+  require(key);
   return parse_quantity<core::Duration>(ctx_, node(key), path_of(key), core::parse_duration);
 }
 
@@ -214,8 +267,11 @@ void MapReader::finish(std::initializer_list<std::string_view> allowed) const {
     for (auto a : allowed) names.insert(std::string(a));
     std::string list;
     for (const auto& a : names) list += (list.empty() ? "" : ", ") + a;
-    ctx_.fail(it->first, path_of(key),
-              "unknown key '" + key + "'" + (list.empty() ? "" : "; expected one of: " + list));
+    const std::string guess = core::closest_spelling(key, {names.begin(), names.end()});
+    const std::string hint = guess.empty() ? "" : " \u2014 did you mean '" + guess + "'?";
+    ctx_.fail(
+        it->first, path_of(key),
+        "unknown key '" + key + "'" + hint + (list.empty() ? "" : "; expected one of: " + list));
   }
 }
 
@@ -224,8 +280,7 @@ YAML::Node parse_yaml_text(const std::string& text, const std::string& path) {
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw core::ConfigError({path, e.mark.line + 1, e.mark.column + 1}, "",
-                            "malformed YAML: " + e.msg);
+    throw models::yaml_syntax_error(e, path, text, "", "malformed YAML: ");
   }
   models::check_unique_keys(root, path);
   return root;

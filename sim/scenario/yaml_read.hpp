@@ -15,6 +15,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
+#include "sim/scenario/ranges.hpp"
 
 namespace trainsim::scenario {
 
@@ -64,6 +65,9 @@ class MapReader {
   std::int64_t positive_int(const std::string& key);  // required, >= 1
   std::int64_t positive_int_or(const std::string& key, std::int64_t fallback);
   std::int64_t non_negative_int_or(const std::string& key, std::int64_t fallback);
+  // An integer within `range` (inclusive); the error names the range.
+  std::int64_t int_in(const std::string& key, ranges::IntRange range);  // required
+  std::int64_t int_in_or(const std::string& key, ranges::IntRange range, std::int64_t fallback);
   double fraction_or(const std::string& key, double fallback);  // in (0, 1]
   bool bool_or(const std::string& key, bool fallback);
   core::Bytes bytes(const std::string& key);
@@ -75,10 +79,17 @@ class MapReader {
   std::string choice(const std::string& key, std::initializer_list<std::string_view> choices,
                      std::string fallback);
 
-  // Throws for the first key that was never read, naming the keys that are allowed.
+  // Throws unless `key` is present. A key of the mapping that is a near miss for it
+  // ("micro_bach") is reported first, as unknown, with the suggestion.
+  void require(const std::string& key) const;
+
+  // Throws for the first key that was never read, naming the keys that are allowed (and the
+  // nearest one when the key looks like a slip for it).
   void finish(std::initializer_list<std::string_view> allowed = {}) const;
 
  private:
+  [[noreturn]] void fail_missing(const std::string& key) const;
+
   const YamlContext& ctx_;
   YAML::Node node_;
   std::string path_;
@@ -89,6 +100,8 @@ class MapReader {
 // Scalar conversions used by MapReader and by sweeps; `path` is for the message.
 std::int64_t read_int(const YamlContext& ctx, const YAML::Node& n, const std::string& path,
                       std::int64_t min_value);
+std::int64_t read_int(const YamlContext& ctx, const YAML::Node& n, const std::string& path,
+                      ranges::IntRange range);
 std::string read_string(const YamlContext& ctx, const YAML::Node& n, const std::string& path);
 
 // Parses a file's text: a syntax error or a duplicate key is a ConfigError located in `path`.

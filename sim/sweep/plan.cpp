@@ -97,6 +97,104 @@ Screen screen(const Context& c, const Layout& l) {
   return out;
 }
 
+// Why enumeration found no layout: each way the search was cut, once, in the order met.
+struct Refusals {
+  std::vector<std::string> reasons;
+  void add(const std::string& why) {
+    if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
+  }
+  std::string join(std::int64_t gpus, const scenario::Scenario& s0) const {
+    std::string out = "no layout of " + std::to_string(gpus) + " GPUs for model '" + s0.model.name +
+                      "' (global batch " + std::to_string(s0.training.global_batch) + "): ";
+    constexpr std::size_t kShown = 8;
+    for (std::size_t i = 0; i < reasons.size() && i < kShown; ++i)
+      out += (i ? "; " : "") + reasons[i];
+    if (reasons.size() > kShown)
+      out += "; and " + std::to_string(reasons.size() - kShown) + " more";
+    return out + " (0 layouts considered; try another --gpus, or change the global batch)";
+  }
+};
+
+struct Item {
+  Layout l;
+  std::size_t rung = 0;
+};
+
+// Every (data, tensor, pipeline, micro-batch, schedule) layout of n GPUs, each at the first rung
+// of its ladder whose model states may fit; counts the layouts considered and pruned in `res`.
+// Throws, saying why, when there is none at all.
+std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n, std::int64_t gpn,
+                                    const PlanOptions& o, PlanResult& res) {
+  std::set<std::int64_t> heads, kv;
+  for (auto v : s0.model.order) {
+    if (s0.model.graph[v].heads > 0) heads.insert(s0.model.graph[v].heads);
+    if (s0.model.graph[v].kv_heads > 0) kv.insert(s0.model.graph[v].kv_heads);
+  }
+  const auto layers = static_cast<std::int64_t>(s0.model.order.size());
+  const std::int64_t blocks = s0.model.num_blocks, g = s0.training.global_batch;
+
+  std::vector<Item> active;
+  Refusals refused;
+  auto str = [](std::int64_t v) { return std::to_string(v); };
+  for (std::int64_t t = 1; t <= gpn; t *= 2) {
+    if (n % t) {
+      refused.add("tensor " + str(t) + " does not divide " + str(n) + " GPUs");
+      continue;
+    }
+    bool ok = true;
+    for (auto h : heads) ok = ok && h % t == 0;
+    for (auto h : kv) ok = ok && (h % t == 0 || t % h == 0);
+    if (!ok) {
+      refused.add("tensor " + str(t) + " does not divide the attention heads");
+      continue;
+    }
+    for (std::int64_t p = 1; p <= n / t && p <= layers; ++p) {
+      if ((n / t) % p) continue;
+      if (blocks > 0 && blocks % p) {
+        refused.add("pipeline " + str(p) + " does not divide the model's " + str(blocks) +
+                    " blocks");
+        continue;
+      }
+      const std::int64_t d = n / (t * p);
+      if (g % d) {
+        refused.add("data " + str(d) + " (tensor " + str(t) + ", pipeline " + str(p) +
+                    ") does not divide the global batch " + str(g));
+        continue;
+      }
+      for (std::int64_t mb = 1; mb <= o.max_micro_batch; mb *= 2) {
+        if ((g / d) % mb) continue;
+        const std::int64_t ga = g / (d * mb);
+        for (std::int64_t v : {1, 2, 4}) {
+          if (v > 1 && (p == 1 || (blocks > 0 && blocks % (p * v)) || p * v > layers || ga % p)) continue;
+          ++res.layouts;
+          Item it;
+          it.l = {d, t, p, v, mb, ga, v > 1, 0, Recompute::none};
+          if (p > 1 && ga < p) {  // the pipeline never fills: over half of it idle
+            ++res.pruned;
+            continue;
+          }
+          const auto lad = ladder(d);
+          while (it.rung < lad.size()) {
+            it.l.zero = lad[it.rung].zero;
+            it.l.recompute = lad[it.rung].recompute;
+            if (states_may_fit(s0, it.l)) break;
+            ++it.rung;
+          }
+          if (it.rung == lad.size()) ++res.pruned;
+          else active.push_back(it);
+        }
+      }
+    }
+  }
+
+  if (res.layouts == 0) {
+    if (gpn < n)
+      refused.add("tensor stays within a node of " + str(gpn) + " GPUs (cluster.gpus_per_node)");
+    throw core::ConfigError({"--gpus " + str(n), 0, 0}, "", refused.join(n, s0));
+  }
+  return active;
+}
+
 }  // namespace
 
 double objective_value(Objective o, const report::Summary& s) {
@@ -138,54 +236,7 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
     throw core::ConfigError({"--gpus", 1, 1}, "--gpus", "expected a multiple of the " + std::to_string(gpn) +
                             " GPUs per node, got " + std::to_string(n));
   const Context c{base, sets, s0, n, gpn, s0.training.global_batch};
-  std::set<std::int64_t> heads, kv;
-  for (auto v : s0.model.order) {
-    if (s0.model.graph[v].heads > 0) heads.insert(s0.model.graph[v].heads);
-    if (s0.model.graph[v].kv_heads > 0) kv.insert(s0.model.graph[v].kv_heads);
-  }
-  const auto layers = static_cast<std::int64_t>(s0.model.order.size());
-  const std::int64_t blocks = s0.model.num_blocks, g = s0.training.global_batch;
-
-  struct Item {
-    Layout l;
-    std::size_t rung = 0;
-  };
-  std::vector<Item> active;
-  for (std::int64_t t = 1; t <= gpn; t *= 2) {
-    if (n % t) continue;
-    bool ok = true;
-    for (auto h : heads) ok = ok && h % t == 0;
-    for (auto h : kv) ok = ok && (h % t == 0 || t % h == 0);
-    if (!ok) continue;
-    for (std::int64_t p = 1; p <= n / t && p <= layers; ++p) {
-      if ((n / t) % p || (blocks > 0 && blocks % p)) continue;
-      const std::int64_t d = n / (t * p);
-      if (g % d) continue;
-      for (std::int64_t mb = 1; mb <= o.max_micro_batch; mb *= 2) {
-        if ((g / d) % mb) continue;
-        const std::int64_t ga = g / (d * mb);
-        for (std::int64_t v : {1, 2, 4}) {
-          if (v > 1 && (p == 1 || (blocks > 0 && blocks % (p * v)) || p * v > layers || ga % p)) continue;
-          ++res.layouts;
-          Item it;
-          it.l = {d, t, p, v, mb, ga, v > 1, 0, Recompute::none};
-          if (p > 1 && ga < p) {  // the pipeline never fills: over half of it idle
-            ++res.pruned;
-            continue;
-          }
-          const auto lad = ladder(d);
-          while (it.rung < lad.size()) {
-            it.l.zero = lad[it.rung].zero;
-            it.l.recompute = lad[it.rung].recompute;
-            if (states_may_fit(s0, it.l)) break;
-            ++it.rung;
-          }
-          if (it.rung == lad.size()) ++res.pruned;
-          else active.push_back(it);
-        }
-      }
-    }
-  }
+  std::vector<Item> active = enumerate_layouts(s0, n, gpn, o, res);
 
   // Screening in waves: a candidate that runs out of memory climbs to its next rung; under the
   // memory objective one that fits climbs too (every rung needs less memory than the one

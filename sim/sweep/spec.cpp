@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "sim/core/text_file.hpp"
+#include "models/yaml_syntax.hpp"
 #include "sim/scenario/yaml_read.hpp"
 
 namespace trainsim::sweep {
@@ -114,7 +115,7 @@ scenario::Scenario BaseScenario::load(const std::vector<std::string>& sets) cons
     try {
       root = YAML::Load(text);
     } catch (const YAML::Exception& e) {
-      throw core::ConfigError({path, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
+      throw models::yaml_syntax_error(e, path, text, "", "");
     }
     parsed = YAML::Clone(root);
     parsed_text = text;

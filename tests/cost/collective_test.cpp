@@ -111,3 +111,14 @@ TEST_CASE("the busbw convention holds for ring all-reduce on the nvlink3 preset"
   CHECK(core::to_seconds(cost::all_reduce_time(Bytes{4 * core::kGiB}, 8, *nv)) ==
         Approx(expected).epsilon(1e-6));
 }
+
+TEST_CASE("collectives count ranks in 64 bits: 3 billion ranks do not wrap", "[cost][collective]") {
+  // A rank count past 2^31 once arrived as a negative int ("needs at least 1 rank").
+  const std::int64_t n = 3'000'000'000;
+  const Duration ring = cost::all_reduce_time(kOneGiB, n, toy_link());
+  // 2 (n-1)/n x 2^30 / 1e11 s -> 21,474,837 ns (rounded up), + 2 (n-1) x 5 us of latency.
+  CHECK(ring.ns == 21'474'837 + 2 * (n - 1) * 5'000);
+  CHECK(cost::reduce_scatter_time(kOneGiB, n, toy_link()).ns > 0);
+  CHECK(cost::all_reduce_time(kOneGiB, n, toy_link(), CollectiveAlgo::tree).ns ==
+        21'474'837 + 2 * 32 * 5'000);
+}

@@ -118,7 +118,8 @@ TEST_CASE("an unknown top-level key is located at the key and lists the known on
 
 TEST_CASE("an unknown key inside training is located at the key") {
   expect_error(kBase + "  precison: fp16\n",
-               {6, 3, "training.precison", "unknown key 'precison'; expected one of:"});
+               {6, 3, "training.precison",
+                "unknown key 'precison' \u2014 did you mean 'precision'?; expected one of:"});
   expect_error(kBase + "  precison: fp16\n", {6, 3, "training.precison", "precision"});
 }
 
@@ -178,25 +179,27 @@ TEST_CASE("a custom device without peak_flops is reported at the device mapping"
 
 TEST_CASE("a list where an integer belongs is rejected") {
   expect_error(with_micro_batch("[1, 2]"),
-               {4, 16, "training.micro_batch", "expected a positive integer, got a list"});
+               {4, 16, "training.micro_batch", "expected an integer in 1..1000000000, got a list"});
 }
 
 TEST_CASE("a word where an integer belongs is rejected") {
   expect_error(with_micro_batch("four"),
-               {4, 16, "training.micro_batch", "expected a positive integer, got 'four'"});
+               {4, 16, "training.micro_batch", "expected an integer in 1..1000000000, got 'four'"});
 }
 
 TEST_CASE("a negative micro_batch is rejected") {
-  expect_error(with_micro_batch("-2"), {4, 16, "training.micro_batch", "expected a positive integer"});
+  expect_error(with_micro_batch("-2"),
+               {4, 16, "training.micro_batch", "expected an integer in 1..1000000000"});
 }
 
 TEST_CASE("a zero micro_batch is rejected") {
-  expect_error(with_micro_batch("0"), {4, 16, "training.micro_batch", "expected a positive integer"});
+  expect_error(with_micro_batch("0"),
+               {4, 16, "training.micro_batch", "expected an integer in 1..1000000000"});
 }
 
 TEST_CASE("a fractional micro_batch is rejected") {
   expect_error(with_micro_batch("1.5"),
-               {4, 16, "training.micro_batch", "expected a positive integer, got '1.5'"});
+               {4, 16, "training.micro_batch", "expected an integer in 1..1000000000, got '1.5'"});
 }
 
 TEST_CASE("an integer beyond 64 bits is rejected") {
@@ -205,8 +208,9 @@ TEST_CASE("an integer beyond 64 bits is rejected") {
 }
 
 TEST_CASE("a batch whose product overflows 64 bits is a located error") {
-  // 2^62 x data 4 does not fit in a signed 64-bit count.
-  expect_error(with_micro_batch("4611686018427387904") + "parallel: {data: 4}\n",
+  // Each count in range, but 1e9 x 1e9 x 2^20 does not fit in a signed 64-bit count.
+  expect_error(with_micro_batch("1000000000") + "  gradient_accumulation: 1000000000\n" +
+                   "parallel: {data: 1048576}\n",
                {4, 16, "training.micro_batch", "64 bits"});
 }
 
@@ -222,9 +226,9 @@ TEST_CASE("a step sure to exceed limits.max_ops is refused at its accumulation")
                {6, 26, "training.gradient_accumulation", "at least 4800 ops"});
 }
 
-TEST_CASE("a parallel layout beyond 64 bits of devices is refused") {
+TEST_CASE("a layout beyond 64 bits of devices is refused at its first degree out of range") {
   expect_error(kBase + "parallel: {data: 4294967296, tensor: 4294967296}\n",
-               {6, 11, "parallel", "data x tensor x pipeline must fit in 64 bits"});
+               {6, 18, "parallel.data", "expected an integer in 1..1048576"});
 }
 
 TEST_CASE("a mapping where the device belongs must be a preset or a device mapping") {
@@ -326,7 +330,8 @@ TEST_CASE("an unknown schedule lists the choices") {
 }
 
 TEST_CASE("ZeRO stage 4 does not exist") {
-  expect_error(kBase + "parallel:\n  zero: 4\n", {7, 9, "parallel.zero", "expected a ZeRO stage 0, 1, 2 or 3"});
+  expect_error(kBase + "parallel:\n  zero: 4\n",
+               {7, 9, "parallel.zero", "expected an integer in 0..3, got 4"});
 }
 
 // --- models ---------------------------------------------------------------------------------
@@ -460,7 +465,7 @@ TEST_CASE("a --set with a malformed value is rejected") {
 
 TEST_CASE("a --set with a bad value is located at the value in the argument") {
   expect_error(kBase,
-               {1, 22, "training.micro_batch", "expected a positive integer, got 'abc'",
+               {1, 22, "training.micro_batch", "expected an integer in 1..1000000000, got 'abc'",
                 "--set training.micro_batch=abc"},
                {"training.micro_batch=abc"});
 }
@@ -537,7 +542,8 @@ TEST_CASE("training.offload must be a mapping") {
 
 TEST_CASE("cluster.host_memory needs a unit and a positive size") {
   expect_error(kBase + "cluster:\n  host_memory: 2048\n", {7, 16, "cluster.host_memory", "missing unit"});
-  expect_error(kBase + "cluster:\n  host_memory: 0GiB\n", {7, 16, "cluster.host_memory", "expected a positive memory size"});
+  expect_error(kBase + "cluster:\n  host_memory: 0GiB\n",
+               {7, 16, "cluster.host_memory", "between 1 MiB and 1 PiB"});
 }
 
 TEST_CASE("cluster.host_memory_bandwidth is a bandwidth, cluster.pcie a link") {
