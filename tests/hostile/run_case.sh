@@ -4,6 +4,8 @@
 #   file NAME <<'EOF' ... EOF    writes a file there (folders are created)
 #   expect EXIT [PATTERN...]     the exit code and grep -E patterns its output must match
 #   trainsim ARGS...             runs the binary (30 s limit, no stdin), output kept
+#   sanitized                    true when TRAINSIM is an AddressSanitizer build
+#   skip REASON                  ends the case as skipped (exit 77; ctest reports it so)
 # $REPO is the source tree, for cases that start from a shipped scenario.
 # Whatever the case expects, a run fails when trainsim exits 1 (internal error), dies of a
 # signal, hangs past the limit, or was never run; expecting exit 1 is refused.
@@ -19,6 +21,8 @@ file() { mkdir -p "$(dirname "$1")" && cat >"$1"; }
 expect_exit=""
 patterns=()
 expect() { expect_exit=$1; shift; patterns=("$@"); }
+sanitized() { grep -q __asan_init "$TS"; }
+skip() { echo "skipped: $*"; exit 77; }
 ran=0
 output=""
 code=0
