@@ -19,6 +19,7 @@ inline constexpr int kExitInternal = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitOom = 3;
+inline constexpr int kExitRatchet = 4;        // compare: a subset is worse than --ratchet
 inline constexpr int kExitInterrupted = 130;  // a sweep stopped by SIGINT/SIGTERM
 
 int cmd_run(const std::vector<std::string>& args, bool validate_only, bool diagnose_only = false);
