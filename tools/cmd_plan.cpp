@@ -58,7 +58,9 @@ int cmd_plan(const std::vector<std::string>& args) {
       "format", po::value<std::string>(&format)->default_value("text"), "text | json");
   po::variables_map vm = parse_command(args, opts, "scenario");
   if (vm.count("help")) {
-    std::cout << opts << "\nexit codes: 0 a layout fits, 3 none fits, 2 bad input\n";
+    std::cout
+        << opts
+        << "\nexit codes: 0 a layout fits, 3 none fits, 2 bad input or usage, 1 internal error\n";
     return kExitFits;
   }
   po::notify(vm);

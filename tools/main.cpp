@@ -1,5 +1,6 @@
 // The `trainsim` command. Only this file maps outcomes to exit codes:
-//   0 the step fits, 3 out of memory, 2 bad input or usage, 1 internal error.
+//   0 the step fits, 3 out of memory, 2 bad input or usage, 1 internal error; the commands
+//   add 4 (compare --ratchet regression) and 130 (sweep interrupted). README.md lists them.
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -35,7 +36,8 @@ constexpr const char* kUsage =
     "  calibrate CSV      fit a device's cost-model parameters to measured kernel timings\n"
     "\n"
     "Run 'trainsim <command> --help' for a command's options.\n"
-    "exit codes: 0 fits, 3 out of memory, 2 bad input or usage, 1 internal error\n";
+    "exit codes: 0 fits (or done), 3 out of memory, 2 bad input or usage, 1 internal error,\n"
+    "            4 compare: worse than its --ratchet, 130 sweep: interrupted (--resume)\n";
 
 }  // namespace
 
