@@ -17,6 +17,12 @@ namespace trainsim::models {
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Layer>;
 using Vertex = Graph::vertex_descriptor;
 
+// Most layers a model may hold in all, over every group and block (a scenario's
+// `limits.max_layers` raises it). A run costs about 15 us of CPU per layer and `diagnose`
+// re-simulates each remedy from the file, so at this size a run takes under 0.5 s of CPU and a
+// diagnosis under 1.5 s (docs/robustness.md); real models hold under 2,000 layers.
+inline constexpr std::int64_t kDefaultMaxLayers = 25'000;
+
 // What a model needs from the training setup to compute its activation sizes.
 struct BuildOptions {
   // Tokens per sample (ignored by image models). The default fits every preset's context
@@ -24,6 +30,7 @@ struct BuildOptions {
   std::int64_t seq_len = 512;
   DType activation_dtype = DType::bf16;
   bool flash_attention = false;  // keep no s x s scores (FlashAttention-style kernel)
+  std::int64_t max_layers = kDefaultMaxLayers;  // refused before building past it
 };
 
 struct Model {

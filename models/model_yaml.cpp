@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -24,8 +25,38 @@ namespace {
 
 using yamlio::MapReader;
 
-// Far beyond any real model, small enough that a typo cannot exhaust memory.
-constexpr std::int64_t kMaxRepeat = 100'000;
+// The refusal of a model past BuildOptions::max_layers: `what` would hold `would` layers (or
+// more, when it does not fit in 64 bits: -1).
+std::string too_many_layers(const std::string& what, std::int64_t would, std::int64_t max) {
+  return what + " would hold " + (would < 0 ? "more than 2^63" : std::to_string(would)) +
+         " layers in all, more than limits.max_layers = " + std::to_string(max) +
+         "; raise it with limits: {max_layers: N} if you mean it (a run costs about 15 us of CPU "
+         "per layer, a diagnosis about four times that)";
+}
+
+// `base` + `count` x `each`, or -1 past 64 bits.
+std::int64_t layers_after(std::int64_t base, std::int64_t count, std::int64_t each) {
+  std::int64_t n = 0;
+  if (__builtin_mul_overflow(count, each, &n) || __builtin_add_overflow(n, base, &n)) return -1;
+  return n;
+}
+
+// Refuses a transformer with more than opts.max_layers layers before its graph is built: a
+// one-block and a two-block build (cheap) give the layers outside and per block.
+void check_layers(TransformerConfig c, const BuildOptions& opts, const MapReader& r,
+                  const char* key) {
+  const std::int64_t blocks = c.layers;
+  if (blocks <= 2) return;
+  c.layers = 1;
+  const auto one = static_cast<std::int64_t>(build_transformer(c, opts).order.size());
+  c.layers = 2;
+  const auto two = static_cast<std::int64_t>(build_transformer(c, opts).order.size());
+  const std::int64_t would = layers_after(one - (two - one), blocks, two - one);
+  if (would < 0 || would > opts.max_layers)
+    r.fail_at(key, too_many_layers("this model's " + std::to_string(blocks) + " blocks of " +
+                                       std::to_string(two - one) + " layers",
+                                   would, opts.max_layers));
+}
 
 // Names visible to `inputs:` in one scope: the top level, or one copy of a group.
 struct Scope {
@@ -50,6 +81,7 @@ struct GraphBuilder {
   std::map<std::string, Vertex> full_names;                    // every layer by its full name
   std::map<Vertex, std::pair<YAML::Node, std::string>> where;  // entry node, path
   std::vector<Pending> pending;
+  std::int64_t max_layers = kDefaultMaxLayers;  // in the whole model (BuildOptions)
 
   void declare(Scope& scope, const std::string& local, Vertex v, const MapReader& entry) {
     if (!scope.names.emplace(local, v).second)
@@ -91,12 +123,17 @@ struct GraphBuilder {
     g.only({"name", "repeat", "layers"});
     const std::string name = g.string("name");
     const std::int64_t repeat = g.positive_or("repeat", 1);
-    if (repeat > kMaxRepeat)
-      g.fail_at("repeat", "expected at most " + std::to_string(kMaxRepeat) + " copies, got " +
-                              std::to_string(repeat));
     const YAML::Node items = g.get("layers");
     if (!items.IsSequence() || items.size() == 0)
       g.fail_at("layers", "expected a non-empty list of layers, got " + yamlio::describe(items));
+    // The cap is on the whole model: ten groups just under a per-group cap took 15 s.
+    const auto held = static_cast<std::int64_t>(boost::num_vertices(m.graph));
+    const std::int64_t would = layers_after(held, repeat, static_cast<std::int64_t>(items.size()));
+    if (would < 0 || would > max_layers)
+      g.fail_at("repeat",
+                too_many_layers("the model, with this group's " + std::to_string(repeat) +
+                                    " copies of " + std::to_string(items.size()) + " layers,",
+                                would, max_layers));
     std::optional<Vertex> x = before;
     for (std::int64_t copy = 0; copy < repeat; ++copy) {
       scopes.push_back(Scope{{}, x, true});
@@ -183,6 +220,7 @@ Model build_layer_graph(const YAML::Node& model_map, const std::string& file,
       {},      {},
       {}};
   b.scopes.assign(1, Scope{});
+  b.max_layers = opts.max_layers;
   b.m.name = root.string("name");
   b.m.sequence_model = sequence;
   b.m.seq_len = sequence ? opts.seq_len : 0;
@@ -192,6 +230,9 @@ Model build_layer_graph(const YAML::Node& model_map, const std::string& file,
   std::optional<Vertex> x;
   for (std::size_t i = 0; i < items.size(); ++i) {
     MapReader entry(items[i], file, yamlio::index(root.path_of("layers"), i));
+    const auto held = static_cast<std::int64_t>(boost::num_vertices(b.m.graph));
+    if (!entry.has("layers") && held >= b.max_layers)
+      entry.fail_here(too_many_layers("the model", held + 1, b.max_layers));
     x = entry.has("layers") ? b.group(entry, x) : b.layer(entry, 0, "", -1, x);
   }
   b.wire();
@@ -214,9 +255,9 @@ Model build_preset_map(const MapReader& r, const BuildOptions& opts) {
             "max_positions", "experts", "top_k"});
     t->name = r.optional_string("name").value_or(t->name);
     const std::int64_t layers = r.positive_or("layers", t->layers);
-    if (layers > kMaxRepeat)
-      r.fail_at("layers", "expected at most " + std::to_string(kMaxRepeat) + " layers, got " +
-                              std::to_string(layers));
+    if (layers > std::numeric_limits<int>::max())
+      r.fail_at("layers", too_many_layers("this model's " + std::to_string(layers) + " blocks", -1,
+                                          opts.max_layers));
     t->layers = static_cast<int>(layers);
     t->hidden = r.positive_or("hidden", t->hidden);
     t->heads = r.positive_or("heads", t->heads);
@@ -226,6 +267,11 @@ Model build_preset_map(const MapReader& r, const BuildOptions& opts) {
     t->max_positions = r.positive_or("max_positions", t->max_positions);
     t->experts = r.positive_or("experts", t->experts);
     t->top_k = r.positive_or("top_k", t->top_k);
+    try {
+      check_layers(*t, opts, r, "layers");
+    } catch (const std::invalid_argument&) {
+      // Not a valid model at all: build_config below says why.
+    }
   } else {
     r.only({"preset", "name"});
     std::visit([&](auto& c) { c.name = r.optional_string("name").value_or(c.name); }, config);
@@ -262,6 +308,7 @@ Model build_hf_model(const MapReader& r, const BuildOptions& opts, const std::st
                : p.stem().string();
   c.name = r.optional_string("name").value_or(c.name);
   try {
+    check_layers(c, opts, r, "hf_config");
     return build_transformer(c, opts);
   } catch (const std::invalid_argument& e) {
     yamlio::fail(at, r.file(), key, "invalid model from '" + path + "': " + e.what());

@@ -15,22 +15,6 @@ namespace po = boost::program_options;
 
 namespace trainsim::tools {
 
-namespace {
-double cell(const validation::Table& t, std::size_t row, int col, const std::string& file,
-            const std::string& name) {
-  if (col < 0) return 0;
-  const std::string& text = t.rows[row][col];
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(text, &used);
-    if (used == text.size()) return v;
-  } catch (...) {
-  }
-  throw core::ConfigError({file, static_cast<int>(row + 2), col + 1}, name,
-                          "expected a number, got '" + text + "'");
-}
-}  // namespace
-
 int cmd_calibrate(const std::vector<std::string>& args) {
   po::options_description opts("trainsim calibrate MEASUREMENTS.csv --device NAME [options]");
   std::string device_name, output;
@@ -41,10 +25,14 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   po::variables_map vm = parse_command(args, opts, "measurements");
   po::notify(vm);
   if (vm.count("help")) {
-    std::cout << opts
-              << "\nMEASUREMENTS.csv columns: kind (matmul | memory), then for matmul either flops or "
-                 "m,n,k (flops = 2mnk), for memory bytes, and seconds (or us).\n"
-                 "Writes a device file for a scenario's `device: {file: ...}`.\n";
+    std::cout
+        << opts
+        << "\nMEASUREMENTS.csv columns: kind (matmul | memory), then for matmul either flops or "
+           "m,n,k (flops = 2mnk), for memory bytes, and seconds (or us).\n"
+           "Writes a device file for a scenario's `device: {file: ...}`; refuses (exit 2) times "
+           "that are not positive and finite, faster than the device allows, or that fit "
+           "parameters outside their physical range.\n"
+           "exit codes: 0 written, 2 bad input or usage, 5 resources exhausted, 1 internal error\n";
     return kExitFits;
   }
   if (!vm.count("measurements")) throw po::error("missing MEASUREMENTS.csv");
@@ -56,28 +44,48 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   const int kind = table.column("kind"), flops = table.column("flops"), bytes = table.column("bytes");
   const int m = table.column("m"), n = table.column("n"), k = table.column("k");
   const int seconds = table.column("seconds"), us = table.column("us");
-  if (kind < 0) throw core::ConfigError({file, 1, 1}, "kind", "expected a 'kind' column (matmul | memory)");
-  if (seconds < 0 && us < 0) throw core::ConfigError({file, 1, 1}, "seconds", "expected a 'seconds' or 'us' column");
+  const int header = table.header_line;
+  if (kind < 0)
+    throw core::ConfigError({file, header, 1}, "", "expected a 'kind' column (matmul | memory)");
+  if (seconds < 0 && us < 0)
+    throw core::ConfigError({file, header, 1}, "", "expected a 'seconds' or 'us' column");
+  const bool mnk = m >= 0 && n >= 0 && k >= 0;
+  const bool half = !vm.count("fp32");
   std::vector<cost::Measurement> rows;
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
     cost::Measurement r;
     const std::string& kd = table.rows[i][kind];
-    if (kd != "matmul" && kd != "memory")
-      throw core::ConfigError({file, static_cast<int>(i + 2), kind + 1}, "kind", "expected matmul or memory, got '" + kd + "'");
+    if (kd != "matmul" && kd != "memory") table.fail(i, kind, "expected matmul or memory");
     r.matmul = kd == "matmul";
-    r.seconds = seconds >= 0 ? cell(table, i, seconds, file, "seconds") : cell(table, i, us, file, "us") * 1e-6;
-    if (r.matmul)
-      r.flops = flops >= 0 ? cell(table, i, flops, file, "flops")
-                           : 2 * cell(table, i, m, file, "m") * cell(table, i, n, file, "n") * cell(table, i, k, file, "k");
-    else
-      r.bytes = cell(table, i, bytes, file, "bytes");
+    const int time_col = seconds >= 0 ? seconds : us;
+    r.seconds = seconds >= 0 ? table.positive_time(i, seconds, "in seconds")
+                             : table.positive_time(i, us, "in microseconds") * 1e-6;
+    if (r.matmul) {
+      if (flops < 0 && !mnk)
+        throw core::ConfigError(
+            {file, header, 1}, "",
+            "expected a 'flops' column or 'm', 'n' and 'k' columns for the matmul rows");
+      r.flops = flops >= 0 ? table.positive_number(i, flops)
+                           : 2.0 * static_cast<double>(table.positive_integer(i, m)) *
+                                 static_cast<double>(table.positive_integer(i, n)) *
+                                 static_cast<double>(table.positive_integer(i, k));
+    } else {
+      if (bytes < 0)
+        throw core::ConfigError({file, header, 1}, "",
+                                "expected a 'bytes' column for the memory rows");
+      r.bytes = table.positive_number(i, bytes);
+    }
+    // A kernel faster than the device's peak is a wrong unit, device or --fp32, not a fit input.
+    if (const std::string why = cost::impossible(*device, r, half); !why.empty())
+      table.fail(i, time_col, why + "; check the time unit, --device and --fp32", false);
     rows.push_back(r);
   }
   cost::Calibration c;
   try {
-    c = cost::calibrate(*device, rows, !vm.count("fp32"));
+    c = cost::calibrate(*device, rows, half);
   } catch (const std::invalid_argument& e) {
-    throw core::ConfigError({file, 0, 0}, "", e.what());
+    throw core::ConfigError({file, 0, 0}, "",
+                            std::string(e.what()) + "; no device file was written");
   }
   std::ostringstream y;
   char buf[128];

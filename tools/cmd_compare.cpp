@@ -41,12 +41,14 @@ std::map<std::string, double> read_ratchet(const std::string& path) {
 
 int cmd_compare(const std::vector<std::string>& args) {
   po::options_description opts("trainsim compare MEASURED.csv [options]");
-  std::string base = "scenarios/validation/megatron_a100_vtrain.yaml";
+  std::string base;
   std::string format = "text";
   std::vector<std::string> maps;
   opts.add_options()("help,h", "show this help")(
-      "base", po::value<std::string>(&base)->default_value(base),
-      "scenario whose device, links and training settings every row shares")(
+      "base", po::value<std::string>(&base),
+      "scenario whose device, links and training settings every row shares (default: "
+      "scenarios/validation/megatron_a100_vtrain.yaml, found beside trainsim, not in the "
+      "working folder)")(
       "map", po::value<std::vector<std::string>>(&maps)->composing(),
       "KEY=COLUMN: which column holds layers, hidden, heads, seq_len, micro_batch, global_batch, "
       "tensor, data, pipeline, gpus, measured, label")(
@@ -58,8 +60,10 @@ int cmd_compare(const std::vector<std::string>& args) {
   po::variables_map vm = parse_command(args, opts, "measured");
   po::notify(vm);
   if (vm.count("help")) {
-    std::cout << opts << "\nSimulates every row of a table of measured runs and reports the error "
-                         "per row and per subset.\nexit codes: 0 ok, 4 worse than the ratchet, 2 bad input\n";
+    std::cout << opts
+              << "\nSimulates every row of a table of measured runs and reports the error "
+                 "per row and per subset.\nexit codes: 0 ok, 2 bad input or usage, 4 a "
+                 "subset is worse than the --ratchet file, 5 resources exhausted, 1 internal error\n";
     return kExitFits;
   }
   if (!vm.count("measured")) throw po::error("missing MEASURED.csv");
@@ -69,6 +73,10 @@ int cmd_compare(const std::vector<std::string>& args) {
   for (const auto& m : maps) validation::apply_mapping(map, m);
   if (vm.count("seconds")) map.measured_scale = 1.0;
   const auto table = validation::read_csv(vm["measured"].as<std::string>());
+  // The shipped base is found from the executable, so compare runs from any folder.
+  if (base.empty())
+    base = validation::find_shipped_file(validation::kDefaultBase, validation::shipped_roots(),
+                                         "pass --base SCENARIO");
   const auto results = validation::compare(table, map, base);
   const auto groups = validation::subsets(results);
 
@@ -129,7 +137,7 @@ int cmd_compare(const std::vector<std::string>& args) {
         ++worse;
       }
     }
-    if (worse) return 4;
+    if (worse) return kExitRatchet;
   }
   return kExitFits;
 }

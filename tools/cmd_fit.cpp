@@ -27,7 +27,10 @@ int cmd_fit(const std::vector<std::string>& args) {
   po::variables_map vm = parse_command(args, opts, "scenario");
   po::notify(vm);
   if (vm.count("help")) {
-    std::cout << opts << "\nexit codes: 0 found, 3 even the smallest value is out of memory, 2 bad input\n";
+    std::cout
+        << opts
+        << "\nexit codes: 0 found, 3 even the smallest value is out of memory, 2 bad input or "
+           "usage, 5 resources exhausted, 1 internal error\n";
     return kExitFits;
   }
   if (!vm.count("scenario")) throw po::error("missing SCENARIO file");

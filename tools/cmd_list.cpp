@@ -18,7 +18,7 @@ bool wants_help(const std::vector<std::string>& args, const char* usage) {
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   if (vm.count("help")) {
-    std::cout << opts;
+    std::cout << opts << "\nexit codes: 0 listed, 2 usage, 5 resources exhausted, 1 internal error\n";
     return true;
   }
   return false;

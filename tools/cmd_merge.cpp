@@ -24,7 +24,10 @@ int cmd_merge(const std::vector<std::string>& args) {
   po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
   po::notify(vm);
   if (vm.count("help")) {
-    std::cout << opts << "\nShard files must all be CSV (same header) or all JSON Lines; point indices must not repeat.\n";
+    std::cout << opts
+              << "\nShard files must all be CSV (same header) or all JSON Lines; point indices "
+                 "must not repeat.\n"
+                 "exit codes: 0 merged, 2 bad input or usage, 5 resources exhausted, 1 internal error\n";
     return kExitFits;
   }
   if (!vm.count("files") || vm["files"].as<std::vector<std::string>>().size() < 2)

@@ -61,8 +61,8 @@ int cmd_plan(const std::vector<std::string>& args) {
   po::variables_map vm = parse_command(args, opts, "scenario");
   if (vm.count("help")) {
     std::cout << opts
-              << "\nexit codes: 0 a layout fits, 3 none fits, 2 bad input (or no layout of N GPUs "
-                 "exists)\n";
+              << "\nexit codes: 0 a layout fits, 3 none fits, 2 bad input or usage (or no layout "
+                 "of N GPUs exists), 5 resources exhausted, 1 internal error\n";
     return kExitFits;
   }
   po::notify(vm);

@@ -45,7 +45,12 @@ int cmd_run(const std::vector<std::string>& args, bool validate_only, bool diagn
   po::variables_map vm = parse_command(args, opts, "scenario");
   po::notify(vm);
   if (vm.count("help")) {
-    std::cout << opts << "\nexit codes: 0 fits, 3 out of memory, 2 bad input or usage, 1 internal error\n";
+    // validate never plays the step, so it never answers 3.
+    std::cout << opts
+              << (validate_only ? "\nexit codes: 0 valid, 2 bad input or usage, 5 resources exhausted, 1 "
+                                  "internal error\n"
+                                : "\nexit codes: 0 fits, 3 out of memory, 2 bad input or usage, 5 "
+                                  "resources exhausted, 1 internal error\n");
     return kExitFits;
   }
   if (!vm.count("scenario")) throw po::error("missing SCENARIO file");

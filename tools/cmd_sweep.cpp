@@ -152,7 +152,10 @@ int cmd_sweep(const std::vector<std::string>& args) {
   po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
   po::notify(vm);
   if (vm.count("help")) {
-    std::cout << opts << "\nexit codes: 0 done, 130 interrupted (rerun with --resume), 2 bad input\n";
+    std::cout
+        << opts
+        << "\nexit codes: 0 done (points that run out of memory are results), 130 interrupted "
+           "(rerun with --resume), 2 bad input or usage, 5 resources exhausted, 1 internal error\n";
     return kExitFits;
   }
   if (!vm.count("sweep")) throw po::error("missing SWEEP file");

@@ -19,6 +19,7 @@ inline constexpr int kExitInternal = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitOom = 3;
+inline constexpr int kExitRatchet = 4;        // compare: a subset is worse than --ratchet
 // The machine ran out of host memory or threads (not the input's fault, not a bug).
 inline constexpr int kExitResources = 5;
 inline constexpr int kExitInterrupted = 130;  // a sweep stopped by SIGINT/SIGTERM

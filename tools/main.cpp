@@ -1,6 +1,7 @@
 // The `trainsim` command. Only this file maps outcomes to exit codes:
 //   0 the step fits, 3 out of memory, 2 bad input or usage (or an output that cannot be
-//   written), 5 resources exhausted (host memory, threads), 1 internal error.
+//   written), 5 resources exhausted (host memory, threads), 1 internal error; the commands
+//   add 4 (compare --ratchet regression) and 130 (sweep interrupted). README.md lists them.
 #include <cstdio>
 #include <iostream>
 #include <new>
@@ -39,8 +40,9 @@ constexpr const char* kUsage =
     "  calibrate CSV      fit a device's cost-model parameters to measured kernel timings\n"
     "\n"
     "Run 'trainsim <command> --help' for a command's options.\n"
-    "exit codes: 0 fits, 3 out of memory, 2 bad input or usage, 5 resources exhausted,\n"
-    "            1 internal error\n";
+    "exit codes: 0 fits (or done), 3 out of memory, 2 bad input or usage, 1 internal error,\n"
+    "            4 compare: worse than its --ratchet, 5 resources exhausted (host memory,\n"
+    "            threads), 130 sweep: interrupted (--resume)\n";
 
 // Runs one command; its exit code (errors propagate as exceptions).
 int dispatch(const std::string& command, const std::vector<std::string>& args) {

@@ -26,6 +26,7 @@ inline constexpr IntRange kZeroStage{0, 3};
 inline constexpr IntRange kMicroBatch{1, 1'000'000'000};
 inline constexpr IntRange kGradientAccumulation{1, 1'000'000'000};
 inline constexpr IntRange kMaxOps{1, 1'000'000'000};
+inline constexpr IntRange kMaxLayers{1, 10'000'000};  // limits.max_layers
 inline constexpr IntRange kSeqLen{1, std::int64_t{1} << 30};  // tokens per sample
 
 // Inclusive bounds of a device or link figure, in base units (FLOP/s, bytes/s, bytes,

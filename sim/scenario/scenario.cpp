@@ -542,19 +542,27 @@ Scenario load_scenario_tree(YAML::Node root, const std::string& path,
   if (top.has("limits")) {
     MapReader lim(ctx, top.node("limits"), "limits");
     s.limits.max_ops = lim.int_in_or("max_ops", ranges::kMaxOps, kDefaultMaxOps);
+    s.limits.max_layers = lim.int_in_or("max_layers", ranges::kMaxLayers, models::kDefaultMaxLayers);
     lim.finish();
   }
   top.require("model");
   YAML::Node model_node = top.node("model");
   top.finish();
 
-  const models::BuildOptions opts = build_options(s.training);
+  models::BuildOptions opts = build_options(s.training);
+  opts.max_layers = s.limits.max_layers;
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
   try {
     const std::string key = cache ? model_key(model_node, path, opts, cache->node_text) : std::string();
     std::optional<models::Model> kept;
     if (!key.empty()) kept = cache->take(key);
     s.model = kept ? std::move(*kept) : models::build_model(model_node, path, "model", opts, base_dir);
+    // A model kept from a point with a higher limit is refused as building it would have been.
+    if (static_cast<std::int64_t>(s.model.order.size()) > s.limits.max_layers)
+      ctx.fail(model_node, "model",
+               "the model holds " + std::to_string(s.model.order.size()) +
+                   " layers, more than limits.max_layers = " + std::to_string(s.limits.max_layers) +
+                   "; raise it with limits: {max_layers: N} if you mean it");
     if (cache) cache->last_key = key;
   } catch (const core::ConfigError& e) {
     // models/ knows only the file; a value that came from --set is located in its argument.
@@ -583,6 +591,7 @@ Scenario load_scenario_tree(YAML::Node root, const std::string& path,
                                     s.parallel,
                                     {s.cluster, false},
                                     s.limits.max_ops,
+                                    s.limits.max_layers,
                                     preset_model(model_node)};
   }
   LayoutNodes nodes{root, training_node, parallel_node, cluster_node,
@@ -634,7 +643,7 @@ void ScenarioMemo::remember(const std::vector<std::string>& sets, const Reading&
   trainings_.keep(keys[2], r.training);
   parallels_.keep(keys[3], r.parallel);
   clusters_.keep(cluster_key(keys, r.parallel.devices()), r.cluster);
-  limits_.keep(keys[5], r.max_ops);
+  limits_.keep(keys[5], {r.max_ops, r.max_layers});
   model_preset_ = r.model_preset;
 }
 
@@ -648,8 +657,8 @@ std::optional<Scenario> ScenarioMemo::load(const std::string& path,
   const hw::DeviceSpec* device = devices_.find(keys[1]);
   const Training* training = trainings_.find(keys[2]);
   const ParallelSpec* parallel = parallels_.find(keys[3]);
-  const std::int64_t* max_ops = limits_.find(keys[5]);
-  if (!name || !device || !training || !parallel || !max_ops) return std::nullopt;
+  const auto* limits = limits_.find(keys[5]);
+  if (!name || !device || !training || !parallel || !limits) return std::nullopt;
   const Cluster* cluster = clusters_.find(cluster_key(keys, parallel->devices()));
   if (!cluster) return std::nullopt;
   Scenario s;
@@ -659,10 +668,16 @@ std::optional<Scenario> ScenarioMemo::load(const std::string& path,
   s.training = training->spec;
   s.parallel = *parallel;
   s.cluster = cluster->spec;
-  s.limits.max_ops = *max_ops;
+  s.limits.max_ops = limits->first;
+  s.limits.max_layers = limits->second;
   const std::string key = model_key(cache->node_text, path, build_options(s.training));
   std::optional<models::Model> kept = cache->take(key);
   if (!kept) return std::nullopt;
+  if (static_cast<std::int64_t>(kept->order.size()) > s.limits.max_layers) {
+    cache->last_key = key;
+    cache->give_back(std::move(*kept));  // the slow way refuses it, located
+    return std::nullopt;
+  }
   s.model = std::move(*kept);
   cache->last_key = key;
   try {

@@ -133,6 +133,8 @@ inline constexpr std::int64_t kDefaultMaxOps = 5'000'000;
 
 struct Limits {
   std::int64_t max_ops = kDefaultMaxOps;
+  // Most layers the model may hold in all (`limits.max_layers`; models::kDefaultMaxLayers).
+  std::int64_t max_layers = models::kDefaultMaxLayers;
   // Where a refusal points: the key that set the step's micro-batch count, as written.
   core::SourceLocation ops_at;
   std::string ops_key = "training.gradient_accumulation";
@@ -243,6 +245,7 @@ class ScenarioMemo {
     ParallelSpec parallel;
     Cluster cluster;
     std::int64_t max_ops = kDefaultMaxOps;
+    std::int64_t max_layers = models::kDefaultMaxLayers;
     bool model_preset = false;  // the base's model node names a preset (ModelCache keys it)
   };
   void remember(const std::vector<std::string>& sets, const Reading& r);
@@ -271,7 +274,7 @@ class ScenarioMemo {
   Section<Training> trainings_;
   Section<ParallelSpec> parallels_;
   Section<Cluster> clusters_;
-  Section<std::int64_t> limits_;
+  Section<std::pair<std::int64_t, std::int64_t>> limits_;  // max_ops, max_layers
   std::optional<bool> model_preset_;
 };
 

@@ -6,6 +6,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/text_file.hpp"
+#include "sim/core/units.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -14,12 +15,29 @@ namespace trainsim::validation {
 
 namespace {
 
-std::vector<std::string> split_csv_line(const std::string& line) {
+// One CSV line's cells, trimmed, with the 1-based character column where each cell starts
+// (its first non-blank character). `open_quote` is the column of a quote never closed, else 0.
+struct CsvLine {
   std::vector<std::string> cells;
+  std::vector<int> columns;
+  int open_quote = 0;
+};
+
+CsvLine split_csv_line(const std::string& line) {
+  CsvLine out;
   std::string cur;
   bool quoted = false;
+  int start = 0;  // column of the current cell's first non-blank character (0: none yet)
+  auto end_cell = [&](std::size_t at) {
+    out.cells.push_back(cur);
+    out.columns.push_back(start ? start : static_cast<int>(at) + 1);
+    cur.clear();
+    start = 0;
+  };
   for (std::size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
+    const bool blank = std::isspace(static_cast<unsigned char>(c)) != 0;
+    if (!start && !blank && !quoted && c != ',') start = static_cast<int>(i) + 1;
     if (quoted) {
       if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
         cur += '"';
@@ -31,33 +49,22 @@ std::vector<std::string> split_csv_line(const std::string& line) {
       }
     } else if (c == '"') {
       quoted = true;
+      out.open_quote = static_cast<int>(i) + 1;
     } else if (c == ',') {
-      cells.push_back(cur);
-      cur.clear();
+      end_cell(i);
     } else if (c != '\r') {
       cur += c;
     }
   }
-  cells.push_back(cur);
-  for (auto& s : cells) {
+  end_cell(line.size());
+  if (!quoted) out.open_quote = 0;
+  for (auto& s : out.cells) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
     std::size_t b = 0;
     while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
     s = s.substr(b);
   }
-  return cells;
-}
-
-double number(const std::string& file, std::size_t line, const std::string& column,
-              const std::string& text) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(text, &used);
-    if (used == text.size() && std::isfinite(v)) return v;
-  } catch (...) {
-  }
-  throw core::ConfigError({file, static_cast<int>(line), 1}, column,
-                          "expected a number, got '" + text + "'");
+  return out;
 }
 
 }  // namespace
@@ -71,24 +78,36 @@ int Table::column(const std::string& name) const {
 Table read_csv(const std::string& path) {
   std::istringstream in(core::read_text_file(path, {path, 0, 0}, ""));
   Table t;
+  t.file = path;
   std::string line;
-  std::size_t n = 0;
+  int n = 0;
   while (std::getline(in, line)) {
     ++n;
     if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line = line.substr(3);  // UTF-8 BOM
-    if (line.empty() || line == "\r") continue;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto cells = split_csv_line(line);
+    if (cells.open_quote)
+      throw core::ConfigError({path, n, cells.open_quote}, "",
+                              "this quoted cell is not closed (a cell may not span lines)");
     if (t.header.empty()) {
-      t.header = std::move(cells);
+      t.header = std::move(cells.cells);
+      t.header_line = n;
       continue;
     }
-    if (cells.size() != t.header.size())
-      throw core::ConfigError({path, static_cast<int>(n), 1}, "",
-                              "expected " + std::to_string(t.header.size()) + " cells, got " +
-                                  std::to_string(cells.size()));
-    t.rows.push_back(std::move(cells));
+    if (cells.cells.size() != t.header.size())
+      throw core::ConfigError(
+          {path, n, cells.columns[std::min(cells.cells.size() - 1, t.header.size())]}, "",
+          "expected " + std::to_string(t.header.size()) + " cells as in the header, got " +
+              std::to_string(cells.cells.size()));
+    t.rows.push_back(std::move(cells.cells));
+    t.columns.push_back(std::move(cells.columns));
+    t.lines.push_back(n);
   }
-  if (t.header.empty()) throw core::ConfigError({path, 1, 1}, "", "expected a header row");
+  if (t.header.empty())
+    throw core::ConfigError({path, 1, 1}, "", "expected a header row, got an empty file");
+  if (t.rows.empty())
+    throw core::ConfigError({path, t.header_line, 1}, "",
+                            "expected at least one data row after the header");
   return t;
 }
 
@@ -142,8 +161,6 @@ std::map<std::string, ErrorStats> subsets(const std::vector<RowResult>& results)
 
 std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
                                const std::string& base_scenario) {
-  const scenario::Scenario base = scenario::load_scenario(base_scenario);
-  const std::int64_t gpn = base.cluster.gpus_per_node;
   auto col = [&](const std::string& key) {
     const auto it = map.columns.find(key);
     const int c = it == map.columns.end() ? -1 : table.column(it->second);
@@ -152,38 +169,60 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
   for (const char* required : {"layers", "hidden", "heads", "seq_len", "micro_batch", "global_batch",
                                "tensor", "data", "pipeline", "measured"})
     if (col(required) < 0)
-      throw core::ConfigError({"--map", 0, 0}, required,
+      throw core::ConfigError({table.file, table.header_line, 1}, "",
                               "the table has no column '" + map.columns.at(required) +
-                                  "'; name it with --map " + required + "=COLUMN");
+                                  "'; name the column that holds " + required + " with --map " +
+                                  required + "=COLUMN");
+  // Every cell is checked before anything is simulated, so a bad cell in the last row is
+  // reported at once rather than after simulating the others.
+  const char* const shape_keys[] = {"layers",  "hidden",      "heads",
+                                    "seq_len", "micro_batch", "global_batch"};
+  const std::string unit = map.measured_scale == 1.0 ? "in seconds" : "in ms";
   std::vector<RowResult> out;
+  std::vector<std::map<std::string, std::int64_t>> shapes;
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
-    const auto& row = table.rows[i];
-    const std::size_t line = i + 2;
-    auto get = [&](const std::string& key) { return number("measurements", line, map.columns.at(key), row[col(key)]); };
-    auto integer = [&](const std::string& key) { return static_cast<std::int64_t>(std::llround(get(key))); };
     RowResult r;
     r.row = i + 1;
-    r.label = col("label") >= 0 ? row[col("label")] : "";
-    r.tensor = integer("tensor");
-    r.pipeline = integer("pipeline");
-    r.data = integer("data");
+    r.label = col("label") >= 0 ? table.rows[i][col("label")] : "";
+    r.tensor = table.positive_integer(i, col("tensor"));
+    r.pipeline = table.positive_integer(i, col("pipeline"));
+    r.data = table.positive_integer(i, col("data"));
+    r.measured_s = table.positive_time(i, col("measured"), unit) * map.measured_scale;
+    if (!(r.measured_s > 0 && std::isfinite(r.measured_s)))
+      table.fail(i, col("measured"), "expected a positive finite time " + unit);
+    std::int64_t devices = 0;
+    if (__builtin_mul_overflow(r.tensor, r.pipeline, &devices) ||
+        __builtin_mul_overflow(devices, r.data, &devices))
+      table.fail(i, col("data"), "expected tensor x pipeline x data to fit in 64 bits");
+    auto& shape = shapes.emplace_back();
+    for (const char* key : shape_keys) shape[key] = table.positive_integer(i, col(key));
+    out.push_back(std::move(r));
+  }
+
+  const scenario::Scenario base = scenario::load_scenario(base_scenario);
+  const std::int64_t gpn = base.cluster.gpus_per_node;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    RowResult& r = out[i];
+    const auto& shape = shapes[i];
+    auto set = [&](const std::string& key, std::int64_t v) {
+      return key + "=" + std::to_string(v);
+    };
     r.tensor_across_nodes = r.tensor > gpn;
-    r.measured_s = get("measured") * map.measured_scale;
     const std::int64_t devices = r.tensor * r.pipeline * r.data;
     const std::int64_t per_node = std::min(gpn, devices);
     r.sets = {
-        "model.layers=" + std::to_string(integer("layers")),
-        "model.hidden=" + std::to_string(integer("hidden")),
-        "model.heads=" + std::to_string(integer("heads")),
-        "model.max_positions=" + std::to_string(integer("seq_len")),
-        "training.seq_len=" + std::to_string(integer("seq_len")),
-        "training.micro_batch=" + std::to_string(integer("micro_batch")),
-        "training.global_batch=" + std::to_string(integer("global_batch")),
-        "parallel.tensor=" + std::to_string(r.tensor),
-        "parallel.pipeline=" + std::to_string(r.pipeline),
-        "parallel.data=" + std::to_string(r.data),
-        "cluster.gpus_per_node=" + std::to_string(per_node),
-        "cluster.nodes=" + std::to_string((devices + per_node - 1) / per_node),
+        set("model.layers", shape.at("layers")),
+        set("model.hidden", shape.at("hidden")),
+        set("model.heads", shape.at("heads")),
+        set("model.max_positions", shape.at("seq_len")),
+        set("training.seq_len", shape.at("seq_len")),
+        set("training.micro_batch", shape.at("micro_batch")),
+        set("training.global_batch", shape.at("global_batch")),
+        set("parallel.tensor", r.tensor),
+        set("parallel.pipeline", r.pipeline),
+        set("parallel.data", r.data),
+        set("cluster.gpus_per_node", per_node),
+        set("cluster.nodes", (devices - 1) / per_node + 1),
     };
     try {
       const auto s = scenario::load_scenario(base_scenario, r.sets);
@@ -194,8 +233,9 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
       r.error = (r.predicted_s - r.measured_s) / r.measured_s;
     } catch (const core::ConfigError& e) {
       r.skipped = e.what();
+    } catch (const core::OverflowError& e) {
+      r.skipped = std::string("sizes beyond 64 bits: ") + e.what();
     }
-    out.push_back(std::move(r));
   }
   return out;
 }

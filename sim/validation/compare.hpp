@@ -8,15 +8,35 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/error.hpp"
+
 namespace trainsim::validation {
 
-// A CSV table: header names and rows of cells (UTF-8 BOM and quoted cells handled).
+// A CSV table: header names and rows of cells (UTF-8 BOM and quoted cells handled), with where
+// each cell starts in the file so that a bad cell is reported as file:line:column.
 struct Table {
+  std::string file;
+  int header_line = 1;
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
+  std::vector<int> lines;                     // 1-based line of each row (blank lines are skipped)
+  std::vector<std::vector<int>> columns;      // 1-based character column where each cell starts
   int column(const std::string& name) const;  // -1 when absent
+  core::SourceLocation at(std::size_t row, int col) const;
+
+  // Strict cell readers (table.cpp): a bad cell is a core::ConfigError located at the cell and
+  // naming its column header, e.g. "m.csv:12:34: column 'us': expected a positive finite time,
+  // got '-3'". `unit` is printed after "time" ("in ms").
+  double positive_time(std::size_t row, int col, const std::string& unit = "") const;
+  double positive_number(std::size_t row, int col) const;         // finite and > 0
+  std::int64_t positive_integer(std::size_t row, int col) const;  // whole and > 0
+  // Throws the located error: "column 'NAME': `expected`, got 'TEXT'" (without ", got" when
+  // `expected` says it already).
+  [[noreturn]] void fail(std::size_t row, int col, const std::string& expected,
+                         bool show_got = true) const;
 };
-// Throws core::ConfigError naming file:line when the file is missing or a row is ragged.
+// Throws core::ConfigError naming file:line:column when the file is missing or empty, has no
+// data row, a row is ragged or a quoted cell is not closed.
 Table read_csv(const std::string& path);
 
 // Which column holds each quantity. Defaults match vTrain's ground_truth_*.csv.
@@ -59,6 +79,17 @@ ErrorStats stats(const std::vector<const RowResult*>& rows);
 
 // Subsets by name ("all", "params=175", "tensor=across-nodes", "pipeline=16", ...).
 std::map<std::string, ErrorStats> subsets(const std::vector<RowResult>& results);
+
+// The base scenario of vTrain's tables, a file of the source tree.
+inline constexpr const char* kDefaultBase = "scenarios/validation/megatron_a100_vtrain.yaml";
+
+// Finds `relative`, a file shipped in the source tree, from where trainsim is, not from the
+// working folder: in `roots` in order (shipped_roots(): the folders above the running
+// executable, then the source tree recorded at build time). Throws core::ConfigError naming
+// the folders tried and then `hint` (e.g. "pass --base SCENARIO") when none has it.
+std::string find_shipped_file(const std::string& relative, const std::vector<std::string>& roots,
+                              const std::string& hint);
+std::vector<std::string> shipped_roots();
 
 // Simulates every row against `base_scenario` (a scenario file; rows override model, batch,
 // parallel and cluster keys). gpus_per_node comes from the base scenario's cluster.

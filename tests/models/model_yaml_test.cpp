@@ -199,3 +199,39 @@ TEST_CASE("load_model_file names a missing file and locates errors in the file",
     CHECK_THAT(std::string(e.what()), Catch::Contains("exceeds max_positions (1024)"));
   }
 }
+
+TEST_CASE("the layer cap counts the whole model, before building past it",
+          "[yaml][errors][limits]") {
+  // kTiny holds embed + 2 copies x 3 layers + ln_f + loss = 9 layers.
+  auto build_with = [](const std::string& doc, std::int64_t max_layers) {
+    BuildOptions opts = kOpts;
+    opts.max_layers = max_layers;
+    return build_model(YAML::Load(doc)["model"], "scenario.yaml", "model", opts, kRoot);
+  };
+  auto message = [&](const std::string& doc, std::int64_t max_layers) -> std::string {
+    try {
+      build_with(doc, max_layers);
+    } catch (const core::ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(build_with(kTiny, 9).order.size() == 9);
+  // The group passes the cap: refused at its repeat, with the count it would reach.
+  CHECK_THAT(
+      message(kTiny, 6),
+      Catch::StartsWith("scenario.yaml:6:15: model.layers[1].repeat: the model, with this "
+                        "group's 2 copies of 3 layers, would hold 7 layers in all, more than "
+                        "limits.max_layers = 6; raise it with limits: {max_layers: N}"));
+  // A plain layer after the group passes it: refused at that layer.
+  CHECK_THAT(
+      message(kTiny, 8),
+      Catch::StartsWith("scenario.yaml:12:7: model.layers[3]: the model would hold 9 layers"));
+  // A preset's blocks are counted before the blocks are built.
+  CHECK_THAT(message("model: {preset: gpt2, layers: 2000000000}", 25'000),
+             Catch::Contains("model.layers: this model's 2000000000 blocks of 6 layers would hold "
+                             "12000000003 layers in all, more than limits.max_layers = 25000"));
+  CHECK(build_with("model: {preset: gpt2, layers: 100}", 603).order.size() == 603);
+  CHECK_THAT(message("model: {preset: gpt2, layers: 100}", 602),
+             Catch::Contains("would hold 603 layers"));
+}

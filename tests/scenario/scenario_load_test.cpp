@@ -451,9 +451,9 @@ std::string describe(const Scenario& s) {
     << " " << static_cast<int>(p.allreduce) << " " << p.bucket_size.value << " | " << c.nodes << " "
     << c.gpus_per_node << " " << c.intra_node.name << " " << c.inter_node.name << " "
     << c.host_memory.value << " " << c.pcie.name << " | " << s.limits.max_ops << " "
-    << s.limits.ops_key << " " << s.limits.ops_at.file << ":" << s.limits.ops_at.line << ":"
-    << s.limits.ops_at.column << " | " << s.model.name << " " << s.model.parameters() << " "
-    << s.model.seq_len;
+    << s.limits.max_layers << " " << s.limits.ops_key << " " << s.limits.ops_at.file << ":"
+    << s.limits.ops_at.line << ":" << s.limits.ops_at.column << " | " << s.model.name << " "
+    << s.model.parameters() << " " << s.model.seq_len;
   return o.str();
 }
 
@@ -533,6 +533,19 @@ TEST_CASE(
   CHECK_FALSE(memo.load(path, {"nonsense.key=1"}, &cache));
   // Overrides seen only together with others are not a section seen alone.
   CHECK_FALSE(memo.load(path, {"training.micro_batch=2"}, &cache));
+  // limits.max_layers is kept with its section; a held model above a point's limit is refused
+  // at the model, as building it would have been (this gpt2 holds 8 x 6 + 3 = 51 layers).
+  sets.push_back("limits.max_layers=51");
+  cache.give_back(std::move(load_scenario_tree(YAML::Load(base), path, sets, &cache, &memo).model));
+  put = memo.load(path, sets, &cache);
+  REQUIRE(put);
+  CHECK(put->limits.max_layers == 51);
+  cache.give_back(std::move(put->model));
+  sets.back() = "limits.max_layers=50";
+  CHECK_FALSE(memo.load(path, sets, &cache));
+  CHECK_THAT(load_or_error(
+                 [&] { return load_scenario_tree(YAML::Load(base), path, sets, &cache, &memo); }),
+             Catch::Contains("model: the model holds 51 layers, more than limits.max_layers = 50"));
 
   // A device read from a file is not kept: the file may change between loads.
   dir.write("dev.yaml", "preset: a100-80gb\nmemory: 40GB\n");
