@@ -67,178 +67,212 @@ bool has_attention(const models::Model& m) {
 
 void append(Sets& a, const Sets& b) { a.insert(a.end(), b.begin(), b.end()); }
 
-}  // namespace
+// Simulates candidate remedies and keeps the ones that fit, in the order they were tried.
+class Search {
+ public:
+  Search(const std::string& file, const std::vector<std::string>& sets) : trier_(file, sets) {}
 
-report::Diagnosis diagnose(const std::string& file, const std::vector<std::string>& sets,
-                           const scenario::Scenario& s, const report::Summary& summary,
-                           const Options& options) {
-  report::Diagnosis d;
-  // The fullest device tells the story.
-  const report::DeviceSummary* worst = &summary.devices.front();
-  for (const auto& dev : summary.devices)
-    if (dev.peak > worst->peak) worst = &dev;
-  bool states_exceed = false;
-  for (const auto& dev : summary.devices)
-    if (dev.model_states.total() > dev.capacity) {
-      states_exceed = true;
-      worst = &dev;
-      break;
-    }
-  d.device = worst->stage;
-  d.capacity = worst->capacity;
-  d.peak = worst->peak;
-  d.model_state_bytes = worst->model_states.total();
-  const auto& ms = worst->model_states;
-  const std::string states_detail =
-      "weights " + gib(ms[hw::MemCategory::weights]) + ", gradients " + gib(ms[hw::MemCategory::gradients]) +
-      (s.ddp_gradient_copy() ? " (half of them PyTorch DDP's bucket copy)" : "") + ", optimizer states " +
-      gib(ms[hw::MemCategory::optimizer_states]) + ", reserved " + gib(ms[hw::MemCategory::reserved]);
-  const std::string where = summary.devices.size() > 1 ? " on stage " + str(d.device) : "";
-  // Every remedy is simulated; the ones that fit are kept.
-  Trier trier(file, sets);
-  std::vector<Remedy> found;
-  auto consider = [&](Remedy r) {
-    if (trier.run(r) && r.fits) {
-      found.push_back(r);
+  // True when `r` is a valid combination that fits (it is then kept).
+  bool consider(Remedy r) {
+    if (trier_.run(r) && r.fits) {
+      found_.push_back(r);
       return true;
     }
     return false;
-  };
+  }
+  bool none_found() const { return found_.empty(); }
+
   // Same job on the same GPUs first, then remedies that need more GPUs, then ones that change
   // the training itself; within each, by step time.
-  auto ranked = [&](report::Diagnosis diag, std::vector<Remedy> kept) {
-    const std::int64_t gpus = s.parallel.devices();
+  report::Diagnosis ranked(report::Diagnosis diag, std::int64_t gpus, int max_remedies) {
+    std::vector<Remedy> kept = std::move(found_);
     std::stable_sort(kept.begin(), kept.end(), [gpus](const Remedy& a, const Remedy& b) {
       if (a.changes_workload != b.changes_workload) return !a.changes_workload;
       const bool more_a = a.devices_total > gpus, more_b = b.devices_total > gpus;
       if (more_a != more_b) return !more_a;
       return a.step_time_s < b.step_time_s;
     });
-    if (static_cast<int>(kept.size()) > options.max_remedies) kept.resize(options.max_remedies);
+    if (static_cast<int>(kept.size()) > max_remedies) kept.resize(max_remedies);
     diag.remedies = std::move(kept);
-    diag.tried = trier.tried();
+    diag.tried = trier_.tried();
     return diag;
-  };
-  const bool gpus_fit = std::all_of(summary.devices.begin(), summary.devices.end(),
-                                    [](const report::DeviceSummary& dev) { return dev.fits; });
-  if (!summary.host_fits && gpus_fit) {
-    // Every GPU fits; a node's DRAM does not hold the states its GPUs offload.
-    d.kind = "host_memory";
-    d.model_state_bytes = summary.host_per_node;
-    d.capacity = summary.host_capacity;
-    d.summary = "the offloaded states of the fullest node's GPUs need " + gib(summary.host_per_node) +
-                " of host memory, the node has " + gib(summary.host_capacity) + " (cluster.host_memory).";
-    d.data_parallel_note =
-        "Host memory is per node: each GPU keeps its share of the optimizer states and fp32 "
-        "gradients (and offloaded parameters) there; ZeRO shards them over data-parallel ranks, "
-        "fewer GPUs per node divide a node's load.";
-    const auto& off = s.training.offload;
-    const auto& p = s.parallel;
-    if (off.parameters_on_cpu())
-      consider({"keep the parameters on the GPU (offload the optimizer only)", {{"training.offload.parameters", "none"}}});
-    if (p.data > 1 && p.zero < 1)
-      consider({"ZeRO stage 1: shard the offloaded states over the " + str(p.data) + " data-parallel replicas",
-                {{"parallel.zero", "1"}}});
-    for (std::int64_t gpn = s.cluster.gpus_per_node / 2; gpn >= 1; gpn /= 2) {
-      if (s.parallel.devices() % gpn != 0) continue;
-      Remedy r;
-      r.description = str(gpn) + " GPUs per node (" + str(s.parallel.devices() / gpn) + " nodes)";
-      r.set = {{"cluster.gpus_per_node", str(gpn)}, {"cluster.nodes", str(s.parallel.devices() / gpn)}};
-      if (consider(r)) break;
-    }
-    consider({"no offload (optimizer and parameters on the GPU)",
-              {{"training.offload.optimizer", "none"}, {"training.offload.parameters", "none"}}});
-    return ranked(std::move(d), std::move(found));
-  }
-  if (states_exceed) {
-    d.kind = "model_states";
-    d.summary = "model states need " + gib(d.model_state_bytes) + where + " (" + states_detail +
-                "), the device has " + gib(d.capacity) + ": no batch size can fit.";
-    d.data_parallel_note =
-        s.parallel.zero == 0
-            ? "Data parallelism alone does not help: every data-parallel replica keeps a full "
-              "copy of the weights, gradients and optimizer states. Split the model (pipeline or "
-              "tensor parallelism) or shard its states across replicas (ZeRO)."
-            : "ZeRO-" + str(s.parallel.zero) + " over " + str(s.parallel.data) +
-                  " replicas is not enough on its own: shard further, or split the model.";
-  } else {
-    d.kind = "activations";
-    d.summary = "model states take " + gib(d.model_state_bytes) + " of " + gib(d.capacity) + where +
-                " (" + states_detail + "); the activations of micro-batch " +
-                str(s.training.micro_batch) + " push the peak to " + gib(d.peak) + ".";
-    // With the caching-allocator model part of the peak is what it holds beyond the tensors.
-    const core::Bytes cache = worst->peak_breakdown[hw::MemCategory::allocator_cache];
-    if (cache.value > 0) {
-      d.summary += " Of that, " + gib(cache) + " is the caching allocator's rounding and cached blocks";
-      d.summary += d.peak - cache <= d.capacity
-                       ? ": the tensors alone would fit, fragmentation does not."
-                       : ".";
-    }
-    d.data_parallel_note =
-        "Data parallelism does not help: each replica still processes a whole micro-batch and "
-        "keeps its activations; only a smaller micro-batch, recomputation or a leaner attention "
-        "kernel lowers them.";
   }
 
-  const auto& t = s.training;
+ private:
+  Trier trier_;
+  std::vector<Remedy> found_;
+};
+
+// The fullest device tells the story; a device whose model states alone exceed it tells it first.
+struct Fullest {
+  const report::DeviceSummary* device = nullptr;
+  bool states_exceed = false;
+};
+
+Fullest fullest_device(const report::Summary& summary) {
+  Fullest f{&summary.devices.front()};
+  for (const auto& dev : summary.devices)
+    if (dev.peak > f.device->peak) f.device = &dev;
+  for (const auto& dev : summary.devices)
+    if (dev.model_states.total() > dev.capacity) {
+      f.states_exceed = true;
+      f.device = &dev;
+      break;
+    }
+  return f;
+}
+
+// Every GPU fits; a node's DRAM does not hold the states its GPUs offload.
+void describe_host_memory(report::Diagnosis& d, const report::Summary& summary) {
+  d.kind = "host_memory";
+  d.model_state_bytes = summary.host_per_node;
+  d.capacity = summary.host_capacity;
+  d.summary = "the offloaded states of the fullest node's GPUs need " + gib(summary.host_per_node) +
+              " of host memory, the node has " + gib(summary.host_capacity) +
+              " (cluster.host_memory).";
+  d.data_parallel_note =
+      "Host memory is per node: each GPU keeps its share of the optimizer states and fp32 "
+      "gradients (and offloaded parameters) there; ZeRO shards them over data-parallel ranks, "
+      "fewer GPUs per node divide a node's load.";
+}
+
+void host_memory_remedies(const scenario::Scenario& s, Search& search) {
+  const auto& off = s.training.offload;
   const auto& p = s.parallel;
-  const bool seq = s.model.sequence_model;
+  if (off.parameters_on_cpu())
+    search.consider({"keep the parameters on the GPU (offload the optimizer only)",
+                     {{"training.offload.parameters", "none"}}});
+  if (p.data > 1 && p.zero < 1)
+    search.consider({"ZeRO stage 1: shard the offloaded states over the " + str(p.data) +
+                         " data-parallel replicas",
+                     {{"parallel.zero", "1"}}});
+  for (std::int64_t gpn = s.cluster.gpus_per_node / 2; gpn >= 1; gpn /= 2) {
+    if (s.parallel.devices() % gpn != 0) continue;
+    Remedy r;
+    r.description = str(gpn) + " GPUs per node (" + str(s.parallel.devices() / gpn) + " nodes)";
+    r.set = {{"cluster.gpus_per_node", str(gpn)},
+             {"cluster.nodes", str(s.parallel.devices() / gpn)}};
+    if (search.consider(r)) break;
+  }
+  search.consider(
+      {"no offload (optimizer and parameters on the GPU)",
+       {{"training.offload.optimizer", "none"}, {"training.offload.parameters", "none"}}});
+}
 
-  // Activation remedies (also worth trying for model states when they are close).
-  const std::int64_t per_replica = t.global_batch / p.data;
-  auto largest_micro_batch = [&](Sets extra, const std::string& suffix) {
-    for (std::int64_t mb = t.micro_batch - 1; mb >= 1; --mb) {
-      if (per_replica % mb != 0) continue;
+// `detail` breaks the model states down, `where` names the stage when there are several.
+void describe_model_states(report::Diagnosis& d, const scenario::Scenario& s,
+                           const std::string& detail, const std::string& where) {
+  d.kind = "model_states";
+  d.summary = "model states need " + gib(d.model_state_bytes) + where + " (" + detail +
+              "), the device has " + gib(d.capacity) + ": no batch size can fit.";
+  d.data_parallel_note =
+      s.parallel.zero == 0
+          ? "Data parallelism alone does not help: every data-parallel replica keeps a full "
+            "copy of the weights, gradients and optimizer states. Split the model (pipeline or "
+            "tensor parallelism) or shard its states across replicas (ZeRO)."
+          : "ZeRO-" + str(s.parallel.zero) + " over " + str(s.parallel.data) +
+                " replicas is not enough on its own: shard further, or split the model.";
+}
+
+void describe_activations(report::Diagnosis& d, const scenario::Scenario& s,
+                          const report::DeviceSummary& worst, const std::string& detail,
+                          const std::string& where) {
+  d.kind = "activations";
+  d.summary = "model states take " + gib(d.model_state_bytes) + " of " + gib(d.capacity) + where +
+              " (" + detail + "); the activations of micro-batch " + str(s.training.micro_batch) +
+              " push the peak to " + gib(d.peak) + ".";
+  // With the caching-allocator model part of the peak is what it holds beyond the tensors.
+  const core::Bytes cache = worst.peak_breakdown[hw::MemCategory::allocator_cache];
+  if (cache.value > 0) {
+    d.summary +=
+        " Of that, " + gib(cache) + " is the caching allocator's rounding and cached blocks";
+    d.summary += d.peak - cache <= d.capacity
+                     ? ": the tensors alone would fit, fragmentation does not."
+                     : ".";
+  }
+  d.data_parallel_note =
+      "Data parallelism does not help: each replica still processes a whole micro-batch and "
+      "keeps its activations; only a smaller micro-batch, recomputation or a leaner attention "
+      "kernel lowers them.";
+}
+
+// The largest micro-batch below the scenario's that fits with `extra`, same global batch.
+bool largest_micro_batch(const scenario::Scenario& s, Search& search, const Sets& extra,
+                         const std::string& suffix) {
+  const auto& t = s.training;
+  const std::int64_t per_replica = t.global_batch / s.parallel.data;
+  for (std::int64_t mb = t.micro_batch - 1; mb >= 1; --mb) {
+    if (per_replica % mb != 0) continue;
+    Remedy r;
+    r.description = "micro-batch " + str(mb) + " with " + str(per_replica / mb) +
+                    " accumulation steps (same global batch)" + suffix;
+    r.set = {{"training.micro_batch", str(mb)},
+             {"training.gradient_accumulation", str(per_replica / mb)}};
+    append(r.set, extra);
+    if (search.consider(r)) return true;
+  }
+  return false;
+}
+
+// Smaller micro-batches, recomputation, flash attention; a shorter sequence only as a last resort.
+void activation_remedies(const scenario::Scenario& s, Search& search) {
+  const auto& t = s.training;
+  const bool seq = s.model.sequence_model;
+  largest_micro_batch(s, search, {}, "");
+  if (t.recompute != scenario::Recompute::selective && t.recompute != scenario::Recompute::full &&
+      seq)
+    search.consider(
+        {"selective recomputation of the attention core", {{"training.recompute", "selective"}}});
+  if (t.recompute != scenario::Recompute::full)
+    search.consider({"full recomputation (keep each block's input, replay its forward)",
+                     {{"training.recompute", "full"}}});
+  if (!t.flash_attention && has_attention(s.model)) {
+    if (!search.consider(
+            {"flash attention (no s x s scores kept)", {{"training.attention", "flash"}}}))
+      search.consider({"flash attention with selective recomputation",
+                       {{"training.attention", "flash"}, {"training.recompute", "selective"}}});
+  }
+  if (search.none_found())
+    largest_micro_batch(s, search, {{"training.recompute", "full"}}, " and full recomputation");
+  if (seq && search.none_found()) {
+    for (std::int64_t len = t.seq_len / 2; len >= 128; len /= 2) {
       Remedy r;
-      r.description = "micro-batch " + str(mb) + " with " + str(per_replica / mb) +
-                      " accumulation steps (same global batch)" + suffix;
-      r.set = {{"training.micro_batch", str(mb)}, {"training.gradient_accumulation", str(per_replica / mb)}};
-      append(r.set, extra);
-      if (consider(r)) return true;
-    }
-    return false;
-  };
-  if (!states_exceed) {
-    largest_micro_batch({}, "");
-    if (t.recompute != scenario::Recompute::selective && t.recompute != scenario::Recompute::full && seq)
-      consider({"selective recomputation of the attention core", {{"training.recompute", "selective"}}});
-    if (t.recompute != scenario::Recompute::full)
-      consider({"full recomputation (keep each block's input, replay its forward)", {{"training.recompute", "full"}}});
-    if (!t.flash_attention && has_attention(s.model)) {
-      if (!consider({"flash attention (no s x s scores kept)", {{"training.attention", "flash"}}}))
-        consider({"flash attention with selective recomputation",
-                  {{"training.attention", "flash"}, {"training.recompute", "selective"}}});
-    }
-    if (found.empty()) largest_micro_batch({{"training.recompute", "full"}}, " and full recomputation");
-    if (seq && found.empty()) {
-      for (std::int64_t len = t.seq_len / 2; len >= 128; len /= 2) {
-        Remedy r;
-        r.description = "a shorter sequence of " + str(len) + " tokens (changes the training)";
-        r.set = {{"training.seq_len", str(len)}};
-        r.changes_workload = true;
-        if (consider(r)) break;
-      }
+      r.description = "a shorter sequence of " + str(len) + " tokens (changes the training)";
+      r.set = {{"training.seq_len", str(len)}};
+      r.changes_workload = true;
+      if (search.consider(r)) break;
     }
   }
+}
 
+// Remedies on the same GPUs: leaner DDP buckets, offloading the states, sharding them (ZeRO).
+void state_remedies(const scenario::Scenario& s, Search& search, bool states_exceed) {
+  const auto& p = s.parallel;
   // PyTorch DDP's bucket copies hold the gradients a second time: buckets as views into the
   // gradients (gradient_as_bucket_view=True) drop them, same GPUs, same training.
   if (s.ddp_gradient_copy())
-    consider({"DDP buckets as views into the gradients (gradient_as_bucket_view)",
-              {{"parallel.bucket_buffers", "in_place"}}});
-  // Model-state remedies: offload the states to host memory (same GPUs), shard them or split
-  // the model.
+    search.consider({"DDP buckets as views into the gradients (gradient_as_bucket_view)",
+                     {{"parallel.bucket_buffers", "in_place"}}});
   if (states_exceed && !s.training.offload.optimizer_on_cpu()) {
-    if (!consider({"offload the optimizer states to host memory (ZeRO-Offload)", {{"training.offload.optimizer", "cpu"}}}) &&
+    if (!search.consider({"offload the optimizer states to host memory (ZeRO-Offload)",
+                          {{"training.offload.optimizer", "cpu"}}}) &&
         s.parallel.zero == 3)
-      consider({"offload the optimizer states and the parameters to host memory (ZeRO-Infinity)",
-                {{"training.offload.optimizer", "cpu"}, {"training.offload.parameters", "cpu"}}});
+      search.consider(
+          {"offload the optimizer states and the parameters to host memory (ZeRO-Infinity)",
+           {{"training.offload.optimizer", "cpu"}, {"training.offload.parameters", "cpu"}}});
   }
   if (p.data > 1)
     for (int z = p.zero + 1; z <= 3; ++z)
-      if (consider({"ZeRO stage " + str(z) + " over the " + str(p.data) + " data-parallel replicas",
-                    {{"parallel.zero", str(z)}}}))
+      if (search.consider(
+              {"ZeRO stage " + str(z) + " over the " + str(p.data) + " data-parallel replicas",
+               {{"parallel.zero", str(z)}}}))
         break;
+}
+
+// Remedies that split the model or spread it over more GPUs.
+void split_remedies(const scenario::Scenario& s, Search& search, bool states_exceed) {
+  const auto& t = s.training;
+  const auto& p = s.parallel;
   const int blocks = s.model.num_blocks;
   for (std::int64_t pp = p.pipeline * 2; blocks > 0 && pp <= blocks; pp *= 2) {
     if (blocks % pp != 0) continue;
@@ -247,7 +281,7 @@ report::Diagnosis diagnose(const std::string& file, const std::vector<std::strin
     r.description = "pipeline parallelism over " + str(pp) + " stages (" + str(devices) + " GPUs)";
     r.set = {{"parallel.pipeline", str(pp)}};
     append(r.set, cluster_for(s, devices));
-    if (consider(r)) break;
+    if (search.consider(r)) break;
   }
   std::int64_t heads = 0;
   for (auto v : s.model.order) heads = std::max(heads, s.model.graph[v].heads);
@@ -258,7 +292,7 @@ report::Diagnosis diagnose(const std::string& file, const std::vector<std::strin
     r.description = "tensor parallelism over " + str(tt) + " GPUs of a node (" + str(devices) + " GPUs)";
     r.set = {{"parallel.tensor", str(tt)}};
     append(r.set, cluster_for(s, devices));
-    if (consider(r)) break;
+    if (search.consider(r)) break;
   }
   if (p.data == 1 && states_exceed) {
     for (std::int64_t dd = 2; dd <= 64; dd *= 2) {
@@ -269,10 +303,10 @@ report::Diagnosis diagnose(const std::string& file, const std::vector<std::strin
       r.set = {{"parallel.data", str(dd)}, {"parallel.zero", "3"},
                {"training.gradient_accumulation", str(t.global_batch / (dd * t.micro_batch))}};
       append(r.set, cluster_for(s, devices));
-      if (consider(r)) break;
+      if (search.consider(r)) break;
     }
   }
-  if (states_exceed && found.empty()) {
+  if (states_exceed && search.none_found()) {
     // Split the model and trim activations together.
     for (std::int64_t pp = p.pipeline * 2; blocks > 0 && pp <= blocks; pp *= 2) {
       if (blocks % pp != 0) continue;
@@ -281,11 +315,50 @@ report::Diagnosis diagnose(const std::string& file, const std::vector<std::strin
       r.description = "pipeline over " + str(pp) + " stages with full recomputation (" + str(devices) + " GPUs)";
       r.set = {{"parallel.pipeline", str(pp)}, {"training.recompute", "full"}};
       append(r.set, cluster_for(s, devices));
-      if (consider(r)) break;
+      if (search.consider(r)) break;
     }
   }
+}
 
-  return ranked(std::move(d), std::move(found));
+}  // namespace
+
+report::Diagnosis diagnose(const std::string& file, const std::vector<std::string>& sets,
+                           const scenario::Scenario& s, const report::Summary& summary,
+                           const Options& options) {
+  report::Diagnosis d;
+  const Fullest fullest = fullest_device(summary);
+  const report::DeviceSummary& worst = *fullest.device;
+  d.device = worst.stage;
+  d.capacity = worst.capacity;
+  d.peak = worst.peak;
+  d.model_state_bytes = worst.model_states.total();
+  // Every remedy is simulated; the ones that fit are kept.
+  Search search(file, sets);
+  const std::int64_t gpus = s.parallel.devices();
+  const bool gpus_fit = std::all_of(summary.devices.begin(), summary.devices.end(),
+                                    [](const report::DeviceSummary& dev) { return dev.fits; });
+  if (!summary.host_fits && gpus_fit) {
+    describe_host_memory(d, summary);
+    host_memory_remedies(s, search);
+    return search.ranked(std::move(d), gpus, options.max_remedies);
+  }
+  const auto& ms = worst.model_states;
+  const std::string states_detail =
+      "weights " + gib(ms[hw::MemCategory::weights]) + ", gradients " +
+      gib(ms[hw::MemCategory::gradients]) +
+      (s.ddp_gradient_copy() ? " (half of them PyTorch DDP's bucket copy)" : "") +
+      ", optimizer states " + gib(ms[hw::MemCategory::optimizer_states]) + ", reserved " +
+      gib(ms[hw::MemCategory::reserved]);
+  const std::string where = summary.devices.size() > 1 ? " on stage " + str(d.device) : "";
+  if (fullest.states_exceed) {
+    describe_model_states(d, s, states_detail, where);
+  } else {
+    describe_activations(d, s, worst, states_detail, where);
+    activation_remedies(s, search);
+  }
+  state_remedies(s, search, fullest.states_exceed);
+  split_remedies(s, search, fullest.states_exceed);
+  return search.ranked(std::move(d), gpus, options.max_remedies);
 }
 
 }  // namespace trainsim::diagnose
