@@ -272,7 +272,7 @@ std::size_t merge_files(const std::string& out, const std::vector<std::string>& 
   std::vector<ShardInput> shards;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const std::string& in = inputs[i];
-    if (!std::filesystem::exists(in)) throw core::ConfigError({in, 0, 0}, "", "cannot open file");
+    if (!std::filesystem::exists(in)) throw core::ConfigError({in, 0, 0}, "", "does not exist");
     if (std::filesystem::is_directory(in))
       throw core::ConfigError({in, 0, 0}, "",
                               "is a directory; merge takes the shard files themselves");

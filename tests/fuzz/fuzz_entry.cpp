@@ -307,6 +307,20 @@ void csv_input(std::string_view data) {
   for (const auto& row : t.rows) require(row.size() == t.header.size(), "a ragged row was accepted");
   for (std::size_t c = 0; c < t.header.size(); ++c)
     require(t.column(t.header[c]) >= 0, "a header name is not found as a column");
+  // Every cell through the strict readers compare and calibrate use: a value, or a located
+  // refusal; never a negative, zero or non-finite value.
+  for (std::size_t r = 0; r < t.rows.size() && r < 64; ++r)
+    for (int c = 0; c < static_cast<int>(t.header.size()) && c < 16; ++c) {
+      try {
+        const double v = t.positive_time(r, c, "in ms");
+        require(v > 0 && std::isfinite(v), "a time that is not positive and finite was accepted");
+      } catch (const core::ConfigError&) {
+      }
+      try {
+        require(t.positive_integer(r, c) > 0, "a count that is not positive was accepted");
+      } catch (const core::ConfigError&) {
+      }
+    }
 }
 
 Entry entry_named(std::string_view target) {

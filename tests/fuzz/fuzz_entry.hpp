@@ -31,7 +31,8 @@ void units_input(std::string_view data);
 // scenario beside it): loaded, expanded when under 20,000 grid points, and its first points
 // loaded and played.
 void sweep_input(std::string_view data);
-// A measured-times CSV as `compare` and `calibrate` read it (validation::read_csv).
+// A measured-times CSV as `compare` and `calibrate` read it (validation::read_csv), every cell
+// through the strict readers (positive finite times, positive whole counts).
 void csv_input(std::string_view data);
 
 // The targets by name ("scenario", "model", "hf_config", "overrides", "units", "sweep", "csv");

@@ -5,4 +5,4 @@ point,status
 0,fits
 CSV
 expect 2 'shard2\.csv: is a directory'
-trainsim merge out.csv shard1.csv shard2.csv
+trainsim merge out.csv shard2.csv shard1.csv
