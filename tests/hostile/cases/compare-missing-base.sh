@@ -3,5 +3,5 @@ file measured.csv <<'CSV'
 # layers,hidden size,attention heads,sequence length,micro batch,global batch,tensor parallelism,data parallelism,pipeline parallelism,iteration time (ms)
 30,3072,32,2048,8,512,1,64,1,3566.5
 CSV
-expect 2 "no/such/base\.yaml" "cannot open"
+expect 2 "no/such/base\.yaml" "does not exist"
 trainsim compare measured.csv --base no/such/base.yaml
