@@ -175,6 +175,10 @@ struct Plan {
   // (1F1B, interleaved), so a device's memory can repeat from period to period; GPipe's grows
   // through the forwards and shrinks through the backwards, and never repeats.
   bool steady_state = false;
+  // Units of one template between two ends a period apart in that steady state (the pipeline
+  // pass sets it): 1, or the stage count under the interleaved schedule, whose units visit the
+  // virtual stages a group of as many micro-batches as stages at a time.
+  std::uint32_t steady_lag = 1;
   // Offload (training.offload): each GPU's PCIe link to host memory, and its share of the
   // node's DRAM bandwidth for the CPU optimizer (node bandwidth / GPUs per node).
   hw::LinkSpec pcie;
