@@ -92,3 +92,24 @@ TEST_CASE("the pipeline pass tells the player how far apart its steady state rep
   CHECK_FALSE(gpipe.steady_state);
   CHECK(gpipe.steady_lag == 1);
 }
+
+TEST_CASE("the data pass marks the all-reduces the data-parallel algorithm prices",
+          "[parallel][passes]") {
+  // The player prices them with Plan::data_allreduce and pauses its loop snapshots before the
+  // ops they wait for; ZeRO's reduce-scatters and everything else stay unmarked.
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/quickstart.yaml";
+  for (const char* zero : {"parallel.zero=0", "parallel.zero=2"}) {
+    const auto plan = parallel::lower(
+        scenario::load_scenario(file, {"parallel.data=4", "cluster.gpus_per_node=4", zero}),
+        {.compress = true});
+    std::size_t marked = 0;
+    for (const auto& P : plan.programs)
+      for (const auto& op : P.ops) {
+        const bool ddp =
+            op.kind == parallel::OpKind::all_reduce && op.purpose == parallel::CommPurpose::data;
+        CHECK(op.data_reduction == ddp);
+        marked += op.data_reduction ? 1 : 0;
+      }
+    CHECK((marked > 0) == (std::string(zero) == "parallel.zero=0"));
+  }
+}
