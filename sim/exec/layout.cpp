@@ -76,9 +76,7 @@ PlayLayout Player::make_layout(const Plan& plan, const DependencyGraph& g, std::
     for (auto k = g.succ_begin[u]; k < g.succ_begin[u + 1]; ++k) {
       const std::uint32_t v = g.succ[k];
       const std::int32_t p = g.program_of[v];
-      const Op& op = plan.programs[p].ops[v - offset[p]];
-      if (op.kind == OpKind::all_reduce && op.purpose == parallel::CommPurpose::data)
-        l.feeds_data_reduction[u] = 1;
+      if (plan.programs[p].ops[v - offset[p]].data_reduction) l.feeds_data_reduction[u] = 1;
     }
   return l;
 }

@@ -39,11 +39,10 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
                cost::all_gather_time(op.comm.bytes * op.comm.gather_ranks, op.comm.gather_ranks,
                                      plan.intra_node);
       if (op.kind == OpKind::all_reduce) {
-        // Stream all-reduces are data-parallel gradient reductions (tensor-parallel ones are
-        // folded into compute ops above and stay ring).
-        const cost::CollectiveAlgo algo = op.purpose == parallel::CommPurpose::data
-                                              ? plan.data_allreduce
-                                              : cost::CollectiveAlgo::ring;
+        // Lowering marks the all-reduces parallel.allreduce prices (Op::data_reduction); others
+        // stay ring, as the tensor-parallel ones folded into compute ops above.
+        const cost::CollectiveAlgo algo =
+            op.data_reduction ? plan.data_allreduce : cost::CollectiveAlgo::ring;
         return cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link, algo);
       }
       if (op.kind == OpKind::reduce_scatter)

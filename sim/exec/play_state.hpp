@@ -96,8 +96,9 @@ struct PlayLayout {
   std::vector<std::uint64_t> end_key;       // per op: fine id of its (last) op, its end's key
   std::vector<std::uint32_t> arrival_from;  // per op: what its folded transfer waits for (kNone)
   std::uint64_t extra_events = 0;           // ops inside macro ops beyond the first of each
-  // Per op: whether a data-parallel all-reduce (the one kind of op the all-reduce algorithm
-  // prices) waits for it; a play pauses a copy before the first such op ends (PlaySnapshot).
+  // Per op: whether a data-parallel all-reduce (Op::data_reduction, the one op the all-reduce
+  // algorithm prices) waits for it; a play pauses a copy before the first such op ends
+  // (PlaySnapshot).
   std::vector<char> feeds_data_reduction;
   // Per op: its duration class, so a play costs each class once and not each op. First one class
   // per macro template, those of program p from template_base[p] on (a macro op lasts its

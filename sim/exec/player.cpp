@@ -349,8 +349,8 @@ void Player::play_on(bool from_start) {
     if (steady && ev.payload < first_program_end && plan.programs[0].ops[ev.payload].macro >= 0)
       steady_anchor(ev.payload, ev.time);
   }
-  // No op feeds a data-parallel all-reduce (ZeRO reduce-scatters instead, one data-parallel
-  // rank): the all-reduce algorithm changes nothing, and a later play may take the whole step.
+  // No op feeds a data-parallel all-reduce (Op::data_reduction): the all-reduce algorithm changes
+  // nothing, and a later play may take the whole step.
   if (pause) keep_snapshot(true);
   for (std::uint32_t id = 0; id < done.size(); ++id)
     TRAINSIM_CHECK(done[id], "op " + std::to_string(id) + " never ran: the schedule deadlocks");

@@ -13,10 +13,7 @@ void Player::start_steady(bool from_start) {
   steady.emplace();
   steady->lo.assign(plan.programs.size(), 0);
   steady->end.assign(plan.programs.size(), 0);
-  // Interleaved: units visit the virtual stages a group of `stages` micro-batches at a time.
-  std::int32_t chunks = 1;
-  for (const Op& op : plan.programs[0].ops) chunks = std::max(chunks, op.chunk + 1);
-  steady->lag = chunks > 1 ? static_cast<std::uint32_t>(plan.programs.size()) : 1;
+  steady->lag = plan.steady_lag;
   steady->seen.assign(plan.programs[0].macros.size(), 0);
   steady->marks.resize(plan.programs[0].macros.size() * steady->lag);
 }

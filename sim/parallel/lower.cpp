@@ -124,7 +124,6 @@ Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
                                                                 : cost::MathMode::half;
   plan.compressed = options.compress;
   plan.caching_allocator = s.training.caching_allocator;
-  plan.steady_state = s.parallel.schedule != scenario::Schedule::gpipe;
   plan.programs.resize(L.stages);
   for (int stage = 0; stage < L.stages; ++stage) {
     Program& P = plan.programs[stage];

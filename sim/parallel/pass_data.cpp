@@ -87,11 +87,11 @@ class DataPass final : public LoweringPass {
     const OpKind kind = L.zero == 0 ? OpKind::all_reduce : OpKind::reduce_scatter;
     const MemEffect buffer = tensor(MemCategory::buffers, f.bytes, TensorKind::bucket, f.layer);
     const std::span<const MemEffect> booked(&buffer, L.s.buckets_kept() ? 0 : 1);
-    c.last_comm = c.B.emit(
-        comm_op(kind, StreamKind::comm, L.zero == 0 ? CommPurpose::data : CommPurpose::zero,
-                f.layer, u.microbatch(), u.chunk(), f.bytes, L.data, L.data_span.inter_node,
-                L.data_span.per_node),
-        booked, booked, {c.B.ref(f.after)});
+    Op op = comm_op(kind, StreamKind::comm, L.zero == 0 ? CommPurpose::data : CommPurpose::zero,
+                    f.layer, u.microbatch(), u.chunk(), f.bytes, L.data, L.data_span.inter_node,
+                    L.data_span.per_node);
+    op.data_reduction = kind == OpKind::all_reduce;
+    c.last_comm = c.B.emit(op, booked, booked, {c.B.ref(f.after)});
     c.reduced(u, c.last_comm, f.layer);
   }
 

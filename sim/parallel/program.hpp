@@ -117,6 +117,10 @@ struct Op {
   // — as the expanded plan's p2p op would. (A p2p op books no memory: the receive buffer is the
   // first allocation of the op that consumes it.)
   bool arrival = false;
+  // A data-parallel gradient all-reduce (the data pass, ZeRO 0): the one op priced with
+  // Plan::data_allreduce, a plan setting, so a play's loop snapshot pauses before the ops it
+  // waits for (exec::PlaySnapshot).
+  bool data_reduction = false;
   // Fast play: >= 0 when this op's one dependency is a macro op and it may start once op `tap` of
   // the macro's template ends, inside the macro op's span (a ZeRO-2 reduce-scatter waits for the
   // backward that filled its bucket, not for the whole unit).
@@ -175,6 +179,10 @@ struct Plan {
   // (1F1B, interleaved), so a device's memory can repeat from period to period; GPipe's grows
   // through the forwards and shrinks through the backwards, and never repeats.
   bool steady_state = false;
+  // Units of one template between two ends a period apart in that steady state (the pipeline
+  // pass sets it): 1, or the stage count under the interleaved schedule, whose units visit the
+  // virtual stages a group of as many micro-batches as stages at a time.
+  std::uint32_t steady_lag = 1;
   // Offload (training.offload): each GPU's PCIe link to host memory, and its share of the
   // node's DRAM bandwidth for the CPU optimizer (node bandwidth / GPUs per node).
   hw::LinkSpec pcie;

@@ -72,3 +72,44 @@ TEST_CASE("a plan lowered for one device and network serves another once its set
   CHECK(ta.devices[0].peak == tb.devices[0].peak);
   CHECK(ta.step_time.ns != exec::play(parallel::lower(a, {.compress = true})).step_time.ns);
 }
+
+TEST_CASE("the pipeline pass tells the player how far apart its steady state repeats",
+          "[parallel][passes]") {
+  // The player compares marks this many units of a template apart (sim/exec/steady_state.cpp);
+  // an interleaved schedule repeats only a group of as many micro-batches as stages later.
+  const std::string file =
+      std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/parallel/04_pipeline_fits.yaml";
+  auto lowered = [&](std::vector<std::string> sets) {
+    return parallel::lower(scenario::load_scenario(file, sets), {.compress = true});
+  };
+  const auto one_f_one_b = lowered({});
+  CHECK(one_f_one_b.steady_state);
+  CHECK(one_f_one_b.steady_lag == 1);
+  const auto interleaved = lowered({"parallel.schedule=interleaved", "parallel.virtual_stages=2"});
+  CHECK(interleaved.steady_state);
+  CHECK(interleaved.steady_lag == 4);
+  const auto gpipe = lowered({"parallel.schedule=gpipe"});
+  CHECK_FALSE(gpipe.steady_state);
+  CHECK(gpipe.steady_lag == 1);
+}
+
+TEST_CASE("the data pass marks the all-reduces the data-parallel algorithm prices",
+          "[parallel][passes]") {
+  // The player prices them with Plan::data_allreduce and pauses its loop snapshots before the
+  // ops they wait for; ZeRO's reduce-scatters and everything else stay unmarked.
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/quickstart.yaml";
+  for (const char* zero : {"parallel.zero=0", "parallel.zero=2"}) {
+    const auto plan = parallel::lower(
+        scenario::load_scenario(file, {"parallel.data=4", "cluster.gpus_per_node=4", zero}),
+        {.compress = true});
+    std::size_t marked = 0;
+    for (const auto& P : plan.programs)
+      for (const auto& op : P.ops) {
+        const bool ddp =
+            op.kind == parallel::OpKind::all_reduce && op.purpose == parallel::CommPurpose::data;
+        CHECK(op.data_reduction == ddp);
+        marked += op.data_reduction ? 1 : 0;
+      }
+    CHECK((marked > 0) == (std::string(zero) == "parallel.zero=0"));
+  }
+}
