@@ -1,6 +1,5 @@
 // The memory log through the caching-allocator model after the loop: replays skipping repeated
 // periods, shared between a pipeline's stages and, through the allocator memo, between plays.
-#include <unordered_map>
 #include <unordered_set>
 
 #include "sim/exec/player_internal.hpp"
@@ -15,8 +14,8 @@ thread_local std::vector<std::uint64_t> spare_work;  // see Player::model_alloca
 constexpr std::size_t kNever = ~std::size_t{0};
 // The start of a unit of a macro for one micro-batch.
 struct Anchor {
-  std::size_t record;
-  std::int32_t microbatch;
+  std::size_t record = kNever;
+  std::int32_t microbatch = 0;
 };
 // A state kept exactly at an anchor: the canonical blocks relative to its micro-batch, the
 // next segment's address and the failed requests so far.
@@ -24,11 +23,6 @@ struct Kept {
   std::size_t record = kNever;
   std::vector<hw::CachingAllocator::CanonicalBlock> blocks;
   std::int64_t next_address = 0, failures = 0;
-};
-// How the log goes on repeating: whole periods that repeat the one before, then the records of a
-// part period that still do.
-struct LogRepeat {
-  std::size_t periods = 0, part = 0;
 };
 // The allocator to keep before record `at`, some records into a period, for a skip of
 // `period` records and `shift` micro-batches confirmed where that period ends (`model` once
@@ -158,7 +152,8 @@ inline void Player::replay_log(std::int32_t prog, AllocatorReplay& run, Sharing*
     return skipping && rec.kind == MemRecord::Kind::points && rec.a == 1 &&
            P.ops[rec.index].microbatch >= 0;
   };
-  std::unordered_map<std::uint64_t, Anchor> anchors;
+  // Anchors keyed by the allocator's fingerprint and the template (period_detector.hpp).
+  PeriodDetector<Anchor> anchors;
   auto keep = [&](std::size_t r, std::int32_t microbatch) {
     return Kept{r, alloc.canonical(microbatch + 1), alloc.next_address(), run.failures};
   };
@@ -168,22 +163,16 @@ inline void Player::replay_log(std::int32_t prog, AllocatorReplay& run, Sharing*
   };
   // How the log goes on repeating from `from` (`period` records, micro-batches `shift` apart).
   auto repeats = [&](std::size_t from, std::size_t period, std::int32_t shift) {
-    LogRepeat out;
-    for (std::size_t x = from;; x += period) {
-      while (out.part < period && x + out.part < log.size() &&
-             same_record(P, log[x + out.part - period], log[x + out.part], shift))
-        ++out.part;
-      if (out.part < period) return out;
-      ++out.periods;
-      out.part = 0;
-    }
+    return repetition(from, period, log.size(), [&](std::size_t a, std::size_t b) {
+      return same_record(P, log[a], log[b], shift);
+    });
   };
   Ahead ahead;
   // From r, a period of `period` records (micro-batches `shift` apart) is confirmed: skip the
   // whole periods that repeat and, when the allocator was kept as far into the first period as
   // the repetition goes past them, that part too.
   auto skip = [&](std::size_t& r, std::size_t period, std::int32_t shift) {
-    const LogRepeat rep = repeats(r, period, shift);
+    const Repetition rep = repeats(r, period, shift);
     if (ahead.model && ahead.period == period && ahead.shift == shift &&
         ahead.at + period == r + rep.part) {  // the state after them is the kept one, shifted
       const std::int64_t peak_allocated = alloc.peak_allocated(),
@@ -214,7 +203,7 @@ inline void Player::replay_log(std::int32_t prog, AllocatorReplay& run, Sharing*
       const std::int32_t m = P.ops[log[x].index].microbatch;
       if (m > target) break;
       if (m < target) continue;
-      const LogRepeat rep = repeats(x, x - r0, static_cast<std::int32_t>(span));
+      const Repetition rep = repeats(x, x - r0, static_cast<std::int32_t>(span));
       if (rep.periods == 0 || rep.part == 0) break;
       Ahead a;
       a.at = r0 + rep.part;
@@ -252,19 +241,18 @@ inline void Player::replay_log(std::int32_t prog, AllocatorReplay& run, Sharing*
         }
         const std::uint64_t h = alloc.fingerprint(microbatch + 1) ^
                                 (static_cast<std::uint64_t>(op.macro) * 0x9E3779B97F4A7C15ULL);
-        auto [it, fresh] = anchors.try_emplace(h, Anchor{r, microbatch});
-        if (!fresh) {
-          const bool from_probe = it->second.record == probe.record;
-          period = r - it->second.record;
-          shift = microbatch - it->second.microbatch;
-          it->second = Anchor{r, microbatch};
+        const auto [found, earlier] = anchors.exchange(h, Anchor{r, microbatch});
+        if (found) {
+          const bool from_probe = earlier.record == probe.record;
+          period = r - earlier.record;
+          shift = microbatch - earlier.microbatch;
           if (shift > 0 && repeats(r, period, shift).periods > 0) {
             // The period from the probe to here repeats: skip now.
             if (from_probe && same_state(probe, microbatch) && skip(r, period, shift)) continue;
             confirming = true;
             start = r;
             at_start = keep(r, microbatch);
-            const LogRepeat rep = repeats(start + period, period, shift);
+            const Repetition rep = repeats(start + period, period, shift);
             ahead = Ahead{};
             if (rep.part > 0) {
               ahead.at = start + rep.part;

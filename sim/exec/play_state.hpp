@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
+#include "sim/exec/period_detector.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/exec/timeline.hpp"
 
@@ -137,42 +138,56 @@ struct MemRecord {
 };
 
 // What a play keeps of its event loop to find a steady state (Player, "Steady state"): an op's
-// times, waiting count and whether it is done (OpState), the loop's state at the end of a macro
-// op of the first program (SteadyMark), and the play's running bounds and marks (Steady).
+// times, waiting count and whether it is done (OpState), the loop's state projected onto what a
+// period can change (SteadyMark), and the play's running bounds and marks (Steady).
 struct OpState {
   core::TimePoint start, finish, arrival;
   std::uint32_t waiting = 0;
   char done = 0;
 };
+// The projection of PlayState that a steady-state check compares: the state at one anchor,
+// restricted to the window of ops a period can change. Player::mark_steady takes it, one
+// PlayState member after another; a light mark keeps only what a state that cannot repeat
+// changes (the window and the counts).
 struct SteadyMark {
   bool valid = false, full = false;
   core::TimePoint at;
-  std::uint64_t events = 0;
-  std::size_t ooms = 0;
-  std::vector<std::uint32_t> lo, end;      // per program: the window [lo, end) of ops
-  std::vector<std::size_t> logged;         // per program: records logged by then
-  std::vector<hw::MemBreakdown> level;     // per program: the ledger (full marks)
-  std::vector<core::Bytes> peak;           // per program: the ledger's peak (full marks)
-  std::vector<InFlight> inflight;          // per program
+  std::vector<std::uint32_t> lo, end;  // per program: the window [lo, end) of ops
+  std::uint64_t events = 0;            // queue: events run
+  std::size_t ooms = 0;                // tl: OOM points recorded (oom_seen follows them)
+  // Full marks:
+  std::vector<hw::MemBreakdown> level;     // ledgers: per program, what it holds
+  std::vector<core::Bytes> peak;           // ledgers: per program, its peak
   std::vector<std::uint32_t> state_begin;  // per program: its window's first OpState
-  std::vector<OpState> states;
-  std::vector<core::EventQueue<std::uint32_t>::Event> pending;  // in (time, key) order
+  std::vector<OpState> states;  // tl's op times, arrival_start, waiting, done: the window's ops
+  std::vector<InFlight> inflight;                               // inflight, per program
+  std::vector<core::EventQueue<std::uint32_t>::Event> pending;  // queue: in (time, key) order
+  std::vector<std::size_t> logged;                              // memlog: per program, its size
+};
+// How one SteadyMark moves to the next a period on: every time `period` later, each program's
+// ops `shift[p]` on and its fine ids `fine_shift[p]` on.
+struct PeriodShift {
+  core::Duration period;
+  std::vector<std::uint32_t> shift;
+  std::vector<std::uint64_t> fine_shift;
 };
 struct Steady {
   std::vector<std::uint32_t> lo;   // per program: the first op not done
   std::vector<std::uint32_t> end;  // per program: one past the last op touched
-  // Per template of the first program, `lag` marks taken in turn at its macro ops' ends: each is
-  // compared `lag` such ends later (1 for 1F1B; an interleaved schedule repeats only a group of
-  // as many micro-batches as stages later).
-  std::vector<SteadyMark> marks;
+  // Per template of the first program, `lag` marks taken in turn at its macro ops' ends (keyed
+  // template * lag + turn): each is compared `lag` such ends later (1 for 1F1B; an interleaved
+  // schedule repeats only a group of as many micro-batches as stages later).
+  PeriodDetector<SteadyMark> marks;
+  SteadyMark now;                   // the state at the anchor being checked
   std::vector<std::uint32_t> seen;  // per template: ends so far
   std::uint32_t lag = 1;
   std::uint32_t gap = 1, wait = 0;  // anchors between tries, doubled while they fail
 };
 
 // The event loop's state: everything its events change. A snapshot of a play is a copy of it,
-// a resume an assignment (PlaySnapshot); a steady-state check compares it with a mark of it a
-// period earlier (SteadyMark).
+// a resume an assignment (PlaySnapshot); a steady-state check compares its projection
+// (SteadyMark, taken by Player::mark_steady) with the projection a period earlier. A member
+// added here belongs in that projection too.
 struct PlayState {
   Timeline tl;
   std::vector<hw::MemoryLedger> ledgers;       // per program

@@ -28,8 +28,8 @@ using parallel::Plan;
 using parallel::Program;
 using parallel::StreamKind;
 
-// Functions declared inline here are defined in the one file that calls them, where they inline
-// as they did when the whole player was one class in one file (the event loop's in player.cpp).
+// Functions declared inline here are defined in the one file that calls them, so that they inline
+// into their callers (the event loop's in player.cpp).
 struct Player : PlayState {
   const Plan& plan;
   const PlayOptions& opt;
@@ -148,20 +148,20 @@ struct Player : PlayState {
   // A pipeline in its steady state repeats itself: one micro-batch later (an interleaved group of
   // micro-batches later) every stage runs the same units with the same lags between stages and
   // the same events, all `period` later, and its memory moves by the same change. A play of a
-  // compressed plan looks for that at the ends of the first program's macro ops. It keeps a
-  // light mark there (per program the first op not yet done and one past the last op touched —
-  // started, or waited for by an op that ended); when the end of a macro op of
-  // the same template `Steady::lag` ends later finds every program as far on with as many
-  // touched, it keeps a full mark (the ops between with their times, waiting counts and
-  // transfers, the macro ops in flight, the events waiting, the ledgers and peaks), and as many
-  // ends later compares the state with the mark moved by one period: each program `shift[p]` ops
-  // on, its fine ids `fine_shift[p]` on, every time `period` later. If they agree, no OOM point was
-  // recorded in the period, and the plan from the mark's ops on repeats with the same shifts for
-  // k more periods (the same work, transfers, effects, waits and successors, each successor
-  // shifted by its own program's shift), the next k periods would repeat the last one exactly:
-  // the player writes them down (the ops' times, the memory log's records, the ledgers moved by
-  // k changes) instead of playing them, and goes on from the state k periods on. Where memory
-  // grows, k stops short of a new OOM point (skip_periods).
+  // compressed plan looks for that with the period detector (period_detector.hpp) at the ends of
+  // the first program's macro ops. It keeps a light mark there (per program the first op not yet
+  // done and one past the last op touched — started, or waited for by an op that ended); when
+  // the end of a macro op of the same template `Steady::lag` ends later finds every program as
+  // far on with as many touched, it keeps a full mark (the projection of PlayState a period can
+  // change, SteadyMark), and as many ends later compares a full mark of the state then with it
+  // moved by one period: each program `shift[p]` ops on, its fine ids `fine_shift[p]` on, every
+  // time `period` later. If they agree, no OOM point was recorded in the period, and the plan
+  // from the mark's ops on repeats with the same shifts for k more periods (the same work,
+  // transfers, effects, waits and successors, each successor shifted by its own program's
+  // shift), the next k periods would repeat the last one exactly: the player writes them down
+  // (the ops' times, the memory log's records, the ledgers moved by k changes) instead of
+  // playing them, and goes on from the state k periods on. Where memory grows, k stops short of
+  // a new OOM point (skip_periods).
   std::optional<Steady> steady;
   static constexpr std::uint32_t kMaxSteadyGap = 4;
 
@@ -198,17 +198,22 @@ struct Player : PlayState {
     return a.time != b.time ? a.time < b.time : a.key < b.key;
   }
 
-  // A light mark keeps what changes when the state cannot repeat (the ops done and touched); a
-  // full one the whole state, taken once a light one was seen to repeat.
+  // The projection of PlayState a steady-state check compares (SteadyMark): a light mark keeps
+  // what changes when the state cannot repeat (the ops done and touched); a full one everything a
+  // period can change, taken once a light one was seen to repeat.
   inline void mark_steady(SteadyMark& m, core::TimePoint now, bool full);
 
   // At the end of op `id` of the first program (a macro op).
   void steady_anchor(std::uint32_t id, core::TimePoint now);
 
-  // Whether the state may be mark m's a period on: no OOM point since, and every program some ops
-  // on with as many touched. (Memory may have moved: a GPipe phase books or frees a micro-batch's
-  // tensors every period.)
-  inline bool moved_on(const SteadyMark& m, core::TimePoint now) const;
+  // Whether `now` may be `then` a period on: no OOM point since, and every program some ops on
+  // with as many touched (light marks suffice). (Memory may have moved: a GPipe phase books or
+  // frees a micro-batch's tensors every period.)
+  inline bool moved_on(const SteadyMark& then, const SteadyMark& now) const;
+
+  // Whether full mark `now` is full mark `then` moved by `s`: the macro ops in flight, the
+  // window's ops and the events waiting (the ledgers, which may move, skip_periods compares).
+  inline bool moved_by(const SteadyMark& then, const SteadyMark& now, const PeriodShift& s) const;
 
   // Whether op j + shift of program p repeats op j (the plan's side of a period).
   inline bool repeats(std::size_t p, std::uint32_t j, const std::vector<std::uint32_t>& shift,
@@ -227,9 +232,7 @@ struct Player : PlayState {
   // Plays k periods like the one since mark m by writing them down: the ops they end take the
   // times of the ops a period back, the window of ops in progress and the events waiting move k
   // periods on, the memory log repeats the period's records.
-  inline void write_down(const SteadyMark& m, std::uint64_t k, core::Duration period,
-                         const std::vector<std::uint32_t>& shift,
-                         const std::vector<std::uint64_t>& fine_shift);
+  inline void write_down(const SteadyMark& m, std::uint64_t k, const PeriodShift& s);
 
   void build_graph();
 

@@ -15,7 +15,6 @@ void Player::start_steady(bool from_start) {
   steady->end.assign(plan.programs.size(), 0);
   steady->lag = plan.steady_lag;
   steady->seen.assign(plan.programs[0].macros.size(), 0);
-  steady->marks.resize(plan.programs[0].macros.size() * steady->lag);
 }
 
 inline std::size_t Player::program_of_fine(std::uint64_t fine) const {
@@ -32,14 +31,14 @@ inline std::size_t Player::program_of_fine(std::uint64_t fine) const {
 
 inline void Player::mark_steady(SteadyMark& m, core::TimePoint now, bool full) {
   const std::size_t n = plan.programs.size();
-  Steady& st = *steady;
+  const Steady& st = *steady;
   m.valid = true;
   m.full = full;
   m.at = now;
-  m.events = queue.events_run();
-  m.ooms = tl.ooms.size();
   m.lo = st.lo;
   m.end = st.end;
+  m.events = queue.events_run();
+  m.ooms = tl.ooms.size();
   if (!full) return;
   m.level.resize(n);
   m.peak.resize(n);
@@ -47,33 +46,35 @@ inline void Player::mark_steady(SteadyMark& m, core::TimePoint now, bool full) {
     m.level[p] = ledgers[p].current();
     m.peak[p] = ledgers[p].peak();
   }
-  m.logged.resize(n);
-  m.inflight = inflight;
   m.state_begin.resize(n + 1);
   m.states.clear();
   for (std::size_t p = 0; p < n; ++p) {
-    m.logged[p] = memlog[p].size();
     m.state_begin[p] = static_cast<std::uint32_t>(m.states.size());
     for (std::uint32_t i = st.lo[p]; i < st.end[p]; ++i)
       m.states.push_back(op_state(offset[p] + i));
   }
   m.state_begin[n] = static_cast<std::uint32_t>(m.states.size());
+  m.inflight = inflight;
   m.pending.clear();
   queue.for_each([&](const auto& e) { m.pending.push_back(e); });
   std::sort(m.pending.begin(), m.pending.end(), pending_before);
+  m.logged.resize(n);
+  for (std::size_t p = 0; p < n; ++p) m.logged[p] = memlog[p].size();
 }
 
 void Player::steady_anchor(std::uint32_t id, core::TimePoint now) {
   Steady& st = *steady;
   const auto t = static_cast<std::size_t>(plan.programs[0].ops[id].macro);
-  SteadyMark& m = st.marks[t * st.lag + st.seen[t]++ % st.lag];
+  SteadyMark& m = st.marks.at(t * st.lag + st.seen[t]++ % st.lag);
   if (m.valid) {
-    if (!m.full && moved_on(m, now)) {
-      mark_steady(m, now, true);
-      return;
-    }
-    if (m.full && skip_periods(m, now)) {
-      for (auto& k : st.marks) k.valid = false;
+    if (!m.full) {
+      mark_steady(st.now, now, false);
+      if (moved_on(m, st.now)) {
+        mark_steady(m, now, true);
+        return;
+      }
+    } else if (skip_periods(m, now)) {
+      st.marks.for_each([](SteadyMark& k) { k.valid = false; });
       st.gap = 1;
       st.wait = 0;
       return;
@@ -90,13 +91,49 @@ void Player::steady_anchor(std::uint32_t id, core::TimePoint now) {
   mark_steady(m, now, false);
 }
 
-inline bool Player::moved_on(const SteadyMark& m, core::TimePoint now) const {
-  const Steady& st = *steady;
-  if (now <= m.at || tl.ooms.size() != m.ooms) return false;
+inline bool Player::moved_on(const SteadyMark& then, const SteadyMark& now) const {
+  if (now.at <= then.at || now.ooms != then.ooms) return false;
   for (std::size_t p = 0; p < plan.programs.size(); ++p) {
     const auto ops = static_cast<std::uint32_t>(plan.programs[p].ops.size());
-    if (st.lo[p] <= m.lo[p] || st.lo[p] >= ops || st.end[p] < st.lo[p] || m.end[p] < m.lo[p] ||
-        st.end[p] - m.end[p] != st.lo[p] - m.lo[p])
+    if (now.lo[p] <= then.lo[p] || now.lo[p] >= ops || now.end[p] < now.lo[p] ||
+        then.end[p] < then.lo[p] || now.end[p] - then.end[p] != now.lo[p] - then.lo[p])
+      return false;
+  }
+  return true;
+}
+
+inline bool Player::moved_by(const SteadyMark& then, const SteadyMark& now,
+                             const PeriodShift& s) const {
+  const std::size_t n = plan.programs.size();
+  auto moved = [&](core::TimePoint was, core::TimePoint is) { return is == later(was, s.period); };
+  if (now.pending.size() != then.pending.size()) return false;
+  // The macro ops in flight.
+  for (std::size_t p = 0; p < n; ++p) {
+    const InFlight& a = then.inflight[p];
+    const InFlight& b = now.inflight[p];
+    if ((a.id == kNone) != (b.id == kNone)) return false;
+    if (a.id == kNone) continue;
+    if (b.id != a.id + s.shift[p] || b.macro != a.macro || b.applied != a.applied ||
+        b.t0 != a.t0 + s.period || b.key0 != a.key0 + s.fine_shift[p] ||
+        b.start_key != a.start_key + s.fine_shift[program_of_fine(a.start_key)])
+      return false;
+  }
+  // The ops between the first not done and the last touched (windows as wide: moved_on).
+  for (std::size_t p = 0; p < n; ++p)
+    for (std::uint32_t i = 0; i < then.end[p] - then.lo[p]; ++i) {
+      const OpState& a = then.states[then.state_begin[p] + i];
+      const OpState& b = now.states[now.state_begin[p] + i];
+      if (a.done != b.done || a.waiting != b.waiting || !moved(a.start, b.start) ||
+          !moved(a.finish, b.finish) || !moved(a.arrival, b.arrival))
+        return false;
+    }
+  // The events waiting.
+  for (std::size_t i = 0; i < now.pending.size(); ++i) {
+    const auto& a = then.pending[i];
+    const auto& b = now.pending[i];
+    const auto q = program_of[a.payload];
+    if (b.payload != a.payload + s.shift[q] || b.time != a.time + s.period ||
+        b.key != a.key + s.fine_shift[q])
       return false;
   }
   return true;
@@ -149,9 +186,16 @@ inline std::vector<std::uint32_t> Player::repeat_until(
       until[p] = known->until[p];
       continue;
     }
-    // Up to a known run (its pairs repeat), or to the first pair that does not.
+    // Up to a known run (its pairs repeat), or to the first pair that does not: ops x from
+    // j + shift on that repeat op x - shift.
     const std::uint32_t stop = known && j < known->from[p] ? known->from[p] : ops;
-    while (j < stop && j + shift[p] < ops && repeats(p, j, shift, fine_shift[p])) ++j;
+    const std::uint32_t d = shift[p];
+    const Repetition rep =
+        repetition(j + d, d, std::min<std::size_t>(std::size_t{stop} + d, ops),
+                   [&](std::size_t a, std::size_t) {
+                     return repeats(p, static_cast<std::uint32_t>(a), shift, fine_shift[p]);
+                   });
+    j += static_cast<std::uint32_t>(rep.items(d));
     until[p] = j == stop && stop != ops ? known->until[p] : j;
   }
   if (!opt.plan_digest) return until;
@@ -170,57 +214,25 @@ inline std::vector<std::uint32_t> Player::repeat_until(
 inline bool Player::skip_periods(const SteadyMark& m, core::TimePoint now) {
   Steady& st = *steady;
   const std::size_t n = plan.programs.size();
-  const core::Duration period = now - m.at;
-  if (!moved_on(m, now)) return false;
-  std::vector<std::uint32_t> shift(n);
-  std::vector<std::uint64_t> fine_shift(n);
+  SteadyMark& state = st.now;
+  mark_steady(state, now, false);
+  if (!moved_on(m, state)) return false;
+  PeriodShift s{now - m.at, std::vector<std::uint32_t>(n), std::vector<std::uint64_t>(n)};
   for (std::size_t p = 0; p < n; ++p) {
-    shift[p] = st.lo[p] - m.lo[p];
-    fine_shift[p] = fine_first[offset[p] + st.lo[p]] - fine_first[offset[p] + m.lo[p]];
+    s.shift[p] = st.lo[p] - m.lo[p];
+    s.fine_shift[p] = fine_first[offset[p] + st.lo[p]] - fine_first[offset[p] + m.lo[p]];
   }
   if (queue.size() != m.pending.size()) return false;
-  auto moved = [&](core::TimePoint was, core::TimePoint is) { return is == later(was, period); };
-  // The macro ops in flight.
-  for (std::size_t p = 0; p < n; ++p) {
-    const InFlight& a = m.inflight[p];
-    const InFlight& b = inflight[p];
-    if ((a.id == kNone) != (b.id == kNone)) return false;
-    if (a.id == kNone) continue;
-    if (b.id != a.id + shift[p] || b.macro != a.macro || b.applied != a.applied ||
-        b.t0 != a.t0 + period || b.key0 != a.key0 + fine_shift[p] ||
-        b.start_key != a.start_key + fine_shift[program_of_fine(a.start_key)])
-      return false;
-  }
-  // The ops between the first not done and the last touched.
-  for (std::size_t p = 0; p < n; ++p)
-    for (std::uint32_t i = 0; i < m.end[p] - m.lo[p]; ++i) {
-      const OpState& a = m.states[m.state_begin[p] + i];
-      const OpState b = op_state(offset[p] + st.lo[p] + i);
-      if (a.done != b.done || a.waiting != b.waiting || !moved(a.start, b.start) ||
-          !moved(a.finish, b.finish) || !moved(a.arrival, b.arrival))
-        return false;
-    }
-  // The events waiting.
-  std::vector<core::EventQueue<std::uint32_t>::Event> pending;
-  pending.reserve(m.pending.size());
-  queue.for_each([&](const auto& e) { pending.push_back(e); });
-  std::sort(pending.begin(), pending.end(), pending_before);
-  for (std::size_t i = 0; i < pending.size(); ++i) {
-    const auto& a = m.pending[i];
-    const auto& b = pending[i];
-    const auto q = program_of[a.payload];
-    if (b.payload != a.payload + shift[q] || b.time != a.time + period ||
-        b.key != a.key + fine_shift[q])
-      return false;
-  }
+  mark_steady(state, now, true);
+  if (!moved_by(m, state, s)) return false;
   // How many more periods the plan repeats: pairs (j, j + shift) from the mark's first op on,
   // up to the last op touched k periods on. Another play of the plan may have found where.
-  const std::vector<std::uint32_t> until = repeat_until(m.lo, shift, fine_shift);
+  const std::vector<std::uint32_t> until = repeat_until(m.lo, s.shift, s.fine_shift);
   std::uint64_t k = std::numeric_limits<std::uint64_t>::max();
   for (std::size_t p = 0; p < n; ++p) {
     // Pairs from m.lo up to until - 1 repeat; k periods need them up to end - 1 + (k - 1) shift.
     if (until[p] < st.end[p]) return false;
-    k = std::min<std::uint64_t>(k, (until[p] - st.end[p]) / shift[p] + 1);
+    k = std::min<std::uint64_t>(k, (until[p] - st.end[p]) / s.shift[p] + 1);
   }
   // Memory: each period books the same effects, so every state of period r + 1 is the state of
   // the last period moved by r times its change. A change that frees (or none) makes no new
@@ -228,22 +240,23 @@ inline bool Player::skip_periods(const SteadyMark& m, core::TimePoint now) {
   // the ledger's at_peak, and each later period's is that moved on), and no program may pass
   // its capacity where that would record an OOM point.
   for (std::size_t p = 0; p < n; ++p) {
-    const std::int64_t grows = (ledgers[p].in_use() - m.level[p].total()).value;
+    const std::int64_t grows = (state.level[p].total() - m.level[p].total()).value;
     if (grows <= 0) continue;
-    if (!(ledgers[p].peak() > m.peak[p])) return false;
+    if (!(state.peak[p] > m.peak[p])) return false;
     if (oom_seen[p] && !opt.all_ooms) continue;
-    const std::int64_t room = (ledgers[p].capacity() - ledgers[p].peak()).value;
+    const std::int64_t room = (ledgers[p].capacity() - state.peak[p]).value;
     if (room < grows) return false;
     k = std::min<std::uint64_t>(k, static_cast<std::uint64_t>(room / grows));
   }
-  write_down(m, k, period, shift, fine_shift);
+  write_down(m, k, s);
   return true;
 }
 
-inline void Player::write_down(const SteadyMark& m, std::uint64_t k, core::Duration period,
-                               const std::vector<std::uint32_t>& shift,
-                               const std::vector<std::uint64_t>& fine_shift) {
+inline void Player::write_down(const SteadyMark& m, std::uint64_t k, const PeriodShift& s) {
   Steady& st = *steady;
+  const core::Duration period = s.period;
+  const std::vector<std::uint32_t>& shift = s.shift;
+  const std::vector<std::uint64_t>& fine_shift = s.fine_shift;
   const std::size_t n = plan.programs.size();
   const auto kk = static_cast<std::uint32_t>(k);
   const core::Duration span{period.ns * static_cast<std::int64_t>(k)};
