@@ -289,7 +289,7 @@ Timeline Player::run() {
   oom_seen.assign(progs.size(), 0);
   inflight.assign(progs.size(), InFlight{});
   // Logs reuse the buffers of this thread's last play (a sweep's points log similar amounts:
-  // growing them anew reallocated and faulted in megabytes per point).
+  // growing them anew would reallocate and fault in megabytes per point).
   memlog = std::move(spare_logs);
   memlog.resize(progs.size());
   for (auto& log : memlog) log.clear();

@@ -138,7 +138,7 @@ class CachingAllocator {
                                         // entry may be listed twice: flushing it twice is harmless)
   };
   // Cached free blocks of a pool, by size: one class per size (a step sees a few distinct
-  // sizes, 97% of requests take a block of exactly their size), each a vector sorted
+  // sizes, and nearly every request takes a block of exactly its size), each a vector sorted
   // by address from the highest down, so best fit (ties: the lowest address) takes the last
   // entry, and a freed block, which usually lies below the others of its size, goes in at or
   // near the end. A size whose freed blocks land far from the end (on average more than 32

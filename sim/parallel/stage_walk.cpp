@@ -36,7 +36,7 @@ namespace {
 using Passes = std::span<const std::unique_ptr<LoweringPass>>;
 
 // Reserve once: a large run has hundreds of thousands of ops, and regrowing the vectors (page
-// faults on fresh memory) used to cost more than building them. Compressed, a repeated unit is
+// faults on fresh memory) would cost more than building them. Compressed, a repeated unit is
 // a transfer and a macro op; a few units per chunk stay expanded (all of them when a pass
 // expands units).
 void reserve(StageContext& c, Passes passes, std::size_t units) {
