@@ -186,8 +186,9 @@ struct Steady {
 
 // The event loop's state: everything its events change. A snapshot of a play is a copy of it,
 // a resume an assignment (PlaySnapshot); a steady-state check compares its projection
-// (SteadyMark, taken by Player::mark_steady) with the projection a period earlier. A member
-// added here belongs in that projection too.
+// (SteadyMark, taken by Player::mark_steady) with the projection a period earlier.
+// Player::mark_steady binds every member by name: a member added here does not compile until
+// the projection places it.
 struct PlayState {
   Timeline tl;
   std::vector<hw::MemoryLedger> ledgers;       // per program
