@@ -403,10 +403,11 @@ struct Player : PlayState {
   // units repeat: when the allocator's state at the start of a unit is the state at the start of
   // an earlier unit of the same template with micro-batches shifted and the log repeats with the
   // same shift, whole periods are skipped — they would end in the same state, shifted, reaching
-  // no new peak and no OOM. A fingerprint finds candidate periods; an exact (canonical)
-  // comparison decides: against the state kept at the latest unit of a template not seen before
-  // (a 1F1B stage's steady state usually begins with its second backward template, the first
-  // booking the parameter gradients) when the period starts there, else one period later.
+  // no new peak and no OOM. A fingerprint finds candidate periods (PeriodDetector, keyed by it
+  // and the template); an exact (canonical) comparison decides: against the state kept at the
+  // latest unit of a template not seen before (a 1F1B stage's steady state usually begins with
+  // its second backward template, the first booking the parameter gradients) when the period
+  // starts there, else one period later; `repetition` counts the periods the log repeats.
   // The part period after the skipped ones is jumped too when the allocator was kept that far
   // into the first period: one period later, the length is known when the confirmation starts;
   // from the kept state, it is foreseen — the period is as many micro-batches as the state's

@@ -30,11 +30,11 @@ inline std::size_t Player::program_of_fine(std::uint64_t fine) const {
 }
 
 inline void Player::mark_steady(SteadyMark& m, core::TimePoint now, bool full) {
-  // One name per member of PlayState: a member added there does not compile here until it has
-  // its place in the projection.
-  const auto& [timeline, mem_ledgers, waits, dones, oom_flags, arrivals, events, in_flight, logs] =
+  // Every member of PlayState by name (read-only): a member added there does not compile here
+  // until it has its place in the projection.
+  const auto& [tl, ledgers, waiting, done, oom_seen, arrival_start, queue, inflight, memlog] =
       static_cast<const PlayState&>(*this);
-  (void)oom_flags;  // set with the first OOM point of its program: follows the OOM points counted
+  (void)oom_seen;  // set with its program's first OOM point: follows the OOM points counted
   const std::size_t n = plan.programs.size();
   const Steady& st = *steady;
   m.valid = true;
@@ -42,32 +42,32 @@ inline void Player::mark_steady(SteadyMark& m, core::TimePoint now, bool full) {
   m.at = now;
   m.lo = st.lo;
   m.end = st.end;
-  m.events = events.events_run();
-  m.ooms = timeline.ooms.size();
+  m.events = queue.events_run();
+  m.ooms = tl.ooms.size();
   if (!full) return;
   m.level.resize(n);
   m.peak.resize(n);
   for (std::size_t p = 0; p < n; ++p) {
-    m.level[p] = mem_ledgers[p].current();
-    m.peak[p] = mem_ledgers[p].peak();
+    m.level[p] = ledgers[p].current();
+    m.peak[p] = ledgers[p].peak();
   }
   m.state_begin.resize(n + 1);
   m.states.clear();
   for (std::size_t p = 0; p < n; ++p) {
     m.state_begin[p] = static_cast<std::uint32_t>(m.states.size());
-    const DeviceTimeline& d = timeline.devices[p];
+    const DeviceTimeline& d = tl.devices[p];
     for (std::uint32_t i = st.lo[p]; i < st.end[p]; ++i) {
       const std::uint32_t id = offset[p] + i;
-      m.states.push_back({d.start[i], d.finish[i], arrivals[id], waits[id], dones[id]});
+      m.states.push_back({d.start[i], d.finish[i], arrival_start[id], waiting[id], done[id]});
     }
   }
   m.state_begin[n] = static_cast<std::uint32_t>(m.states.size());
-  m.inflight = in_flight;
+  m.inflight = inflight;
   m.pending.clear();
-  events.for_each([&](const auto& e) { m.pending.push_back(e); });
+  queue.for_each([&](const auto& e) { m.pending.push_back(e); });
   std::sort(m.pending.begin(), m.pending.end(), pending_before);
   m.logged.resize(n);
-  for (std::size_t p = 0; p < n; ++p) m.logged[p] = logs[p].size();
+  for (std::size_t p = 0; p < n; ++p) m.logged[p] = memlog[p].size();
 }
 
 void Player::steady_anchor(std::uint32_t id, core::TimePoint now) {
