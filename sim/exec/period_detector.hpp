@@ -40,11 +40,6 @@ Repetition repetition(std::size_t from, std::size_t period, std::size_t end, Sam
 template <typename Anchor>
 class PeriodDetector {
  public:
-  // The anchor kept under `key` (nullptr: none).
-  Anchor* find(std::uint64_t key) {
-    const auto it = last_.find(key);
-    return it == last_.end() ? nullptr : &it->second;
-  }
   // Keeps `now` under `key`; returns the anchor it replaces (false: the key is new).
   std::pair<bool, Anchor> exchange(std::uint64_t key, Anchor now) {
     auto [it, fresh] = last_.try_emplace(key, now);
