@@ -143,13 +143,9 @@ Draft import_deepspeed(const std::string& text, const std::string& path, const I
                             "must equal train_micro_batch_size_per_gpu x gradient_accumulation_steps x GPUs = " +
                                 std::to_string(*micro) + " x " + std::to_string(acc.value_or(1)) + " x " +
                                 std::to_string(data) + ", got " + std::to_string(*b.global));
-  Section training = {{"micro_batch", std::to_string(*micro)},
-                      {"gradient_accumulation", std::to_string(acc.value_or(1))}};
-  for (const auto& kv : d.training) training.push_back(kv);
-  d.training = training;
-  Section parallel = {{"data", std::to_string(data)}};
-  for (const auto& kv : d.parallel) parallel.push_back(kv);
-  d.parallel = parallel;
+  Draft::set(d.training, "micro_batch", std::to_string(*micro));
+  Draft::set(d.training, "gradient_accumulation", std::to_string(acc.value_or(1)));
+  Draft::set(d.parallel, "data", std::to_string(data));
   apply_common(o, data, d);
   return d;
 }

@@ -103,13 +103,14 @@ std::optional<std::string> model_from_option(const ImportOptions& o, Draft& d) {
                             "expected a model preset name or a Hugging Face config.json file, got '" +
                                 m + "' (presets: " + models::preset_names() + ")");
   d.sequence_model = true;
-  // The scenario reads hf_config relative to its own folder.
+  // The scenario reads hf_config relative to its own folder: relative to -o's folder, or
+  // absolute when the scenario goes to standard output (it may be saved anywhere).
   std::string written = m;
-  if (path.is_relative() && !o.output.empty()) {
-    const fs::path out_dir = fs::absolute(fs::path(o.output)).parent_path();
-    written = fs::absolute(path).lexically_normal().lexically_relative(out_dir).string();
-  } else if (path.is_relative()) {
-    d.notes.push_back("hf_config is relative to the current folder: save the scenario here");
+  if (path.is_relative()) {
+    const fs::path file = fs::absolute(path).lexically_normal();
+    written = o.output.empty()
+                  ? file.string()
+                  : file.lexically_relative(fs::absolute(fs::path(o.output)).parent_path()).string();
   }
   return "{hf_config: " + quote(written) + "}";
 }
@@ -124,7 +125,18 @@ std::string quote(const std::string& s) {
 }
 
 namespace {
-std::string flow(const Section& s) {
+// Keys in the order docs/scenarios.md lists them; others after, as set.
+std::size_t rank(const std::string& key) {
+  static const std::vector<std::string> order = {
+      "micro_batch", "gradient_accumulation", "global_batch", "seq_len", "precision", "optimizer",
+      "recompute", "recompute_layers", "attention", "offload", "data", "tensor", "pipeline", "zero",
+      "schedule", "virtual_stages", "sequence_parallel", "bucket_size", "bucket_buffers", "nodes",
+      "gpus_per_node"};
+  return static_cast<std::size_t>(std::find(order.begin(), order.end(), key) - order.begin());
+}
+
+std::string flow(Section s) {
+  std::stable_sort(s.begin(), s.end(), [](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
   std::string out = "{";
   for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + s[i].first + ": " + s[i].second;
   return out + "}";

@@ -3,10 +3,12 @@
 // the others are listed as ignored.
 #include <filesystem>
 #include <array>
+#include <charconv>
 #include <set>
 
 #include <toml++/toml.h>
 
+#include "models/presets.hpp"
 #include "sim/importers/import.hpp"
 
 namespace trainsim::importers {
@@ -104,24 +106,45 @@ void map_model(TomlSection& model, TomlSection& float8, const ImportOptions& o, 
   d.model = *p;
 }
 
-void map_checkpointing(TomlSection& ac, Draft& d) {
+// Blocks of a preset model, for "checkpoint every k-th block"; 0 when the model is no preset.
+int preset_layers(const std::string& model) {
+  const models::Preset* p = models::find_preset(model);
+  const auto* t = p ? std::get_if<models::TransformerConfig>(&p->config) : nullptr;
+  return t ? t->layers : 0;
+}
+
+// activation_checkpoint: torchtitan's defaults are mode "selective", option "2" (every second
+// block checkpointed whole).
+void map_checkpointing(TomlSection& ac, std::int64_t pipeline, Draft& d) {
   const std::string mode = ac.string("mode").value_or("selective");
+  if (mode == "none") return;
   if (mode == "full") {
     Draft::set(d.training, "recompute", "full");
-  } else if (mode == "selective") {
-    const std::string option = ac.string("selective_ac_option").value_or("2");
-    if (option == "op") {
-      Draft::set(d.training, "recompute", "selective");
-      d.notes.push_back("selective_ac_option \"op\" modelled as recompute: selective (the attention core)");
-    } else if (option == "1") {
-      Draft::set(d.training, "recompute", "full");  // every layer checkpointed
-    } else {
-      unsupported(ac.where("selective_ac_option"), "activation_checkpoint.selective_ac_option",
-                  "checkpointing every " + option + "th layer");
-    }
-  } else if (mode != "none") {
-    ac.fail("mode", "expected \"none\", \"selective\" or \"full\", got \"" + mode + "\"");
+    return;
   }
+  if (mode != "selective")
+    ac.fail("mode", "expected \"none\", \"selective\" or \"full\", got \"" + mode + "\"");
+  const std::string option = ac.string("selective_ac_option").value_or("2");
+  if (option == "op") {
+    Draft::set(d.training, "recompute", "selective");
+    d.notes.push_back("selective_ac_option \"op\" modelled as recompute: selective (the attention core)");
+    return;
+  }
+  std::int64_t every = 0;
+  const auto [end, ec] = std::from_chars(option.data(), option.data() + option.size(), every);
+  if (ec != std::errc{} || end != option.data() + option.size() || every < 1)
+    ac.fail("selective_ac_option", "expected \"op\" or a positive integer, got \"" + option + "\"");
+  Draft::set(d.training, "recompute", "full");
+  if (every == 1) return;
+  const int layers = preset_layers(d.model);
+  if (layers == 0)
+    unsupported(ac.where("selective_ac_option"), "activation_checkpoint.selective_ac_option",
+                "checkpointing every " + option + " blocks of a model that is no preset");
+  // One block in `every` of each stage's blocks is checkpointed.
+  const std::int64_t per_stage = layers / pipeline / every;
+  Draft::set(d.training, "recompute_layers", std::to_string(per_stage));
+  d.notes.push_back("selective_ac_option " + option + ": " + std::to_string(per_stage) + " of " +
+                    std::to_string(layers / pipeline) + " blocks per stage recomputed");
 }
 
 }  // namespace
@@ -146,7 +169,6 @@ Draft import_torchtitan(const std::string& text, const std::string& path, const 
   TomlSection model = section("model"), training = section("training"), par = section("parallelism"),
           ac = section("activation_checkpoint"), float8 = section("float8"), opt = section("optimizer");
   map_model(model, float8, o, d);
-  map_checkpointing(ac, d);
 
   // Parallel degrees; data_parallel_shard_degree -1 takes the GPUs the others leave.
   const std::int64_t tp = par.integer("tensor_parallel_degree", 1).value_or(1);
@@ -173,6 +195,8 @@ Draft import_torchtitan(const std::string& text, const std::string& path, const 
     else unsupported(par.where("pipeline_parallel_schedule"), "parallelism.pipeline_parallel_schedule",
                      "pipeline schedule '" + *s + "'");
   }
+
+  map_checkpointing(ac, pp, d);
 
   // Batch: local_batch_size (older: batch_size) samples per data-parallel rank; with a pipeline
   // it is split into micro-batches of pipeline_parallel_microbatch_size.
@@ -203,13 +227,6 @@ Draft import_torchtitan(const std::string& text, const std::string& path, const 
   if (optimizer != "AdamW" && optimizer != "Adam")
     unsupported(opt.where("name"), "optimizer.name", "optimizer '" + optimizer + "'");
   Draft::set(d.training, "optimizer", optimizer == "AdamW" ? "adamw" : "adam");
-  // training.recompute came first from activation_checkpoint: keep the usual key order.
-  if (const std::string* r = Draft::get(d.training, "recompute")) {
-    const std::string v = *r;
-    std::erase_if(d.training, [](const auto& kv) { return kv.first == "recompute"; });
-    Draft::set(d.training, "recompute", v);
-  }
-
   Draft::set(d.parallel, "data", std::to_string(data));
   Draft::set(d.parallel, "tensor", std::to_string(tp));
   Draft::set(d.parallel, "pipeline", std::to_string(pp));
