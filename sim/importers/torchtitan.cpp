@@ -122,8 +122,10 @@ void map_checkpointing(TomlSection& ac, std::int64_t pipeline, Draft& d) {
     Draft::set(d.training, "recompute", "full");
     return;
   }
+  if (mode == "memory_budget")
+    unsupported(ac.where("mode"), "activation_checkpoint.mode", "checkpointing to a memory budget");
   if (mode != "selective")
-    ac.fail("mode", "expected \"none\", \"selective\" or \"full\", got \"" + mode + "\"");
+    ac.fail("mode", "expected \"none\", \"selective\", \"full\" or \"memory_budget\", got \"" + mode + "\"");
   const std::string option = ac.string("selective_ac_option").value_or("2");
   if (option == "op") {
     Draft::set(d.training, "recompute", "selective");
@@ -218,7 +220,9 @@ Draft import_torchtitan(const std::string& text, const std::string& path, const 
                                            std::to_string(local_batch * data));
   Draft::set(d.training, "micro_batch", std::to_string(micro));
   Draft::set(d.training, "global_batch", std::to_string(global));
-  if (auto s = training.integer("seq_len", 1)) Draft::set(d.training, "seq_len", std::to_string(*s));
+  const auto seq = training.integer("seq_len", 1);
+  if (!seq) d.notes.push_back("no training.seq_len: 2048 (torchtitan's default)");
+  Draft::set(d.training, "seq_len", std::to_string(seq.value_or(2048)));
   const std::string mp = training.string("mixed_precision_param").value_or("bfloat16");
   if (mp != "bfloat16" && mp != "float32")
     training.fail("mixed_precision_param", "expected \"bfloat16\" or \"float32\", got \"" + mp + "\"");

@@ -166,3 +166,15 @@ log_freq = 10
         "recompute: full}\n"
         "parallel: {data: 2, tensor: 8, pipeline: 4, schedule: gpipe, sequence_parallel: true}\n");
 }
+
+TEST_CASE("torchtitan: its defaults, selective checkpointing of every 2nd block, seq_len 2048") {
+  // No [activation_checkpoint]: mode "selective", option "2": llama3-8b's 32 blocks over
+  // pipeline 2 = 16 per stage, every 2nd: 8 recomputed. No [training]: local batch 8, seq 2048.
+  const std::string toml = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n"
+                           "[parallelism]\npipeline_parallel_degree = 2\n";
+  const Draft d = import_torchtitan(toml, "d.toml", gpus(2, "h100-80gb"));
+  CHECK(to_yaml(d).substr(to_yaml(d).find("training:")) ==
+        "training: {micro_batch: 1, global_batch: 8, seq_len: 2048, precision: bf16, optimizer: adamw, "
+        "recompute: full, recompute_layers: 8}\n"
+        "parallel: {data: 1, tensor: 1, pipeline: 2, schedule: 1f1b}\n");
+}
