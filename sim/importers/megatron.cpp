@@ -304,6 +304,9 @@ Draft import_megatron(const std::string& text, const std::string& path, const Im
   d.kind = "megatron";
   d.source = path;
   d.name = std::filesystem::path(path).stem().string();
+  if (o.model)
+    throw core::ConfigError({"trainsim import", 0, 0}, "--model",
+                            "not used with megatron: the arguments describe the model");
   const Args a(tokenize(text, path), d);
   for (const char* one : {"--context-parallel-size", "--expert-model-parallel-size"})
     if (a.integer(one).value_or(1) > 1) unsupported(a.at(one), one, std::string(one) + " above 1");
