@@ -41,8 +41,8 @@ struct Draft {
   void ignore(const std::string& option, const core::SourceLocation& at);
 };
 
-// The degree a config leaves to the launcher: what --gpus gives beyond `model_parallel`
-// devices (tensor x pipeline), checked to divide; `what` names the config's own degrees.
+// The data-parallel degree a config leaves to the launcher: --gpus / `model_parallel` (the
+// config's other degrees), which must divide; 1 (with a note) without --gpus.
 std::int64_t data_degree(const ImportOptions& o, std::int64_t model_parallel, Draft& d);
 
 // Device, sequence length and cluster from the command line; the node shape follows
