@@ -65,11 +65,14 @@ bool map_optimizer(JsonObject& ds, Draft& d) {
 
 }  // namespace
 
+// Batch figures stay within 2^30, so their products with a GPU count (<= 2^24) fit 64 bits.
+constexpr std::int64_t kMaxBatch = std::int64_t{1} << 30;
+
 DeepSpeedBatch map_deepspeed(JsonObject& ds, Draft& d) {
   DeepSpeedBatch b;
-  b.micro = ds.integer("train_micro_batch_size_per_gpu", 1, true);
-  b.accumulation = ds.integer("gradient_accumulation_steps", 1, true);
-  b.global = ds.integer("train_batch_size", 1, true);
+  b.micro = ds.integer("train_micro_batch_size_per_gpu", 1, true, kMaxBatch);
+  b.accumulation = ds.integer("gradient_accumulation_steps", 1, true, kMaxBatch);
+  b.global = ds.integer("train_batch_size", 1, true, kMaxBatch);
   b.global_at = ds.at(ds.get("train_batch_size"));
   const auto fp16 = enabled(ds, "fp16", d);
   auto bf16 = enabled(ds, "bf16", d);
@@ -138,7 +141,7 @@ Draft import_deepspeed(const std::string& text, const std::string& path, const I
   if (!micro)
     throw core::ConfigError({path, 1, 1}, "train_micro_batch_size_per_gpu",
                             "missing, and not derivable from train_batch_size and gradient_accumulation_steps");
-  if (b.global && *b.global != *micro * acc.value_or(1) * data)
+  if (b.global && product({*micro, acc.value_or(1), data}) != *b.global)
     throw core::ConfigError(b.global_at, "train_batch_size",
                             "must equal train_micro_batch_size_per_gpu x gradient_accumulation_steps x GPUs = " +
                                 std::to_string(*micro) + " x " + std::to_string(acc.value_or(1)) + " x " +

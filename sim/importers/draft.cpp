@@ -38,6 +38,7 @@ void unsupported(const core::SourceLocation& at, const std::string& option, cons
 }
 
 namespace {
+constexpr std::int64_t kMaxDevices = std::int64_t{1} << 24;  // the scenario's limit
 // Command-line options have no file position.
 core::SourceLocation command_line() { return {"trainsim import", 0, 0}; }
 }  // namespace
@@ -48,10 +49,10 @@ std::int64_t data_degree(const ImportOptions& o, std::int64_t model_parallel, Dr
                       " GPUs)");
     return 1;
   }
-  if (*o.gpus < 1 || *o.gpus % model_parallel != 0)
+  if (*o.gpus < 1 || *o.gpus > kMaxDevices || *o.gpus % model_parallel != 0)
     throw core::ConfigError(command_line(), "--gpus",
-                            "expected a positive multiple of the config's model-parallel size " +
-                                std::to_string(model_parallel) + ", got " + std::to_string(*o.gpus));
+                            "expected a multiple of the config's model-parallel size " +
+                                std::to_string(model_parallel) + " in 1..16777216, got " + std::to_string(*o.gpus));
   return *o.gpus / model_parallel;
 }
 
@@ -113,6 +114,13 @@ std::optional<std::string> model_from_option(const ImportOptions& o, Draft& d) {
                   : file.lexically_relative(fs::absolute(fs::path(o.output)).parent_path()).string();
   }
   return "{hf_config: " + quote(written) + "}";
+}
+
+std::optional<std::int64_t> product(std::initializer_list<std::int64_t> factors) {
+  std::int64_t p = 1;
+  for (const std::int64_t f : factors)
+    if (__builtin_mul_overflow(p, f, &p)) return std::nullopt;
+  return p;
 }
 
 std::string quote(const std::string& s) {

@@ -2,6 +2,7 @@
 // The scenario an importer builds: the keys it could map, in the order the YAML lists them, and
 // what it left out. Importers fill a Draft from a framework's config; `to_yaml` writes it.
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -53,6 +54,9 @@ void apply_common(const ImportOptions& o, std::int64_t devices, Draft& d);
 // relative to the output file's folder when -o is given). Empty optional: --model absent.
 // Throws ConfigError naming --model for an unknown preset or a missing file.
 std::optional<std::string> model_from_option(const ImportOptions& o, Draft& d);
+
+// The product of `factors`, or nullopt when it overflows 64 bits.
+std::optional<std::int64_t> product(std::initializer_list<std::int64_t> factors);
 
 // A YAML double-quoted scalar.
 std::string quote(const std::string& s);

@@ -61,8 +61,8 @@ Draft import_hf_trainer(const std::string& text, const std::string& path, const 
   d.model = *model;
   d.name = std::filesystem::path(path).stem().string();
   // transformers' defaults: batch 8 per device, accumulation 1, fp32, adamw_torch.
-  const std::int64_t micro = args.integer("per_device_train_batch_size", 1).value_or(8);
-  const std::int64_t acc = args.integer("gradient_accumulation_steps", 1).value_or(1);
+  const std::int64_t micro = args.integer("per_device_train_batch_size", 1, false, std::int64_t{1} << 30).value_or(8);
+  const std::int64_t acc = args.integer("gradient_accumulation_steps", 1, false, std::int64_t{1} << 30).value_or(1);
   Draft::set(d.training, "micro_batch", std::to_string(micro));
   Draft::set(d.training, "gradient_accumulation", std::to_string(acc));
   const bool bf16 = args.boolean("bf16").value_or(false), fp16 = args.boolean("fp16").value_or(false);

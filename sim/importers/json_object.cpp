@@ -1,6 +1,7 @@
 #include "sim/importers/json_object.hpp"
 
 #include <charconv>
+#include <utility>
 
 #include "models/unique_keys.hpp"
 #include "models/yaml_syntax.hpp"
@@ -38,17 +39,17 @@ core::SourceLocation JsonObject::at_key(const std::string& key) const {
 
 YAML::Node JsonObject::get(const std::string& key) {
   read_.insert(key);
-  const YAML::Node n = node_[key];
+  const YAML::Node n = std::as_const(node_)[key];  // a const lookup never inserts the key
   return n.IsDefined() && !n.IsNull() ? n : YAML::Node(YAML::NodeType::Undefined);
 }
 
 bool JsonObject::has(const std::string& key) const {
-  const YAML::Node n = node_[key];
+  const YAML::Node n = std::as_const(node_)[key];
   return n.IsDefined() && !n.IsNull();
 }
 
 void JsonObject::fail(const std::string& key, const std::string& what) const {
-  const YAML::Node n = node_[key];
+  const YAML::Node n = std::as_const(node_)[key];
   throw core::ConfigError(n.IsDefined() ? at(n) : at(node_), name(key), what);
 }
 
@@ -60,21 +61,22 @@ std::string shown(const YAML::Node& n) {
 }
 }  // namespace
 
-std::optional<std::int64_t> JsonObject::integer(const std::string& key, std::int64_t min, bool auto_ok) {
+std::optional<std::int64_t> JsonObject::integer(const std::string& key, std::int64_t min, bool auto_ok,
+                                                std::int64_t max) {
   const YAML::Node n = get(key);
   if (!n.IsDefined()) return std::nullopt;
   if (auto_ok && is_string(n) && n.Scalar() == "auto") return std::nullopt;
   std::int64_t v = 0;
   const std::string s = n.IsScalar() ? n.Scalar() : "";
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (!n.IsScalar() || is_string(n) || ec != std::errc{} || end != s.data() + s.size() || v < min) {
+  if (!n.IsScalar() || is_string(n) || ec != std::errc{} || end != s.data() + s.size() || v < min || v > max) {
     // DeepSpeed writes bucket sizes as 5e8: a float that is a whole number is accepted.
     double x = 0;
     const auto [fend, fec] = std::from_chars(s.data(), s.data() + s.size(), x);
     if (n.IsScalar() && !is_string(n) && fec == std::errc{} && fend == s.data() + s.size() &&
-        x >= static_cast<double>(min) && x < 9.2e18 && x == static_cast<double>(static_cast<std::int64_t>(x)))
+        x >= static_cast<double>(min) && x <= static_cast<double>(max) && x == static_cast<double>(static_cast<std::int64_t>(x)))
       return static_cast<std::int64_t>(x);
-    fail(key, "expected an integer >= " + std::to_string(min) + (auto_ok ? " or \"auto\"" : "") +
+    fail(key, "expected an integer in " + std::to_string(min) + ".." + std::to_string(max) + (auto_ok ? " or \"auto\"" : "") +
                   ", got " + shown(n));
   }
   return v;

@@ -30,7 +30,9 @@ class JsonObject {
   bool has(const std::string& key) const;
   // Typed reads; absent (or null) -> nullopt. "auto" (HF's placeholder) -> nullopt when
   // `auto_ok`, else an error.
-  std::optional<std::int64_t> integer(const std::string& key, std::int64_t min, bool auto_ok = false);
+  // Integers in min..max (default 2^40: any count or size a config holds).
+  std::optional<std::int64_t> integer(const std::string& key, std::int64_t min, bool auto_ok = false,
+                                      std::int64_t max = std::int64_t{1} << 40);
   std::optional<bool> boolean(const std::string& key, bool auto_ok = false);
   std::optional<std::string> string(const std::string& key);
   std::optional<JsonObject> object(const std::string& key);

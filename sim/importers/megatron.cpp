@@ -172,14 +172,16 @@ class Args {
   bool has(const std::string& name) const { return args_.count(name) > 0; }
   const Arg& arg(const std::string& name) const { return args_.at(name); }
 
+  // Every count Megatron takes (layers, sizes, batches, degrees) is within 2^30.
   std::optional<std::int64_t> integer(const std::string& name, std::int64_t min = 1) const {
+    constexpr std::int64_t max = std::int64_t{1} << 30;
     if (!has(name)) return std::nullopt;
     const Token& t = arg(name).values[0];
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
-    if (ec != std::errc{} || end != t.text.data() + t.text.size() || v < min)
-      throw core::ConfigError(t.at, name,
-                              "expected an integer >= " + std::to_string(min) + ", got '" + t.text + "'");
+    if (ec != std::errc{} || end != t.text.data() + t.text.size() || v < min || v > max)
+      throw core::ConfigError(t.at, name, "expected an integer in " + std::to_string(min) + ".." +
+                                              std::to_string(max) + ", got '" + t.text + "'");
     return v;
   }
   std::optional<double> number(const std::string& name) const {

@@ -38,12 +38,14 @@ class TomlSection {
     throw core::ConfigError(where(key), path(key), what);
   }
 
+  // Degrees, batches and lengths: within 2^30.
   std::optional<std::int64_t> integer(const std::string& key, std::int64_t min) {
+    constexpr std::int64_t max = std::int64_t{1} << 30;
     const toml::node* n = get(key);
     if (!n) return std::nullopt;
     const auto v = n->value<std::int64_t>();
-    if (!n->is_integer() || !v || *v < min)
-      fail(key, "expected an integer >= " + std::to_string(min));
+    if (!n->is_integer() || !v || *v < min || *v > max)
+      fail(key, "expected an integer in " + std::to_string(min) + ".." + std::to_string(max));
     return *v;
   }
   std::optional<std::string> string(const std::string& key) {
@@ -181,10 +183,9 @@ Draft import_torchtitan(const std::string& text, const std::string& path, const 
   std::int64_t shard = par.integer("data_parallel_shard_degree", -1).value_or(-1);
   if (shard == 0) par.fail("data_parallel_shard_degree", "expected -1 or a positive integer");
   if (shard == -1) shard = data_degree(o, tp * pp * replicate, d);
-  else if (o.gpus && *o.gpus != shard * replicate * tp * pp)
+  else if (o.gpus && product({shard, replicate, tp, pp}) != *o.gpus)
     throw core::ConfigError(par.where("data_parallel_shard_degree"), "--gpus",
-                            std::to_string(*o.gpus) + " GPUs disagree with the parallelism degrees' product " +
-                                std::to_string(shard * replicate * tp * pp));
+                            std::to_string(*o.gpus) + " GPUs disagree with the parallelism degrees");
   if (shard > 1)
     unsupported(par.where("data_parallel_shard_degree"), "parallelism.data_parallel_shard_degree",
                 "FSDP (data_parallel_shard_degree " + std::to_string(shard) + ")");
