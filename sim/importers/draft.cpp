@@ -123,14 +123,26 @@ std::optional<std::int64_t> product(std::initializer_list<std::int64_t> factors)
   return p;
 }
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
+namespace {
+// `s` with control characters written as \xHH (YAML's escape), so a name or an option read
+// from a file cannot end a comment line or a quoted scalar.
+std::string escaped(const std::string& s, bool quotes) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
   for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += std::string("\\x") + hex[u >> 4] + hex[u & 15];
+      continue;
+    }
+    if (quotes && (c == '"' || c == '\\')) out += '\\';
     out += c;
   }
-  return out + "\"";
+  return out;
 }
+}  // namespace
+
+std::string quote(const std::string& s) { return "\"" + escaped(s, true) + "\""; }
 
 namespace {
 // Keys in the order docs/scenarios.md lists them; others after, as set.
@@ -154,7 +166,7 @@ std::string flow(Section s) {
 void wrapped(std::string& out, const std::string& title, const std::vector<std::string>& items) {
   std::string line = "# " + title;
   for (std::size_t i = 0; i < items.size(); ++i) {
-    const std::string item = items[i] + (i + 1 < items.size() ? "," : "");
+    const std::string item = escaped(items[i], false) + (i + 1 < items.size() ? "," : "");
     if (line.size() + 1 + item.size() > 100) {
       out += line + "\n";
       line = "#  ";
@@ -166,8 +178,8 @@ void wrapped(std::string& out, const std::string& title, const std::vector<std::
 }  // namespace
 
 std::string to_yaml(const Draft& d) {
-  std::string out = "# Imported by trainsim import " + d.kind + " from " + d.source + "\n";
-  for (const auto& n : d.notes) out += "# note: " + n + "\n";
+  std::string out = "# Imported by trainsim import " + d.kind + " from " + escaped(d.source, false) + "\n";
+  for (const auto& n : d.notes) out += "# note: " + escaped(n, false) + "\n";
   if (!d.ignored.empty()) wrapped(out, "ignored:", d.ignored);
   out += "name: " + quote(d.name) + "\n";
   out += "model: " + d.model + "\n";

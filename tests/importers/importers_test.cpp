@@ -178,3 +178,12 @@ TEST_CASE("torchtitan: its defaults, selective checkpointing of every 2nd block,
         "recompute: full, recompute_layers: 8}\n"
         "parallel: {data: 1, tensor: 1, pipeline: 2, schedule: 1f1b}\n");
 }
+
+TEST_CASE("to_yaml: control characters from the file are escaped, so the YAML stays valid") {
+  // A quoted option name holding a newline would otherwise end the comment line.
+  const Draft d = import_megatron("'--odd\nname' --num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+                                  "--seq-length 16 --vocab-size 100 --make-vocab-size-divisible-by 1",
+                                  "c.args", gpus(1));
+  CHECK(to_yaml(d).find("# ignored: --odd\\x0Aname (c.args:1:1)\n") != std::string::npos);
+  CHECK(quote("a\"b\\c\td") == "\"a\\\"b\\\\c\\x09d\"");
+}
