@@ -359,6 +359,11 @@ Draft import_megatron(const std::string& text, const std::string& path, const Im
                               "must divide --num-layers / --pipeline-model-parallel-size");
     virtual_stages = layers / (pipeline * *per);
   }
+  if (virtual_stages > 1 && pipeline == 1) {
+    const char* opt = a.has("--num-layers-per-virtual-pipeline-stage") ? "--num-layers-per-virtual-pipeline-stage"
+                                                                        : "--num-virtual-stages-per-pipeline-rank";
+    throw core::ConfigError(a.at(opt), opt, "virtual pipeline stages need --pipeline-model-parallel-size above 1");
+  }
   if (pipeline > 1) Draft::set(d.parallel, "schedule", virtual_stages > 1 ? "interleaved" : "1f1b");
   if (virtual_stages > 1) Draft::set(d.parallel, "virtual_stages", std::to_string(virtual_stages));
   if (a.has("--sequence-parallel")) Draft::set(d.parallel, "sequence_parallel", "true");
