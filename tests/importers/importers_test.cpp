@@ -1,5 +1,7 @@
 // Each importer turns a small config into the exact scenario YAML its mapping table
 // (docs/import.md) gives.
+#include <filesystem>
+
 #include <catch2/catch.hpp>
 
 #include "sim/importers/import.hpp"
@@ -186,4 +188,17 @@ TEST_CASE("to_yaml: control characters from the file are escaped, so the YAML st
                                   "c.args", gpus(1));
   CHECK(to_yaml(d).find("# ignored: --odd\\x0Aname (c.args:1:1)\n") != std::string::npos);
   CHECK(quote("a\"b\\c\td") == "\"a\\\"b\\\\c\\x09d\"");
+}
+
+TEST_CASE("hf-trainer: --model config.json is written relative to -o's folder, absolute on standard output") {
+  // Tests run from the source tree: models/hf/gpt2/config.json seen from out/ is ../models/...
+  ImportOptions o = gpus(1);
+  o.seq_len = 128;
+  o.model = "models/hf/gpt2/config.json";
+  o.output = "out/scenario.yaml";
+  Draft d = import_hf_trainer("{}", "a.json", o);
+  CHECK(d.model == "{hf_config: \"../models/hf/gpt2/config.json\"}");
+  o.output.clear();
+  d = import_hf_trainer("{}", "a.json", o);
+  CHECK(d.model == "{hf_config: " + quote(std::filesystem::absolute("models/hf/gpt2/config.json").string()) + "}");
 }
