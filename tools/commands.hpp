@@ -33,5 +33,6 @@ int cmd_plan(const std::vector<std::string>& args);
 int cmd_merge(const std::vector<std::string>& args);
 int cmd_compare(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
+int cmd_import(const std::vector<std::string>& args);
 
 }  // namespace trainsim::tools

@@ -1,7 +1,7 @@
 # Sourced by tools/fuzz.sh (the deterministic gating run) and tools/fuzz_hunt.sh (open-ended
 # hunting): the targets, the toolchain check, the fuzz build and each target's seed inputs.
 
-fuzz_targets=(scenario model hf_config overrides units sweep csv)
+fuzz_targets=(scenario model hf_config overrides units sweep csv import)
 
 # fuzz_require_toolchain: returns 0 when clang++ and the libFuzzer runtime are there; else
 # prints what is missing and exits 77 (ctest: skipped) under TRAINSIM_SKIP_FUZZ=1, 1 otherwise.
@@ -39,6 +39,7 @@ fuzz_seed_files() {
       scenario) find scenarios tests/cli/data -name '*.yaml' -type f ;;
       model) find models -name '*.yaml' -type f ;;
       hf_config) find models/hf -name '*.json' -type f ;;
+      import) find tests/data/import -type f ;;
       sweep) find scenarios/sweeps bench/sweeps -name '*.yaml' -type f ;;
     esac
     for d in "tests/fuzz/seeds/$t" "tests/fuzz/regressions/$t"; do

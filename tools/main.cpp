@@ -38,6 +38,7 @@ constexpr const char* kUsage =
     "  merge OUT SHARD... join sweep shard outputs in point order\n"
     "  compare CSV        simulate a table of measured runs and report the error\n"
     "  calibrate CSV      fit a device's cost-model parameters to measured kernel timings\n"
+    "  import KIND FILE   a scenario from a Megatron-LM, DeepSpeed, torchtitan or HF Trainer config\n"
     "\n"
     "Run 'trainsim <command> --help' for a command's options.\n"
     "exit codes: 0 fits (or done), 3 out of memory, 2 bad input or usage, 1 internal error,\n"
@@ -65,6 +66,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "merge") return tools::cmd_merge(args);
   if (command == "compare") return tools::cmd_compare(args);
   if (command == "calibrate") return tools::cmd_calibrate(args);
+  if (command == "import") return tools::cmd_import(args);
   std::cerr << "trainsim: unknown command '" << command << "'\n\n" << kUsage;
   return tools::kExitUsage;
 }

@@ -9,6 +9,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build
   libboost-graph-dev libboost-program-options-dev libyaml-cpp-dev libeigen3-dev catch2
+  libtomlplusplus-dev
   libbenchmark-dev
 )
 if [ "${1:-}" = "--test" ]; then

@@ -18,6 +18,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/exec/player.hpp"
+#include "sim/importers/import.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/sweep/spec.hpp"
@@ -323,6 +324,36 @@ void csv_input(std::string_view data) {
     }
 }
 
+void import_input(std::string_view data) {
+  if (names_special_files(data)) return;  // hf-trainer's `deepspeed` may name a file
+  const std::string text(data);
+  const std::string path = work().write("input.cfg", data);
+  for (const std::string& kind : importers::kinds()) {
+    importers::ImportOptions o;
+    o.gpus = 8;
+    o.device = "a100-80gb";
+    o.seq_len = 128;
+    if (kind == "deepspeed" || kind == "hf-trainer") o.model = "gpt2";
+    std::string yaml;
+    try {
+      yaml = importers::to_yaml(importers::import_config(kind, path, o));
+    } catch (const core::ConfigError&) {
+      continue;
+    }
+    try {
+      (void)YAML::Load(yaml);
+    } catch (const YAML::Exception& e) {
+      throw Finding("import " + kind + " wrote YAML that does not parse: " + e.what());
+    }
+    const std::string scenario = work().write("imported.yaml", yaml);
+    try {
+      (void)scenario::load_scenario(scenario);
+    } catch (const core::ConfigError&) {
+    } catch (const core::OverflowError&) {
+    }
+  }
+}
+
 Entry entry_named(std::string_view target) {
   if (target == "scenario") return &scenario_input;
   if (target == "model") return &model_input;
@@ -331,6 +362,7 @@ Entry entry_named(std::string_view target) {
   if (target == "hf_config") return &hf_config_input;
   if (target == "sweep") return &sweep_input;
   if (target == "csv") return &csv_input;
+  if (target == "import") return &import_input;
   return nullptr;
 }
 

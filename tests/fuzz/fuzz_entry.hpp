@@ -35,7 +35,13 @@ void sweep_input(std::string_view data);
 // through the strict readers (positive finite times, positive whole counts).
 void csv_input(std::string_view data);
 
-// The targets by name ("scenario", "model", "hf_config", "overrides", "units", "sweep", "csv");
+// A framework config read by each importer of `trainsim import` (Megatron-LM arguments,
+// DeepSpeed and HF Trainer JSON, torchtitan TOML); a scenario one of them writes must be YAML
+// the scenario loader reads (it may reject its values, never its syntax).
+void import_input(std::string_view data);
+
+// The targets by name ("scenario", "model", "hf_config", "overrides", "units", "sweep", "csv",
+// "import");
 // nullptr when unknown.
 using Entry = void (*)(std::string_view);
 Entry entry_named(std::string_view target);

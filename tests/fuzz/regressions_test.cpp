@@ -56,7 +56,7 @@ void replay(const std::string& target, const std::vector<fs::path>& files) {
 }  // namespace
 
 TEST_CASE("saved fuzzer findings replay cleanly", "[fuzz][regression]") {
-  for (const char* target : {"scenario", "model", "hf_config", "overrides", "units", "sweep", "csv"}) {
+  for (const char* target : {"scenario", "model", "hf_config", "overrides", "units", "sweep", "csv", "import"}) {
     const auto files = files_under(kRoot / "tests/fuzz/regressions" / target);
     replay(target, files);
   }
@@ -75,6 +75,9 @@ TEST_CASE("shipped scenarios and models pass the fuzz harness", "[fuzz][seeds]")
   replay("sweep", sweeps);
   for (const char* target : {"overrides", "units", "sweep", "csv"})
     replay(target, files_under(kRoot / "tests/fuzz/seeds" / target));
+  const auto configs = files_under(kRoot / "tests/data/import");
+  REQUIRE_FALSE(configs.empty());
+  replay("import", configs);
 }
 
 TEST_CASE("the harness rejects an unknown target name", "[fuzz]") {

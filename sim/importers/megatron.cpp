@@ -1,0 +1,376 @@
+// Megatron-LM arguments (megatron/training/arguments.py and TransformerConfig): a file of
+// `--flag [value]` tokens as a launch script passes them to pretrain_gpt.py. Accepted syntax:
+// whitespace-separated tokens, `--flag=value`, '...' and "..." quoting, `#` comments, and a
+// backslash ending a line (continuation). Shell expansion ($VAR, `...`) and shell operators
+// are errors: the file must hold the values themselves. Words before the first option (the
+// launcher and script, e.g. `torchrun ... pretrain_gpt.py`) are ignored and listed.
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "sim/importers/import.hpp"
+
+namespace trainsim::importers {
+
+namespace {
+
+struct Token {
+  std::string text;
+  core::SourceLocation at;
+};
+
+// Splits `text` into shell words, tracking each word's line and column.
+std::vector<Token> tokenize(const std::string& text, const std::string& file) {
+  std::vector<Token> out;
+  int line = 1, col = 1;
+  std::size_t i = 0;
+  auto advance = [&] {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+    ++i;
+  };
+  auto fail = [&](int l, int c, const std::string& what) -> void {
+    throw core::ConfigError({file, l, c}, "", what);
+  };
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+      advance();
+      continue;
+    }
+    if (c == '#') {
+      while (i < text.size() && text[i] != '\n') advance();
+      continue;
+    }
+    if (c == '\\') {  // a continuation: backslash, optional blanks, end of line
+      std::size_t j = i + 1;
+      while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r')) ++j;
+      if (j >= text.size() || text[j] == '\n') {
+        while (i < j) advance();
+        continue;
+      }
+    }
+    Token t{"", {file, line, col}};
+    while (i < text.size()) {
+      const char ch = text[i];
+      if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n') break;
+      if (ch == '\'' || ch == '"') {
+        const int ql = line, qc = col;
+        advance();
+        while (i < text.size() && text[i] != ch) {
+          if (ch == '"' && (text[i] == '$' || text[i] == '`'))
+            fail(line, col, "shell expansion '" + std::string(1, text[i]) +
+                                "' inside double quotes is not expanded: write the value itself");
+          t.text += text[i];
+          advance();
+        }
+        if (i >= text.size()) fail(ql, qc, std::string("unterminated ") + ch + " quote");
+        advance();
+        continue;
+      }
+      if (ch == '$' || ch == '`') {
+        std::size_t j = i + 1;
+        while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) ||
+                                   text[j] == '_' || text[j] == '{' || text[j] == '}'))
+          ++j;
+        fail(line, col, "shell variable '" + text.substr(i, j - i) +
+                            "' is not expanded: write its value in the file");
+      }
+      if (ch == ';' || ch == '|' || ch == '&' || ch == '<' || ch == '>' || ch == '(' || ch == ')')
+        fail(line, col, std::string("shell syntax '") + ch +
+                            "' is not accepted: the file holds Megatron-LM arguments only");
+      if (ch == '\\') {
+        advance();
+        if (i >= text.size()) break;
+      }
+      t.text += text[i];
+      advance();
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+bool is_option(const std::string& s) { return s.size() > 2 && s[0] == '-' && s[1] == '-'; }
+
+struct Arg {
+  std::string name;  // with the leading "--"
+  core::SourceLocation at;
+  std::vector<Token> values;
+};
+
+enum class Kind { flag, integer, number, word };
+
+// The options this importer reads; everything else is listed as ignored.
+const std::map<std::string, Kind>& known() {
+  static const std::map<std::string, Kind> k = {
+      {"--num-layers", Kind::integer}, {"--hidden-size", Kind::integer},
+      {"--num-attention-heads", Kind::integer}, {"--ffn-hidden-size", Kind::integer},
+      {"--seq-length", Kind::integer}, {"--max-position-embeddings", Kind::integer},
+      {"--micro-batch-size", Kind::integer}, {"--global-batch-size", Kind::integer},
+      {"--tensor-model-parallel-size", Kind::integer},
+      {"--pipeline-model-parallel-size", Kind::integer},
+      {"--num-layers-per-virtual-pipeline-stage", Kind::integer},
+      {"--num-virtual-stages-per-pipeline-rank", Kind::integer},
+      {"--context-parallel-size", Kind::integer}, {"--expert-model-parallel-size", Kind::integer},
+      {"--num-experts", Kind::integer}, {"--sequence-parallel", Kind::flag},
+      {"--recompute-granularity", Kind::word}, {"--recompute-method", Kind::word},
+      {"--recompute-num-layers", Kind::integer}, {"--recompute-activations", Kind::flag},
+      {"--checkpoint-activations", Kind::flag}, {"--use-distributed-optimizer", Kind::flag},
+      {"--bf16", Kind::flag}, {"--fp16", Kind::flag}, {"--fp8-format", Kind::word},
+      {"--use-flash-attn", Kind::flag}, {"--attention-backend", Kind::word},
+      {"--swiglu", Kind::flag}, {"--group-query-attention", Kind::flag},
+      {"--num-query-groups", Kind::integer}, {"--kv-channels", Kind::integer},
+      {"--untie-embeddings-and-output-weights", Kind::flag}, {"--disable-bias-linear", Kind::flag},
+      {"--add-qkv-bias", Kind::flag}, {"--normalization", Kind::word},
+      {"--position-embedding-type", Kind::word}, {"--use-rotary-position-embeddings", Kind::flag},
+      {"--hidden-dropout", Kind::number}, {"--attention-dropout", Kind::number},
+      {"--vocab-size", Kind::integer}, {"--make-vocab-size-divisible-by", Kind::integer},
+      {"--tokenizer-type", Kind::word}, {"--optimizer", Kind::word}, {"--sgd-momentum", Kind::number},
+  };
+  return k;
+}
+
+// The parsed arguments: the last occurrence of each known option wins (as with argparse).
+class Args {
+ public:
+  Args(const std::vector<Token>& tokens, Draft& d) {
+    std::size_t i = 0;
+    for (; i < tokens.size() && !is_option(tokens[i].text); ++i) d.ignore(tokens[i].text, tokens[i].at);
+    while (i < tokens.size()) {
+      Arg a{tokens[i].text, tokens[i].at, {}};
+      if (const auto eq = a.name.find('='); eq != std::string::npos) {
+        core::SourceLocation vat = a.at;
+        vat.column += static_cast<int>(eq) + 1;
+        a.values.push_back({a.name.substr(eq + 1), vat});
+        a.name.resize(eq);
+      }
+      for (++i; i < tokens.size() && !is_option(tokens[i].text); ++i) a.values.push_back(tokens[i]);
+      const auto k = known().find(a.name);
+      if (k == known().end()) {
+        d.ignore(a.name, a.at);
+        continue;
+      }
+      if (k->second == Kind::flag && !a.values.empty())
+        throw core::ConfigError(a.values[0].at, a.name,
+                                "takes no value, got '" + a.values[0].text + "'");
+      if (k->second != Kind::flag && a.values.size() != 1)
+        throw core::ConfigError(a.values.empty() ? a.at : a.values[1].at, a.name,
+                                a.values.empty() ? "expected a value" : "expected one value, got " +
+                                                       std::to_string(a.values.size()));
+      args_[a.name] = std::move(a);
+    }
+  }
+
+  bool has(const std::string& name) const { return args_.count(name) > 0; }
+  const Arg& arg(const std::string& name) const { return args_.at(name); }
+
+  // Every count Megatron takes (layers, sizes, batches, degrees) is within 2^30.
+  std::optional<std::int64_t> integer(const std::string& name, std::int64_t min = 1) const {
+    constexpr std::int64_t max = std::int64_t{1} << 30;
+    if (!has(name)) return std::nullopt;
+    const Token& t = arg(name).values[0];
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec != std::errc{} || end != t.text.data() + t.text.size() || v < min || v > max)
+      throw core::ConfigError(t.at, name, "expected an integer in " + std::to_string(min) + ".." +
+                                              std::to_string(max) + ", got '" + t.text + "'");
+    return v;
+  }
+  std::optional<double> number(const std::string& name) const {
+    if (!has(name)) return std::nullopt;
+    const Token& t = arg(name).values[0];
+    char* end = nullptr;
+    const double v = std::strtod(t.text.c_str(), &end);
+    if (t.text.empty() || *end != '\0' || !std::isfinite(v) || v < 0)
+      throw core::ConfigError(t.at, name, "expected a non-negative number, got '" + t.text + "'");
+    return v;
+  }
+  std::optional<std::string> word(const std::string& name,
+                                  const std::vector<std::string>& allowed) const {
+    if (!has(name)) return std::nullopt;
+    const Token& t = arg(name).values[0];
+    for (const auto& a : allowed)
+      if (t.text == a) return a;
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    throw core::ConfigError(t.at, name, "expected one of " + list + ", got '" + t.text + "'");
+  }
+  std::int64_t required(const std::string& name, const std::string& file) const {
+    if (auto v = integer(name)) return *v;
+    throw core::ConfigError({file, 1, 1}, name, "missing (required to build the model)");
+  }
+  const core::SourceLocation& at(const std::string& name) const { return arg(name).at; }
+
+ private:
+  std::map<std::string, Arg> args_;
+};
+
+// The model: Megatron's GPT defaults (LayerNorm, GeLU, biases, learned positions, tied
+// embeddings, dropout 0.1) are the gpt3 preset's architecture; Llama-style arguments (SwiGLU,
+// RMSNorm, rotary, untied, no biases, no dropout) the llama2-7b preset's. A mix of the two has
+// no preset and is refused at the first option that departs from the family.
+std::string model_yaml(const Args& a, const std::string& file, std::int64_t tensor, Draft& d) {
+  const std::int64_t layers = a.required("--num-layers", file);
+  const std::int64_t hidden = a.required("--hidden-size", file);
+  const std::int64_t heads = a.required("--num-attention-heads", file);
+  const bool llama = a.has("--swiglu");
+  const std::string family = llama ? "with --swiglu (the llama2-7b preset's architecture)"
+                                   : "without --swiglu (the gpt3 preset's architecture)";
+  auto depart = [&](const std::string& option, const std::string& what) {
+    unsupported(a.at(option), option, what + " " + family);
+  };
+  const std::string norm = a.word("--normalization", {"LayerNorm", "RMSNorm"}).value_or("LayerNorm");
+  if ((norm == "RMSNorm") != llama) depart("--normalization", "--normalization " + norm);
+  const std::string pos =
+      a.word("--position-embedding-type", {"learned_absolute", "rope", "yarn", "mrope", "relative", "none"})
+          .value_or(a.has("--use-rotary-position-embeddings") ? "rope" : "learned_absolute");
+  if ((pos == "learned_absolute") == llama) {
+    if (a.has("--position-embedding-type")) depart("--position-embedding-type", "position embedding " + pos);
+    if (llama) throw core::ConfigError({file, 1, 1}, "--position-embedding-type",
+                                       "learned_absolute (the default) " + family + " is not supported by "
+                                       "trainsim yet: give --position-embedding-type rope");
+    depart("--use-rotary-position-embeddings", "rotary positions");
+  }
+  for (const char* flag : {"--untie-embeddings-and-output-weights", "--disable-bias-linear"})
+    if (a.has(flag) != llama) {
+      if (a.has(flag)) depart(flag, flag);
+      throw core::ConfigError({file, 1, 1}, flag, std::string("missing: its absence ") + family +
+                                                      " is not supported by trainsim yet");
+    }
+  if (a.has("--add-qkv-bias")) unsupported(a.at("--add-qkv-bias"), "--add-qkv-bias", "QKV biases alone");
+  for (const char* drop : {"--hidden-dropout", "--attention-dropout"}) {
+    const double p = a.number(drop).value_or(0.1);
+    if ((p > 0) == llama) {
+      if (a.has(drop)) depart(drop, std::string(drop) + " " + a.arg(drop).values[0].text);
+      throw core::ConfigError({file, 1, 1}, drop, "missing: the default 0.1 " + family +
+                                                      " is not supported by trainsim yet: give " + drop + " 0");
+    }
+  }
+  if (auto kv = a.integer("--kv-channels"); kv && *kv * heads != hidden)
+    unsupported(a.at("--kv-channels"), "--kv-channels", "a head size other than hidden / heads");
+  if (a.has("--num-experts")) unsupported(a.at("--num-experts"), "--num-experts", "mixture of experts");
+
+  // Vocabulary: --vocab-size, or the GPT-2 BPE tokenizer's 50257; padded as Megatron pads it
+  // (calculate_padded_vocab_size: up to a multiple of make-vocab-size-divisible-by x tensor).
+  std::int64_t vocab = 0;
+  const std::string tokenizer = a.has("--tokenizer-type") ? a.arg("--tokenizer-type").values[0].text : "";
+  if (auto v = a.integer("--vocab-size")) {
+    vocab = *v;
+  } else if (tokenizer == "GPT2BPETokenizer" || (tokenizer.empty() && a.has("--vocab-file"))) {
+    vocab = 50257;  // GPT-2's BPE vocabulary (older Megatron-LM's default tokenizer)
+    d.notes.push_back("vocabulary 50257 of the GPT-2 BPE tokenizer");
+  } else {
+    throw core::ConfigError(a.has("--tokenizer-type") ? a.at("--tokenizer-type") : core::SourceLocation{file, 1, 1},
+                            "--vocab-size", "missing: the vocabulary of tokenizer '" +
+                                                (tokenizer.empty() ? std::string("(none)") : tokenizer) +
+                                                "' is not known here: give --vocab-size");
+  }
+  const std::int64_t multiple = a.integer("--make-vocab-size-divisible-by").value_or(128) * tensor;
+  const std::int64_t padded = (vocab + multiple - 1) / multiple * multiple;
+  if (vocab != padded) d.notes.push_back("vocabulary " + std::to_string(vocab) + " padded to " +
+                                         std::to_string(padded) + " as Megatron-LM pads it");
+
+  std::string m = std::string("{preset: ") + (llama ? "llama2-7b" : "gpt3") +
+                  ", layers: " + std::to_string(layers) + ", hidden: " + std::to_string(hidden) +
+                  ", heads: " + std::to_string(heads);
+  if (a.has("--num-query-groups") || a.has("--group-query-attention")) {
+    if (!a.has("--group-query-attention") || !a.has("--num-query-groups"))
+      throw core::ConfigError(a.at(a.has("--num-query-groups") ? "--num-query-groups" : "--group-query-attention"),
+                              a.has("--num-query-groups") ? "--num-query-groups" : "--group-query-attention",
+                              "Megatron-LM uses --num-query-groups only with --group-query-attention");
+    m += ", kv_heads: " + std::to_string(*a.integer("--num-query-groups"));
+  } else if (llama) {
+    m += ", kv_heads: " + std::to_string(heads);
+  }
+  std::optional<std::int64_t> ffn = a.integer("--ffn-hidden-size");
+  if (!ffn && llama) ffn = (4 * hidden * 2 / 3) / 64 * 64;  // Megatron's SwiGLU default
+  if (ffn) m += ", ffn: " + std::to_string(*ffn);
+  m += ", vocab: " + std::to_string(padded);
+  const std::int64_t seq = a.integer("--seq-length").value_or(0);
+  if (auto mp = a.integer("--max-position-embeddings").value_or(seq)) m += ", max_positions: " + std::to_string(mp);
+  return m + ", name: " + quote(d.name) + "}";
+}
+
+}  // namespace
+
+Draft import_megatron(const std::string& text, const std::string& path, const ImportOptions& o) {
+  Draft d;
+  d.kind = "megatron";
+  d.source = path;
+  d.name = std::filesystem::path(path).stem().string();
+  if (o.model)
+    throw core::ConfigError({"trainsim import", 0, 0}, "--model",
+                            "not used with megatron: the arguments describe the model");
+  const Args a(tokenize(text, path), d);
+  for (const char* one : {"--context-parallel-size", "--expert-model-parallel-size"})
+    if (a.integer(one).value_or(1) > 1) unsupported(a.at(one), one, std::string(one) + " above 1");
+  if (a.has("--fp8-format")) unsupported(a.at("--fp8-format"), "--fp8-format", "FP8 training");
+  const std::int64_t tensor = a.integer("--tensor-model-parallel-size").value_or(1);
+  const std::int64_t pipeline = a.integer("--pipeline-model-parallel-size").value_or(1);
+  d.model = model_yaml(a, path, tensor, d);
+
+  // Training.
+  if (a.has("--bf16") && a.has("--fp16"))
+    throw core::ConfigError(a.at("--fp16"), "--fp16", "given with --bf16: choose one");
+  const std::int64_t micro = a.integer("--micro-batch-size").value_or(1);
+  if (!a.has("--micro-batch-size")) d.notes.push_back("no --micro-batch-size: 1 (Megatron-LM's default)");
+  Draft::set(d.training, "micro_batch", std::to_string(micro));
+  if (auto g = a.integer("--global-batch-size")) Draft::set(d.training, "global_batch", std::to_string(*g));
+  if (auto s = a.integer("--seq-length")) Draft::set(d.training, "seq_len", std::to_string(*s));
+  Draft::set(d.training, "precision", a.has("--bf16") ? "bf16" : a.has("--fp16") ? "fp16" : "fp32");
+  const std::string opt = a.word("--optimizer", {"adam", "sgd"}).value_or("adam");
+  // Megatron's adam decouples weight decay (AdamW); its sgd has momentum 0.9 by default.
+  Draft::set(d.training, "optimizer",
+             opt == "adam" ? "adamw" : a.number("--sgd-momentum").value_or(0.9) > 0 ? "momentum" : "sgd");
+  std::string recompute = "none";
+  if (a.has("--recompute-activations")) recompute = "selective";
+  if (a.has("--checkpoint-activations")) recompute = "full";
+  if (auto g = a.word("--recompute-granularity", {"full", "selective"})) recompute = *g;
+  if (recompute != "none") Draft::set(d.training, "recompute", recompute);
+  if (recompute == "full" && a.word("--recompute-method", {"uniform", "block"}).value_or("uniform") == "block") {
+    if (auto n = a.integer("--recompute-num-layers", 0)) Draft::set(d.training, "recompute_layers", std::to_string(*n));
+  } else if (recompute == "full" && a.integer("--recompute-num-layers").value_or(1) > 1) {
+    d.notes.push_back("--recompute-method uniform with --recompute-num-layers above 1 is modelled as "
+                      "every block recomputed from its own input");
+  }
+  const std::string backend = a.word("--attention-backend", {"flash", "fused", "unfused", "local", "auto"}).value_or("");
+  if (a.has("--use-flash-attn") || backend == "flash") Draft::set(d.training, "attention", "flash");
+
+  // Parallelism: the data degree is what --gpus leaves after tensor x pipeline.
+  const std::int64_t data = data_degree(o, tensor * pipeline, d);
+  Draft::set(d.parallel, "data", std::to_string(data));
+  Draft::set(d.parallel, "tensor", std::to_string(tensor));
+  Draft::set(d.parallel, "pipeline", std::to_string(pipeline));
+  if (a.has("--use-distributed-optimizer")) Draft::set(d.parallel, "zero", "1");
+  std::int64_t virtual_stages = a.integer("--num-virtual-stages-per-pipeline-rank").value_or(1);
+  if (auto per = a.integer("--num-layers-per-virtual-pipeline-stage")) {
+    const std::int64_t layers = *a.integer("--num-layers");
+    if (layers % (pipeline * *per) != 0)
+      throw core::ConfigError(a.at("--num-layers-per-virtual-pipeline-stage"),
+                              "--num-layers-per-virtual-pipeline-stage",
+                              "must divide --num-layers / --pipeline-model-parallel-size");
+    virtual_stages = layers / (pipeline * *per);
+  }
+  if (virtual_stages > 1 && pipeline == 1) {
+    const char* opt = a.has("--num-layers-per-virtual-pipeline-stage") ? "--num-layers-per-virtual-pipeline-stage"
+                                                                        : "--num-virtual-stages-per-pipeline-rank";
+    throw core::ConfigError(a.at(opt), opt, "virtual pipeline stages need --pipeline-model-parallel-size above 1");
+  }
+  if (pipeline > 1) Draft::set(d.parallel, "schedule", virtual_stages > 1 ? "interleaved" : "1f1b");
+  if (virtual_stages > 1) Draft::set(d.parallel, "virtual_stages", std::to_string(virtual_stages));
+  if (a.has("--sequence-parallel")) Draft::set(d.parallel, "sequence_parallel", "true");
+  // Megatron-LM reduces gradients in place in its contiguous gradient buffer.
+  Draft::set(d.parallel, "bucket_buffers", "in_place");
+  apply_common(o, data * tensor * pipeline, d);
+  return d;
+}
+
+}  // namespace trainsim::importers

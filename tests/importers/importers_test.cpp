@@ -1,0 +1,204 @@
+// Each importer turns a small config into the exact scenario YAML its mapping table
+// (docs/import.md) gives.
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include "sim/importers/import.hpp"
+
+using namespace trainsim;
+using namespace trainsim::importers;
+
+namespace {
+ImportOptions gpus(std::int64_t n, const char* device = "a100-80gb") {
+  ImportOptions o;
+  o.gpus = n;
+  o.device = device;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("megatron: GPT arguments map to the gpt3 preset, data = GPUs / (tensor x pipeline)") {
+  // 64 GPUs / (tensor 4 x pipeline 2) = data 8. Vocabulary: GPT-2 BPE 50257 padded to a
+  // multiple of 128 x 4 = 512: ceil(50257 / 512) = 99, 99 x 512 = 50688.
+  const std::string args =
+      "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 \\\n"
+      "  --seq-length 2048 --max-position-embeddings 2048 # model\n"
+      "--micro-batch-size 2 --global-batch-size 512 --tensor-model-parallel-size 4\n"
+      "--pipeline-model-parallel-size 2 --tokenizer-type GPT2BPETokenizer --fp16 --lr 1e-4\n"
+      "--recompute-granularity full --recompute-method block --recompute-num-layers 3\n";
+  const Draft d = import_megatron(args, "small.args", gpus(64));
+  CHECK(to_yaml(d) ==
+        "# Imported by trainsim import megatron from small.args\n"
+        "# note: vocabulary 50257 of the GPT-2 BPE tokenizer\n"
+        "# note: vocabulary 50257 padded to 50688 as Megatron-LM pads it\n"
+        "# ignored: --lr (small.args:4:75)\n"
+        "name: \"small\"\n"
+        "model: {preset: gpt3, layers: 24, hidden: 2048, heads: 16, vocab: 50688, max_positions: 2048, "
+        "name: \"small\"}\n"
+        "device: a100-80gb\n"
+        "training: {micro_batch: 2, global_batch: 512, seq_len: 2048, precision: fp16, optimizer: adamw, "
+        "recompute: full, recompute_layers: 3}\n"
+        "parallel: {data: 8, tensor: 4, pipeline: 2, schedule: 1f1b, bucket_buffers: in_place}\n");
+}
+
+TEST_CASE("megatron: Llama arguments map to the llama2-7b preset; virtual stages from layers per stage") {
+  // 32 layers / (pipeline 2 x 8 layers per virtual stage) = 2 virtual stages. SwiGLU ffn default
+  // int(4 x 4096 x 2/3 / 64) x 64 = int(170.67) x 64 = 10880; --vocab-size 32000 with divisor 1
+  // x tensor 2 stays 32000.
+  const std::string args =
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --group-query-attention "
+      "--num-query-groups 8 --seq-length 4096 --swiglu --normalization RMSNorm "
+      "--position-embedding-type rope --untie-embeddings-and-output-weights --disable-bias-linear "
+      "--hidden-dropout 0 --attention-dropout 0.0 --vocab-size 32000 --make-vocab-size-divisible-by 1 "
+      "--micro-batch-size 1 --global-batch-size 16 --tensor-model-parallel-size 2 "
+      "--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 8 --sequence-parallel "
+      "--use-distributed-optimizer --bf16 --use-flash-attn";
+  ImportOptions o = gpus(8, "h100-80gb");
+  o.gpus_per_node = 4;
+  const Draft d = import_megatron(args, "dir/llama.args", o);
+  CHECK(d.ignored.empty());
+  CHECK(d.model ==
+        "{preset: llama2-7b, layers: 32, hidden: 4096, heads: 32, kv_heads: 8, ffn: 10880, vocab: 32000, "
+        "max_positions: 4096, name: \"llama\"}");
+  CHECK(to_yaml(d).substr(to_yaml(d).find("training:")) ==
+        "training: {micro_batch: 1, global_batch: 16, seq_len: 4096, precision: bf16, optimizer: adamw, "
+        "attention: flash}\n"
+        "parallel: {data: 2, tensor: 2, pipeline: 2, zero: 1, schedule: interleaved, virtual_stages: 2, "
+        "sequence_parallel: true, bucket_buffers: in_place}\n"
+        "cluster: {nodes: 2, gpus_per_node: 4}\n");
+}
+
+TEST_CASE("megatron: quoting, --flag=value and leading launcher words") {
+  const std::string args =
+      "python pretrain_gpt.py --num-layers='2' --hidden-size \"64\" --num-attention-heads 4 "
+      "--seq-length 16 --vocab-size 100 --make-vocab-size-divisible-by 1";
+  const Draft d = import_megatron(args, "q.args", gpus(1));
+  CHECK(d.ignored == std::vector<std::string>{"python (q.args:1:1)", "pretrain_gpt.py (q.args:1:8)"});
+  CHECK(d.model == "{preset: gpt3, layers: 2, hidden: 64, heads: 4, vocab: 100, max_positions: 16, name: \"q\"}");
+  // No --bf16/--fp16: Megatron-LM trains in fp32; no --micro-batch-size: 1.
+  CHECK(*Draft::get(d.training, "precision") == "fp32");
+  CHECK(*Draft::get(d.training, "micro_batch") == "1");
+}
+
+TEST_CASE("deepspeed: batch, precision, ZeRO, offload, bucket in elements, optimizer") {
+  // 64 = 4 x 2 x 8 GPUs; bucket 5e8 elements x 2 bytes (bf16) = 1e9 bytes.
+  const std::string json = R"({
+  "train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2,
+  "bf16": {"enabled": true}, "wall_clock_breakdown": false,
+  "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}, "reduce_bucket_size": 5e8},
+  "optimizer": {"type": "Adam", "params": {"lr": 1e-4}}
+})";
+  ImportOptions o = gpus(8);
+  o.model = "llama2-7b";
+  o.seq_len = 1024;
+  const Draft d = import_deepspeed(json, "ds.json", o);
+  CHECK(to_yaml(d) ==
+        "# Imported by trainsim import deepspeed from ds.json\n"
+        "# ignored: optimizer.params.lr (ds.json:5:44), wall_clock_breakdown (ds.json:3:30)\n"
+        "name: \"ds\"\n"
+        "model: llama2-7b\n"
+        "device: a100-80gb\n"
+        "training: {micro_batch: 4, gradient_accumulation: 2, seq_len: 1024, precision: bf16, optimizer: adam, "
+        "offload: {optimizer: cpu, parameters: none}}\n"
+        "parallel: {data: 8, zero: 2, bucket_size: 1000000000B}\n");
+}
+
+TEST_CASE("deepspeed: the GPU count follows from the three batch figures when --gpus is absent") {
+  // 96 / (3 x 4) = 8 GPUs.
+  ImportOptions o;
+  o.model = "resnet50";  // not a sequence model: no --seq-len needed
+  o.device = "v100-32gb";
+  const Draft d = import_deepspeed(
+      R"({"train_batch_size": 96, "train_micro_batch_size_per_gpu": 3, "gradient_accumulation_steps": 4})",
+      "b.json", o);
+  CHECK(*Draft::get(d.parallel, "data") == "8");
+  CHECK(*Draft::get(d.training, "precision") == "fp32");
+  CHECK(!Draft::get(d.training, "seq_len"));
+}
+
+TEST_CASE("hf-trainer: TrainingArguments with an inline DeepSpeed config of auto values") {
+  const std::string json = R"({"per_device_train_batch_size": 2, "gradient_accumulation_steps": 8,
+"bf16": true, "gradient_checkpointing": true, "optim": "adamw_torch", "fsdp": "", "seed": 42,
+"deepspeed": {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3}}})";
+  ImportOptions o = gpus(4);
+  o.model = "llama2-7b";
+  o.seq_len = 2048;
+  const Draft d = import_hf_trainer(json, "args.json", o);
+  CHECK(to_yaml(d) ==
+        "# Imported by trainsim import hf-trainer from args.json\n"
+        "# note: DeepSpeed config args.json mapped with these arguments\n"
+        "# ignored: seed (args.json:2:83)\n"
+        "name: \"args\"\n"
+        "model: llama2-7b\n"
+        "device: a100-80gb\n"
+        "training: {micro_batch: 2, gradient_accumulation: 8, seq_len: 2048, precision: bf16, optimizer: adamw, "
+        "recompute: full}\n"
+        "parallel: {data: 4, zero: 3}\n");
+}
+
+TEST_CASE("torchtitan: flavor to preset, degrees, pipeline micro-batches, checkpointing") {
+  // Local batch 8 split into pipeline micro-batches of 2; global 8 x data 2 = 16.
+  const std::string toml = R"([model]
+name = "llama3"
+flavor = "70B"
+[training]
+local_batch_size = 8
+seq_len = 4096
+[parallelism]
+data_parallel_shard_degree = 1
+data_parallel_replicate_degree = 2
+tensor_parallel_degree = 8
+pipeline_parallel_degree = 4
+pipeline_parallel_microbatch_size = 2
+pipeline_parallel_schedule = "GPipe"
+[activation_checkpoint]
+mode = "full"
+[metrics]
+log_freq = 10
+)";
+  const Draft d = import_torchtitan(toml, "t.toml", gpus(64, "h100-80gb"));
+  CHECK(to_yaml(d) ==
+        "# Imported by trainsim import torchtitan from t.toml\n"
+        "# ignored: metrics.log_freq (t.toml:17:1)\n"
+        "name: \"t\"\n"
+        "model: llama3-70b\n"
+        "device: h100-80gb\n"
+        "training: {micro_batch: 2, global_batch: 16, seq_len: 4096, precision: bf16, optimizer: adamw, "
+        "recompute: full}\n"
+        "parallel: {data: 2, tensor: 8, pipeline: 4, schedule: gpipe, sequence_parallel: true}\n");
+}
+
+TEST_CASE("torchtitan: its defaults, selective checkpointing of every 2nd block, seq_len 2048") {
+  // No [activation_checkpoint]: mode "selective", option "2": llama3-8b's 32 blocks over
+  // pipeline 2 = 16 per stage, every 2nd: 8 recomputed. No [training]: local batch 8, seq 2048.
+  const std::string toml = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n"
+                           "[parallelism]\npipeline_parallel_degree = 2\n";
+  const Draft d = import_torchtitan(toml, "d.toml", gpus(2, "h100-80gb"));
+  CHECK(to_yaml(d).substr(to_yaml(d).find("training:")) ==
+        "training: {micro_batch: 1, global_batch: 8, seq_len: 2048, precision: bf16, optimizer: adamw, "
+        "recompute: full, recompute_layers: 8}\n"
+        "parallel: {data: 1, tensor: 1, pipeline: 2, schedule: 1f1b}\n");
+}
+
+TEST_CASE("to_yaml: control characters from the file are escaped, so the YAML stays valid") {
+  // A quoted option name holding a newline would otherwise end the comment line.
+  const Draft d = import_megatron("'--odd\nname' --num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+                                  "--seq-length 16 --vocab-size 100 --make-vocab-size-divisible-by 1",
+                                  "c.args", gpus(1));
+  CHECK(to_yaml(d).find("# ignored: --odd\\x0Aname (c.args:1:1)\n") != std::string::npos);
+  CHECK(quote("a\"b\\c\td") == "\"a\\\"b\\\\c\\x09d\"");
+}
+
+TEST_CASE("hf-trainer: --model config.json is written relative to -o's folder, absolute on standard output") {
+  // Tests run from the source tree: models/hf/gpt2/config.json seen from out/ is ../models/...
+  ImportOptions o = gpus(1);
+  o.seq_len = 128;
+  o.model = "models/hf/gpt2/config.json";
+  o.output = "out/scenario.yaml";
+  Draft d = import_hf_trainer("{}", "a.json", o);
+  CHECK(d.model == "{hf_config: \"../models/hf/gpt2/config.json\"}");
+  o.output.clear();
+  d = import_hf_trainer("{}", "a.json", o);
+  CHECK(d.model == "{hf_config: " + quote(std::filesystem::absolute("models/hf/gpt2/config.json").string()) + "}");
+}
