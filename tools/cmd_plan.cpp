@@ -36,9 +36,26 @@ void write_plan_json(const sweep::PlanResult& r, std::size_t top) {
     j.field("peak_bytes", c.summary.peak.value);
     j.field("mfu", c.summary.mfu);
     j.field("bubble_fraction", c.summary.bubble_fraction);
+    j.key("node_shape").begin_object();
+    j.field("gpus_per_node", r.gpus_per_node);
+    j.field("source", sweep::to_string(r.node_shape_source));
+    j.end_object();
     j.end_object();
   }
   j.end_array();
+}
+
+// "8 GPUs per node, from the default (--gpus-per-node sets it)".
+std::string node_shape_text(const sweep::PlanResult& r, const sweep::PlanOptions& o) {
+  std::string s = std::to_string(r.gpus_per_node) + (r.gpus_per_node == 1 ? " GPU" : " GPUs") + " per node, from ";
+  switch (r.node_shape_source) {
+    case sweep::NodeShapeSource::scenario: return s + "the scenario's cluster.gpus_per_node";
+    case sweep::NodeShapeSource::option: s += "--gpus-per-node"; break;
+    case sweep::NodeShapeSource::default_shape: s += "the default (--gpus-per-node sets it)"; break;
+  }
+  if (r.gpus_per_node < o.gpus_per_node)  // fewer GPUs than a node holds: one node, partly used
+    s += "; the " + std::to_string(o.gpus) + " GPUs sit in one node of " + std::to_string(o.gpus_per_node);
+  return s;
 }
 
 }  // namespace
@@ -54,6 +71,9 @@ int cmd_plan(const std::vector<std::string>& args) {
       "top", po::value<int>(&top)->default_value(5), "how many layouts to list")(
       "objective", po::value<std::string>(&objective)->default_value("throughput"),
       "throughput (shortest step) | memory (lowest peak) | cost (GPU-seconds per sample)")(
+      "gpus-per-node", po::value<std::int64_t>(&po_.gpus_per_node)->default_value(8),
+      "GPUs per node (bounds tensor parallelism; links within a node are the device's fast ones) "
+      "when the scenario writes no cluster.gpus_per_node")(
       "max-micro-batch", po::value<std::int64_t>(&po_.max_micro_batch)->default_value(8), "largest micro-batch tried")(
       "jobs,j", po::value<int>(&jobs)->default_value(0), "worker threads (0 = one per hardware thread)")(
       "set", po::value<std::vector<std::string>>(&sets)->composing(), "override a scenario key (repeatable)")(
@@ -82,6 +102,10 @@ int cmd_plan(const std::vector<std::string>& args) {
   if (po_.max_micro_batch < mb_min || po_.max_micro_batch > mb_max)
     throw po::error("--max-micro-batch must be in " + std::to_string(mb_min) + ".." +
                     std::to_string(mb_max) + ", got " + std::to_string(po_.max_micro_batch));
+  if (po_.gpus_per_node < gpus_min || po_.gpus_per_node > gpus_max)
+    throw po::error("--gpus-per-node must be in " + std::to_string(gpus_min) + ".." + std::to_string(gpus_max) +
+                    ", got " + std::to_string(po_.gpus_per_node));
+  po_.gpus_per_node_given = !vm["gpus-per-node"].defaulted();
   po_.top = top;
   if (jobs < 0) throw po::error("--jobs must be >= 0 (0 = one per hardware thread)");
   std::string note;
@@ -99,7 +123,8 @@ int cmd_plan(const std::vector<std::string>& args) {
             << ", objective " << objective << "\n"
             << "  " << r.layouts << " layouts considered, " << r.pruned << " pruned before simulating (model states "
             << "exceed memory, pipeline never fills, invalid), " << r.screened << " screened, " << r.confirmed
-            << " confirmed in full; " << r.simulations << " simulations\n\n";
+            << " confirmed in full; " << r.simulations << " simulations\n"
+            << "  node shape: " << node_shape_text(r, po_) << "\n\n";
   if (r.ranked.empty()) {
     std::cout << "no layout fits\n";
     return kExitOom;

@@ -40,7 +40,7 @@ constexpr const char* kUsage =
     "  calibrate CSV      fit a device's cost-model parameters to measured kernel timings\n"
     "  import KIND FILE   a scenario from a Megatron-LM, DeepSpeed, torchtitan or HF Trainer config\n"
     "\n"
-    "Run 'trainsim <command> --help' for a command's options.\n"
+    "Run 'trainsim <command> --help' for a command's options; 'trainsim --version' prints the version.\n"
     "exit codes: 0 fits (or done), 3 out of memory, 2 bad input or usage, 1 internal error,\n"
     "            4 compare: worse than its --ratchet, 5 resources exhausted (host memory,\n"
     "            threads), 130 sweep: interrupted (--resume)\n";

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "sim/sweep/runner.hpp"
 
@@ -189,13 +191,44 @@ std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n
 
   if (res.layouts == 0) {
     if (gpn < n)
-      refused.add("tensor stays within a node of " + str(gpn) + " GPUs (cluster.gpus_per_node)");
+      refused.add("tensor stays within a node of " + str(gpn) + " GPUs (" +
+                  (res.node_shape_source == NodeShapeSource::scenario ? "cluster.gpus_per_node"
+                                                                      : "--gpus-per-node") + ")");
     throw core::ConfigError({"--gpus " + str(n), 0, 0}, "", refused.join(n, s0));
   }
   return active;
 }
 
+// The GPUs per node to plan on and where the figure came from: the scenario's when it writes
+// cluster.gpus_per_node (in its file or by --set), else the option's.
+std::pair<std::int64_t, NodeShapeSource> node_shape(const BaseScenario& base, const std::vector<std::string>& sets,
+                                                    const scenario::Scenario& s0, const PlanOptions& o) {
+  std::string written;
+  bool from_scenario = base.scalar_at("cluster.gpus_per_node", written);
+  for (const auto& set : sets) {
+    const std::string key = set.substr(0, set.find('='));
+    from_scenario = from_scenario || key == "cluster.gpus_per_node" || key == "cluster";
+  }
+  if (!from_scenario)
+    return {o.gpus_per_node, o.gpus_per_node_given ? NodeShapeSource::option : NodeShapeSource::default_shape};
+  if (o.gpus_per_node_given && o.gpus_per_node != s0.cluster.gpus_per_node)
+    throw core::ConfigError({"--gpus-per-node", 1, 1}, "--gpus-per-node",
+                            "the scenario's cluster.gpus_per_node is " + std::to_string(s0.cluster.gpus_per_node) +
+                                "; give one of them (or --set cluster.gpus_per_node=" +
+                                std::to_string(o.gpus_per_node) + ")");
+  return {s0.cluster.gpus_per_node, NodeShapeSource::scenario};
+}
+
 }  // namespace
+
+std::string to_string(NodeShapeSource s) {
+  switch (s) {
+    case NodeShapeSource::scenario: return "scenario";
+    case NodeShapeSource::option: return "option";
+    case NodeShapeSource::default_shape: break;
+  }
+  return "default";
+}
 
 double objective_value(Objective o, const report::Summary& s) {
   switch (o) {
@@ -231,10 +264,16 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
   res.global_batch = s0.training.global_batch;
   res.device = s0.device.name;
   const std::int64_t n = o.gpus;
-  std::int64_t gpn = std::min(s0.cluster.gpus_per_node, n);
+  const auto [shape, source] = node_shape(base, sets, s0, o);
+  const std::int64_t gpn = std::min(shape, n);
+  res.gpus_per_node = gpn;
+  res.node_shape_source = source;
   if (n < 1 || n % gpn != 0)
-    throw core::ConfigError({"--gpus", 1, 1}, "--gpus", "expected a multiple of the " + std::to_string(gpn) +
-                            " GPUs per node, got " + std::to_string(n));
+    throw core::ConfigError({"--gpus", 1, 1}, "--gpus",
+                            "expected a multiple of the " + std::to_string(gpn) + " GPUs per node (" +
+                                (source == NodeShapeSource::scenario ? "the scenario's cluster.gpus_per_node"
+                                                                     : "--gpus-per-node") +
+                                "), got " + std::to_string(n));
   const Context c{base, sets, s0, n, gpn, s0.training.global_batch};
   std::vector<Item> active = enumerate_layouts(s0, n, gpn, o, res);
 

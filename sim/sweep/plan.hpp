@@ -20,6 +20,11 @@ namespace trainsim::sweep {
 
 enum class Objective { throughput, memory, cost };
 
+// Where the GPUs per node that bound tensor parallelism and split intra- from inter-node
+// traffic came from: the scenario's cluster.gpus_per_node, --gpus-per-node, or the default.
+enum class NodeShapeSource { scenario, option, default_shape };
+std::string to_string(NodeShapeSource s);  // "scenario" | "option" | "default"
+
 struct PlanOptions {
   std::int64_t gpus = 1;
   int top = 5;
@@ -27,6 +32,10 @@ struct PlanOptions {
   int jobs = 1;
   std::int64_t max_micro_batch = 8;
   int confirm = 0;  // candidates confirmed with full simulations; 0 = max(2 x top, 8)
+  // GPUs per node when the scenario writes no cluster.gpus_per_node: 8, a common server (DGX
+  // A100/H100, HGX), unless given (then it must not contradict the scenario).
+  std::int64_t gpus_per_node = 8;
+  bool gpus_per_node_given = false;
 };
 
 struct Layout {
@@ -54,6 +63,8 @@ struct PlanResult {
   std::int64_t confirmed = 0;
   std::int64_t global_batch = 0;
   std::string device;
+  std::int64_t gpus_per_node = 0;  // the node shape planned on (at most N: one node of N GPUs)
+  NodeShapeSource node_shape_source = NodeShapeSource::default_shape;
   bool has_reference = false;  // the scenario's own layout uses exactly N GPUs
   report::Summary reference;   // ... and this is its full simulation
 };
