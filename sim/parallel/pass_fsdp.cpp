@@ -16,6 +16,7 @@
 // the unsharded gradients and parameters; the reduce-scatter over the shard group ends the
 // input. HSDP then all-reduces the reduced shard over the data/S replicas. Each layer's sharded
 // fp32 gradients are held from its first backward to the optimizer step.
+#include <algorithm>
 #include <vector>
 
 #include "sim/parallel/pass.hpp"

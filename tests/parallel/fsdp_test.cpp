@@ -155,3 +155,35 @@ TEST_CASE("HSDP equals FSDP over its shard group, plus an all-reduce across repl
   CHECK(all_reduces == 4);
   CHECK(reduced == 26'000);
 }
+
+TEST_CASE("parallel.fsdp reads true, {} and a mapping, with the documented defaults",
+          "[parallel][fsdp]") {
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/quickstart.yaml";
+  auto load = [&](const std::string& fsdp) {
+    return scenario::load_scenario(
+        file, {"parallel.data=4", "cluster={nodes: 1, gpus_per_node: 4}", "parallel.fsdp=" + fsdp});
+  };
+  for (const char* on : {"true", "{}"}) {
+    const auto s = load(on);
+    CHECK(s.parallel.fsdp.enabled);
+    CHECK(s.parallel.fsdp.reshard_after_forward);
+    CHECK_FALSE(s.parallel.fsdp.param_dtype.has_value());  // follows training.precision (fp16)
+    CHECK(s.parallel.fsdp.reduce_dtype == scenario::Precision::fp32);
+    CHECK(s.parallel.fsdp_shard() == 4);
+  }
+  CHECK_FALSE(load("false").parallel.fsdp.enabled);
+  const auto s = load("{reshard_after_forward: false, param_dtype: bf16, reduce_dtype: bf16, shard_size: 2}");
+  CHECK_FALSE(s.parallel.fsdp.reshard_after_forward);
+  CHECK(s.parallel.fsdp.param_dtype == scenario::Precision::bf16);
+  CHECK(s.parallel.fsdp.reduce_dtype == scenario::Precision::bf16);
+  CHECK(s.parallel.fsdp_shard() == 2);
+  // fp16 training gathers fp16 (2 B/param): GPT-2's 124,439,808 parameters, one pass of
+  // gathers per unit in forward (all 12 blocks and the root) and backward (the 12 blocks).
+  const auto plan = parallel::lower(load("true"));
+  std::int64_t gathered = 0, root = 0;
+  for (const auto& v : plan.programs[0].ops)
+    if (v.purpose == parallel::CommPurpose::fsdp_all_gather) gathered += v.comm.bytes.value;
+  for (auto v : s.model.order)
+    if (s.model.graph[v].block < 0) root += s.model.graph[v].params;
+  CHECK(gathered == 2 * (2 * s.model.parameters() - root));
+}
