@@ -261,12 +261,22 @@ void state_remedies(const scenario::Scenario& s, Search& search, bool states_exc
           {"offload the optimizer states and the parameters to host memory (ZeRO-Infinity)",
            {{"training.offload.optimizer", "cpu"}, {"training.offload.parameters", "cpu"}}});
   }
+  int zero_tried = p.zero;
   if (p.data > 1)
-    for (int z = p.zero + 1; z <= 3; ++z)
+    for (int z = p.zero + 1; z <= 3; ++z) {
+      zero_tried = z;
       if (search.consider(
               {"ZeRO stage " + str(z) + " over the " + str(p.data) + " data-parallel replicas",
                {{"parallel.zero", str(z)}}}))
         break;
+    }
+  // PyTorch's FSDP2 shards every state as ZeRO-3 does (pass_fsdp.cpp): offered for a
+  // model-state OOM where ZeRO-3 was; not with pipeline parallelism or offload yet.
+  if (states_exceed && zero_tried == 3 && p.zero < 3 && p.data > 1 && !p.fsdp.enabled &&
+      p.pipeline == 1 && !s.training.offload.optimizer_on_cpu())
+    search.consider({"FSDP (PyTorch fully_shard) over the " + str(p.data) +
+                         " data-parallel replicas",
+                     {{"parallel.zero", "0"}, {"parallel.fsdp", "true"}}});
 }
 
 // Remedies that split the model or spread it over more GPUs.
@@ -301,6 +311,16 @@ void split_remedies(const scenario::Scenario& s, Search& search, bool states_exc
       Remedy r;
       r.description = "ZeRO-3 data parallelism over " + str(dd) + " GPUs (same global batch)";
       r.set = {{"parallel.data", str(dd)}, {"parallel.zero", "3"},
+               {"training.gradient_accumulation", str(t.global_batch / (dd * t.micro_batch))}};
+      append(r.set, cluster_for(s, devices));
+      if (search.consider(r)) break;
+    }
+    for (std::int64_t dd = 2; p.pipeline == 1 && dd <= 64; dd *= 2) {
+      if (t.global_batch % (dd * t.micro_batch) != 0) break;
+      const std::int64_t devices = dd * p.tensor;
+      Remedy r;
+      r.description = "FSDP over " + str(dd) + " GPUs (same global batch)";
+      r.set = {{"parallel.data", str(dd)}, {"parallel.zero", "0"}, {"parallel.fsdp", "true"},
                {"training.gradient_accumulation", str(t.global_batch / (dd * t.micro_batch))}};
       append(r.set, cluster_for(s, devices));
       if (search.consider(r)) break;

@@ -12,9 +12,11 @@ std::span<const PassEntry> lowering_passes() {
   // One concern each, in the order they act at each point of the stage walk: the compute op
   // before what recomputation adds to it; parameter fetches (offload) before gathers (ZeRO-3);
   // the optimizer step, on the host or the GPU, before ZeRO-1/2's all-gather that follows it.
+  // Under FSDP the fsdp pass books and reduces what model_states and data would.
   static const PassEntry passes[] = {
       compute_pass(),   tensor_pass(),       recompute_pass(), pipeline_pass(), offload_pass(),
-      optimizer_pass(), model_states_pass(), data_pass(),      devices_pass(),
+      optimizer_pass(), model_states_pass(), fsdp_pass(),       data_pass(),
+      devices_pass(),
   };
   return passes;
 }
@@ -46,6 +48,7 @@ void prepare_layers(LowerContext& L) {
   L.tensor = s.parallel.tensor;
   L.data = s.parallel.data;
   L.zero = L.data > 1 ? s.parallel.zero : 0;
+  L.fsdp = s.parallel.fsdp.enabled;
   L.mb_samples = s.training.micro_batch;
   L.microbatches = static_cast<std::int32_t>(s.training.gradient_accumulation);
   L.state_bytes = scenario::state_bytes_per_param(s.training.precision, s.training.optimizer);

@@ -42,6 +42,9 @@ struct LowerContext {
   std::int64_t mb_samples = 1;    // samples per micro-batch (training.micro_batch)
   std::int64_t tensor = 1, data = 1;
   int zero = 0;  // ZeRO stage in effect: 0 without data parallelism
+  // FSDP shards the model states and reduces the gradients (pass_fsdp.cpp) in place of the
+  // model states and data passes.
+  bool fsdp = false;
   scenario::StateBytes state_bytes;
   GroupSpan tensor_span, data_span;  // how each group sits on the nodes
   bool compress = false;             // LowerOptions::compress
@@ -197,6 +200,7 @@ PassEntry pipeline_pass();
 PassEntry offload_pass();
 PassEntry optimizer_pass();
 PassEntry model_states_pass();
+PassEntry fsdp_pass();
 PassEntry data_pass();
 PassEntry devices_pass();
 

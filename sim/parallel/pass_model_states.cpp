@@ -20,6 +20,7 @@ class ModelStatesPass final : public LoweringPass {
  public:
   void book_states(StageContext& c) override {
     const LowerContext& L = c.L;
+    if (L.fsdp) return;  // pass_fsdp.cpp books them
     Program& P = c.P;
     const std::int64_t params = c.params, d = L.data;
     const int zero = L.zero;
@@ -66,7 +67,8 @@ class ModelStatesPass final : public LoweringPass {
 
   void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
     const std::int32_t i = lo.layer;
-    if (!u.forward() && !c.optimizer_on_host && !grads_allocated_[i] && c.L.shards[i].params > 0) {
+    if (!u.forward() && !c.optimizer_on_host && !c.L.fsdp && !grads_allocated_[i] &&
+        c.L.shards[i].params > 0) {
       grads_allocated_[i] = 1;
       core::Bytes grads = core::Bytes{c.L.shards[i].params} * c.L.state_bytes.gradients;
       if (c.L.zero >= 2) grads = core::ceil_div(grads, c.L.data);

@@ -46,6 +46,12 @@ std::string_view to_string(CommPurpose p) {
       return "offload_pcie";
     case CommPurpose::offload_cpu_optimizer:
       return "offload_cpu_optimizer";
+    case CommPurpose::fsdp_all_gather:
+      return "fsdp_all_gather";
+    case CommPurpose::fsdp_reduce_scatter:
+      return "fsdp_reduce_scatter";
+    case CommPurpose::hsdp_all_reduce:
+      return "hsdp_all_reduce";
   }
   return "?";
 }

@@ -3,6 +3,7 @@
 // tensor-parallel replicas behave identically and are counted, not played). A Program is an
 // ordered list of typed ops with their memory effects and cost inputs. Lowering builds it;
 // sim/exec plays it; nothing here knows about time.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,7 +32,13 @@ std::string_view to_string(OpKind k);
 // What the communication is for: reported separately ("comm" in the JSON report).
 // offload_pcie: PCIe copies between a GPU and host memory; offload_cpu_optimizer: the CPU's
 // optimizer step (not communication, but host work the GPU waits for, reported alongside).
-enum class CommPurpose : std::uint8_t { none, tensor, data, pipeline, zero, offload_pcie, offload_cpu_optimizer };
+// FSDP (pass_fsdp.cpp): a unit's parameter all-gather, its gradient reduce-scatter, and HSDP's
+// all-reduce of the reduced shard across the replica groups.
+enum class CommPurpose : std::uint8_t {
+  none, tensor, data, pipeline, zero, offload_pcie, offload_cpu_optimizer,
+  fsdp_all_gather, fsdp_reduce_scatter, hsdp_all_reduce,
+};
+inline constexpr std::size_t kCommPurposes = static_cast<std::size_t>(CommPurpose::hsdp_all_reduce) + 1;
 std::string_view to_string(CommPurpose p);
 
 // Streams: compute and collective communication each run their ops in program order, one at a
@@ -58,6 +65,8 @@ enum class TensorKind : std::uint8_t {
   param_grad,    // a layer's parameter gradients, held from the first backward to the optimizer
   offload_grad,  // a micro-batch's gradients on their way to host memory (optimizer offload)
   bucket,        // a data-parallel gradient reduction bucket
+  unsharded_grad,  // FSDP: a layer's unsharded gradients, to its unit's reduce-scatter copy-in
+  reduce_input,    // FSDP: a unit's reduce-scatter input, from the copy-in to the collective's end
 };
 
 struct MemEffect {

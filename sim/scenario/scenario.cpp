@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "models/model_yaml.hpp"
+#include "sim/scenario/fsdp_read.hpp"
 #include "sim/scenario/overrides.hpp"
 #include "sim/scenario/validate.hpp"
 #include "sim/scenario/yaml_read.hpp"
@@ -303,6 +304,7 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
   }
   p.allreduce = m.choice("allreduce", {"ring", "tree"}, "ring") == "tree" ? cost::CollectiveAlgo::tree
                                                                          : cost::CollectiveAlgo::ring;
+  if (m.has("fsdp")) p.fsdp = read_fsdp(ctx, m.node("fsdp"), m.path_of("fsdp"), p);
   m.finish();
   return p;
 }

@@ -93,6 +93,16 @@ struct StageDevice {
   hw::DeviceSpec device;
 };
 
+// `parallel.fsdp`: PyTorch FSDP2 (`fully_shard`) over the data ranks, HSDP when shard_size is
+// below parallel.data (sim/parallel/pass_fsdp.cpp; docs/scenarios.md).
+struct FsdpSpec {
+  bool enabled = false;
+  bool reshard_after_forward = true;
+  std::optional<Precision> param_dtype;       // unset: training.precision
+  Precision reduce_dtype = Precision::fp32;  // MixedPrecisionPolicy.reduce_dtype
+  std::int64_t shard_size = 0;               // 0: all of parallel.data
+};
+
 struct ParallelSpec {
   std::int64_t data = 1;
   std::int64_t tensor = 1;
@@ -106,7 +116,10 @@ struct ParallelSpec {
   std::vector<std::int64_t> split_points;       // explicit stage boundaries (layer indices)
   std::vector<StageDevice> stage_devices;       // per-stage device overrides (each stage at most once)
   cost::CollectiveAlgo allreduce = cost::CollectiveAlgo::ring;  // data-parallel all-reduce algorithm
+  FsdpSpec fsdp;
   std::int64_t devices() const { return data * tensor * pipeline; }
+  // Ranks each FSDP shard group holds: shard_size, else every data rank.
+  std::int64_t fsdp_shard() const { return fsdp.shard_size > 0 ? fsdp.shard_size : data; }
 };
 
 struct ClusterSpec {
@@ -165,7 +178,8 @@ struct Scenario {
   // Whether a device holds PyTorch DDP's copy of its gradients (bucket_buffers: persistent,
   // kept, with data parallelism).
   bool ddp_gradient_copy() const {
-    return parallel.data > 1 && parallel.bucket_buffers == BucketBuffers::persistent && buckets_kept();
+    return parallel.data > 1 && !parallel.fsdp.enabled &&
+           parallel.bucket_buffers == BucketBuffers::persistent && buckets_kept();
   }
 };
 

@@ -90,6 +90,12 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
                "parameter offload needs optimizer offload too (training.offload.optimizer: cpu)");
   }
 
+  // FSDP keeps its shards on the GPU (CPUOffloadPolicy is not modelled).
+  if (p.fsdp.enabled && s.training.offload.optimizer_on_cpu())
+    ctx.fail(child_or(n.training, "offload"), "training.offload",
+             "offload with parallel.fsdp is not supported yet (offload is modelled as "
+             "DeepSpeed's ZeRO-Offload: use parallel.zero)");
+
   if (n.cluster_given) {
     const std::int64_t slots = core::checked_mul(s.cluster.nodes, s.cluster.gpus_per_node);
     if (p.devices() != slots)

@@ -19,9 +19,11 @@ struct Rung {
 };
 
 // Cheapest first: ZeRO-1 costs no extra communication volume over an all-reduce, recomputation
-// costs compute, ZeRO-3 gathers weights every micro-batch.
-std::vector<Rung> ladder(std::int64_t data) {
-  if (data == 1) return {{0, Recompute::none}, {0, Recompute::selective}, {0, Recompute::full}};
+// costs compute, ZeRO-3 gathers weights every micro-batch. FSDP layouts (their own candidates,
+// beside ZeRO's) shard every state from the start and climb by recomputation alone.
+std::vector<Rung> ladder(std::int64_t data, std::int64_t fsdp_shard = 0) {
+  if (data == 1 || fsdp_shard > 0)
+    return {{0, Recompute::none}, {0, Recompute::selective}, {0, Recompute::full}};
   return {{0, Recompute::none}, {1, Recompute::none}, {1, Recompute::selective},
           {1, Recompute::full}, {3, Recompute::full}};
 }
@@ -43,6 +45,10 @@ std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int
   add("parallel.schedule", l.interleaved ? "interleaved" : "1f1b");
   add("parallel.virtual_stages", num(l.virtual_stages));
   add("parallel.zero", num(l.zero));
+  if (l.fsdp_shard > 0)
+    add("parallel.fsdp", "{shard_size: " + num(l.fsdp_shard) + "}");
+  else if (c.s0.parallel.fsdp.enabled)
+    add("parallel.fsdp", "false");
   if (!c.s0.parallel.split_points.empty()) add("parallel.split_points", "[]");
   add("training.micro_batch", num(l.micro_batch));
   add("training.gradient_accumulation", num(ga));
@@ -58,8 +64,15 @@ std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int
 bool states_may_fit(const scenario::Scenario& s0, const Layout& l) {
   const auto b = scenario::state_bytes_per_param(s0.training.precision, s0.training.optimizer);
   const double d = static_cast<double>(l.data);
-  const double per_param = b.weights / (l.zero >= 3 ? d : 1.0) + b.gradients / (l.zero >= 2 ? d : 1.0) +
-                           b.optimizer_states / (l.zero >= 1 ? d : 1.0);
+  // FSDP: fp32 parameters and gradients and the optimizer states, all over the shard group.
+  const double fsdp_per_param =
+      (8.0 + scenario::state_bytes_per_param(scenario::Precision::fp32, s0.training.optimizer)
+                 .optimizer_states) /
+      static_cast<double>(std::max<std::int64_t>(l.fsdp_shard, 1));
+  const double per_param = l.fsdp_shard > 0
+                               ? fsdp_per_param
+                               : b.weights / (l.zero >= 3 ? d : 1.0) + b.gradients / (l.zero >= 2 ? d : 1.0) +
+                                     b.optimizer_states / (l.zero >= 1 ? d : 1.0);
   const double params = static_cast<double>(s0.model.parameters()) / static_cast<double>(l.tensor * l.pipeline);
   return static_cast<double>(s0.device.reserved.value) + params * per_param <=
          static_cast<double>(s0.device.memory.value);
@@ -175,15 +188,25 @@ std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n
             ++res.pruned;
             continue;
           }
-          const auto lad = ladder(d);
-          while (it.rung < lad.size()) {
-            it.l.zero = lad[it.rung].zero;
-            it.l.recompute = lad[it.rung].recompute;
-            if (states_may_fit(s0, it.l)) break;
-            ++it.rung;
+          // ZeRO's ladder, then FSDP over every data rank and, across nodes, HSDP within each
+          // node (without pipeline parallelism, which FSDP does not compose with yet).
+          std::vector<std::int64_t> shards = {0};
+          if (d > 1 && p == 1) shards.push_back(d);
+          if (d > gpn && p == 1 && gpn > 1 && d % gpn == 0) shards.push_back(gpn);
+          for (const std::int64_t shard : shards) {
+            Item at = it;
+            at.l.fsdp_shard = shard;
+            if (shard > 0) ++res.layouts;
+            const auto lad = ladder(d, shard);
+            while (at.rung < lad.size()) {
+              at.l.zero = lad[at.rung].zero;
+              at.l.recompute = lad[at.rung].recompute;
+              if (states_may_fit(s0, at.l)) break;
+              ++at.rung;
+            }
+            if (at.rung == lad.size()) ++res.pruned;
+            else active.push_back(at);
           }
-          if (it.rung == lad.size()) ++res.pruned;
-          else active.push_back(it);
         }
       }
     }
@@ -251,8 +274,15 @@ std::string describe(const Layout& l) {
   if (l.interleaved) s += std::to_string(l.virtual_stages);
   s += " mb";
   s += std::to_string(l.micro_batch);
-  s += " zero";
-  s += std::to_string(l.zero);
+  if (l.fsdp_shard == l.data && l.fsdp_shard > 0) {
+    s += " fsdp";
+  } else if (l.fsdp_shard > 0) {
+    s += " hsdp/s";
+    s += std::to_string(l.fsdp_shard);
+  } else {
+    s += " zero";
+    s += std::to_string(l.zero);
+  }
   s += ' ';
   s += scenario::to_string(l.recompute);
   return s;
@@ -282,7 +312,7 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
   // before), so each layout's leanest setting is ranked.
   std::vector<Candidate> fits;
   auto climb = [&](Item it, std::vector<Item>& next) {
-    const auto lad = ladder(it.l.data);
+    const auto lad = ladder(it.l.data, it.l.fsdp_shard);
     for (++it.rung; it.rung < lad.size(); ++it.rung) {
       it.l.zero = lad[it.rung].zero;
       it.l.recompute = lad[it.rung].recompute;

@@ -44,6 +44,8 @@ struct Layout {
   bool interleaved = false;
   int zero = 0;
   scenario::Recompute recompute = scenario::Recompute::none;
+  // FSDP's shard group (parallel.fsdp.shard_size): 0 without FSDP, `data` for FSDP, below it HSDP.
+  std::int64_t fsdp_shard = 0;
 };
 
 struct Candidate {

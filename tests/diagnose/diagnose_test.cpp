@@ -72,6 +72,35 @@ TEST_CASE("ZeRO on the same GPUs ranks before remedies that need more GPUs", "[d
   CHECK(d.remedies.front().devices_total == 8);
 }
 
+TEST_CASE("a model-state OOM that needs ZeRO-3 is offered FSDP beside it", "[diagnose][fsdp]") {
+  // Llama-3-8B, 8-way DDP on A100-40GB at sequence 4096: ZeRO-1 and 2 leave too little for the
+  // activations, ZeRO-3 fits, and so does FSDP (16 B/param / 8 either way).
+  const std::string file = kRoot + "/scenarios/parallel/08_llama3_8b_ddp_oom.yaml";
+  const std::vector<std::string> sets = {"device=a100-40gb", "training.seq_len=4096"};
+  const Run r = run(file, sets);
+  const auto d = diagnose::diagnose(file, sets, r.s, r.summary);
+  CHECK(d.kind == "model_states");
+  bool zero3 = false, fsdp = false;
+  for (const auto& remedy : d.remedies) {
+    std::vector<std::string> again = sets;
+    bool this_fsdp = false;
+    for (const auto& [k, v] : remedy.set) {
+      again.push_back(k + "=" + v);
+      zero3 = zero3 || (k == "parallel.zero" && v == "3");
+      this_fsdp = this_fsdp || (k == "parallel.fsdp" && v == "true");
+    }
+    fsdp = fsdp || this_fsdp;
+    if (this_fsdp) {  // the same 8 GPUs: re-simulated, it fits with the peak it was offered at
+      CHECK(remedy.devices_total == 8);
+      const Run applied = run(file, again);
+      CHECK(applied.summary.fits);
+      CHECK(applied.summary.peak == remedy.peak);
+    }
+  }
+  CHECK(zero3);
+  CHECK(fsdp);
+}
+
 TEST_CASE("a model-state OOM is offered offloading the optimizer to host memory", "[diagnose][offload]") {
   const std::string file = kRoot + "/scenarios/single_gpu/03_model_state_oom.yaml";
   const Run r = run(file);

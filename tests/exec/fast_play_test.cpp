@@ -137,6 +137,18 @@ TEST_CASE("fast play matches the expanded plan over schedules, ZeRO, recomputati
   same_report(gpt, {"parallel.schedule=gpipe", "training.global_batch=512"});
 }
 
+TEST_CASE("fast play matches the expanded plan under FSDP and HSDP") {
+  // FSDP's units stay expanded (their gathers gate the compute ops): the plans agree op for op.
+  const std::string zero = kRoot + "/scenarios/parallel/05_zero1.yaml";
+  for (const char* f : {"true", "{reshard_after_forward: false}", "{shard_size: 4}",
+                        "{shard_size: 2, reduce_dtype: bf16, param_dtype: fp32}"})
+    same_report(zero, {"parallel.zero=0", std::string("parallel.fsdp=") + f});
+  // Out of memory inside FSDP units, the first point and every one.
+  same_report(zero, {"parallel.zero=0", "parallel.fsdp=true", "training.micro_batch=8"});
+  same_report(zero, {"parallel.zero=0", "parallel.fsdp=true", "training.micro_batch=8"},
+              /*all_ooms=*/true);
+}
+
 TEST_CASE("every op plays for its own duration, costed anew when a kept plan's devices change") {
   // A play costs each work class of its plan's layout once (kept with a plan digest, as a sweep
   // does) and gives every op its class's duration: each op must last exactly op_duration on its

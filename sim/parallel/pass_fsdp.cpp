@@ -1,0 +1,247 @@
+// FSDP and HSDP as PyTorch's fully_shard (FSDP2) does them (Zhao et al. 2023, "PyTorch FSDP";
+// the torch.distributed.fsdp.fully_shard docs; torch/distributed/fsdp/_fully_shard/
+// _fsdp_collectives.py). Every data rank of a shard group of S ranks (parallel.fsdp.shard_size,
+// default parallel.data) keeps 1/S of the fp32 parameters, of their fp32 gradients and of the
+// optimizer states: 4/S + 4/S + 8/S = 16/S bytes per parameter under AdamW. The units are the
+// transformer blocks (Layer::block) and the root (every layer outside a block: embeddings, final
+// norm, head), as torchtitan wraps a model.
+//
+// On the timeline, per unit and micro-batch: before its first forward layer the unit's
+// parameters are all-gathered in param_dtype (a new unsharded buffer of unit_params x
+// param_bytes, category weights), waiting for the end of the unit two back (one unit of
+// prefetch); its last forward layer frees them (reshard_after_forward), except the root's, which
+// FSDP2 keeps for the backward. A resharded unit is gathered again before its backward. Each
+// backward layer books its unsharded gradients in param_dtype; the unit's last backward op (its
+// post-backward hook) also books the reduce-scatter input in reduce_dtype (the copy-in), frees
+// the unsharded gradients and parameters; the reduce-scatter over the shard group ends the
+// input. HSDP then all-reduces the reduced shard over the data/S replicas. Each layer's sharded
+// fp32 gradients are held from its first backward to the optimizer step.
+#include <algorithm>
+#include <vector>
+
+#include "sim/parallel/pass.hpp"
+
+namespace trainsim::parallel {
+
+namespace {
+
+using hw::MemCategory;
+
+constexpr std::string_view kKeys[] = {"parallel.fsdp", "parallel.data", "training.precision",
+                                      "training.optimizer", "cluster.placement",
+                                      "cluster.gpus_per_node"};
+
+std::int64_t dtype_bytes(scenario::Precision p) { return p == scenario::Precision::fp32 ? 4 : 2; }
+
+// A group of n ranks `stride` apart on nodes of gpn GPUs (as topology.cpp's group_span).
+GroupSpan span_of(std::int64_t stride, std::int64_t n, std::int64_t gpn) {
+  GroupSpan g;
+  g.per_node = stride >= gpn ? 1 : std::min(n, gpn / stride);
+  g.inter_node = n > 1 && stride * n > gpn;
+  return g;
+}
+
+class FsdpPass final : public LoweringPass {
+ public:
+  void prepare(LowerContext& L) override {
+    if (!L.fsdp) return;
+    const scenario::Scenario& s = L.s;
+    const scenario::FsdpSpec& f = s.parallel.fsdp;
+    shard_ = s.parallel.fsdp_shard();
+    replicas_ = L.data / shard_;
+    param_bytes_ = dtype_bytes(f.param_dtype.value_or(s.training.precision));
+    reduce_bytes_ = dtype_bytes(f.reduce_dtype);
+    optimizer_bytes_ = scenario::state_bytes_per_param(scenario::Precision::fp32,
+                                                       s.training.optimizer)
+                           .optimizer_states;
+    reshard_ = f.reshard_after_forward;
+    // Shard groups: shard_ consecutive data ranks; replica groups: every shard_-th data rank
+    // (PyTorch's 2-D device mesh (replicate, shard)).
+    const std::int64_t stride = rank_stride(s, scenario::ParallelDim::data);
+    shard_span_ = span_of(stride, shard_, s.cluster.gpus_per_node);
+    replica_span_ = span_of(stride * shard_, replicas_, s.cluster.gpus_per_node);
+    unit_of_.assign(L.m.order.size(), 0);
+    std::int32_t units = 1;
+    for (std::size_t i = 0; i < L.m.order.size(); ++i) {
+      const int block = L.m.graph[L.m.order[i]].block;
+      unit_of_[i] = block + 1;  // 0: the root
+      units = std::max(units, block + 2);
+    }
+    units_ = units;
+  }
+
+  void book_states(StageContext& c) override {
+    const LowerContext& L = c.L;
+    if (!L.fsdp) return;
+    Program& P = c.P;
+    const core::Bytes p{c.params};
+    P.parameters = (c.params + shard_ - 1) / shard_;
+    P.persistent[MemCategory::weights] = core::ceil_div(p * 4, shard_);
+    P.persistent[MemCategory::optimizer_states] = core::ceil_div(p * optimizer_bytes_, shard_);
+    P.model_states[MemCategory::weights] = P.persistent[MemCategory::weights];
+    P.model_states[MemCategory::optimizer_states] = P.persistent[MemCategory::optimizer_states];
+    P.model_states[MemCategory::gradients] = core::ceil_div(p * 4, shard_);
+    c.update_params = P.parameters;
+  }
+
+  void begin_stage(StageContext& c) override {
+    if (!c.L.fsdp) return;
+    const LowerContext& L = c.L;
+    units_state_.assign(units_, Unit{});
+    for (std::int32_t g = c.stage(); g < L.chunk_count(); g += L.stages)
+      for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) {
+        Unit& u = units_state_[unit_of_[i]];
+        u.params += L.shards[i].params;
+        if (u.first < 0) u.first = i;
+        u.last = i;
+      }
+    grads_held_.assign(L.m.order.size(), 0);
+    walk_unit_ = -1;
+    walk_last_ = walk_prev_ = -1;
+    pending_ = pending_op_ = -1;
+  }
+
+  int ops_per_layer(const LowerContext& L) const override { return L.fsdp ? 1 : 0; }
+  bool expands_units(const LowerContext& L) const override { return L.fsdp; }
+  // A unit's gathers gate its compute ops on the comm stream.
+  bool repeats(const StageContext& c, const UnitStep&) const override { return !c.L.fsdp; }
+
+  void before_layer(StageContext& c, UnitStep& u, std::int32_t i) override {
+    if (!c.L.fsdp) return;
+    const std::int32_t k = unit_of_[i];
+    // A new unit of the walk may start its gather once the unit before the previous one ended;
+    // a unit gathered again as the walk stays in it (the root's next forward) once the op
+    // before it ended.
+    std::int32_t after = walk_last_;
+    if (k != walk_unit_) {
+      after = walk_prev_;
+      walk_prev_ = walk_last_;
+      walk_unit_ = k;
+    }
+    Unit& unit = units_state_[k];
+    if (!unit.gathered && unit.params > 0) {
+      unit.kind = u.forward() ? TensorKind::gathered : TensorKind::gathered_backward;
+      unit.gathered = true;
+      const core::Bytes full = core::Bytes{unit.params} * param_bytes_;
+      c.last_comm = c.B.emit(
+          comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::fsdp_all_gather, i,
+                  u.microbatch(), u.chunk(), full, shard_, shard_span_.inter_node,
+                  shard_span_.per_node),
+          {tensor(MemCategory::weights, full, unit.kind, unit.first)}, {}, {c.ref_or_none(after)});
+      c.param_ready = c.last_comm;
+    }
+    // The unit that just finished its backward reduces after this gather (the prefetch goes first
+    // on the comm stream).
+    if (pending_ >= 0 && pending_ != k) reduce(c, u);
+  }
+
+  void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
+    if (!c.L.fsdp) return;
+    const LowerContext& L = c.L;
+    const std::int32_t i = lo.layer;
+    const std::int32_t k = unit_of_[i];
+    Unit& unit = units_state_[k];
+    if (u.forward()) {
+      if (i == unit.last && reshard_ && k != 0) free_params(unit, lo);
+      return;
+    }
+    const std::int64_t params = L.shards[i].params;
+    if (params > 0) {
+      const MemEffect grad = tensor(MemCategory::gradients, core::Bytes{params} * param_bytes_,
+                                    TensorKind::unsharded_grad, i);
+      lo.allocs.push_back(grad);
+      unit.grads.push_back(grad);
+      if (!grads_held_[i]) {
+        grads_held_[i] = 1;
+        MemEffect held = tensor(MemCategory::gradients,
+                                core::ceil_div(core::Bytes{params} * 4, shard_),
+                                TensorKind::param_grad, i);
+        held.per_microbatch = false;
+        lo.allocs.push_back(held);
+        c.held_grads.push_back(held);
+      }
+    }
+    if (i != unit.first) return;
+    // The post-backward hook: copy-in to the reduce-scatter input, then free the unsharded
+    // gradients and parameters.
+    if (unit.params > 0) {
+      lo.allocs.push_back(tensor(MemCategory::buffers, core::Bytes{unit.params} * reduce_bytes_,
+                                 TensorKind::reduce_input, unit.first));
+      for (const MemEffect& g : unit.grads) lo.frees.push_back(g);
+      pending_ = k;
+    }
+    unit.grads.clear();
+    free_params(unit, lo);
+  }
+
+  void after_layer(StageContext& c, UnitStep&, std::int32_t i, std::int32_t op) override {
+    if (!c.L.fsdp) return;
+    walk_last_ = op;
+    if (pending_ == unit_of_[i] && pending_op_ < 0) pending_op_ = op;
+  }
+
+  void end_unit(StageContext& c, UnitStep& u, std::int32_t) override {
+    if (c.L.fsdp && pending_ >= 0) reduce(c, u);
+  }
+
+ private:
+  struct Unit {
+    std::int64_t params = 0;
+    std::int32_t first = -1, last = -1;  // its first and last layer on the stage
+    bool gathered = false;
+    TensorKind kind = TensorKind::gathered;
+    std::vector<MemEffect> grads;  // unsharded, booked by the backward so far
+  };
+
+  void free_params(Unit& unit, LayerOp& lo) {
+    if (!unit.gathered) return;
+    lo.frees.push_back(tensor(MemCategory::weights, core::Bytes{unit.params} * param_bytes_,
+                              unit.kind, unit.first));
+    unit.gathered = false;
+  }
+
+  // The pending unit's reduce-scatter over its shard group (then HSDP's all-reduce of the shard
+  // over the replicas), after the backward op that copied its gradients in.
+  void reduce(StageContext& c, UnitStep& u) {
+    const Unit& unit = units_state_[pending_];
+    const core::Bytes full = core::Bytes{unit.params} * reduce_bytes_;
+    const MemEffect input = tensor(MemCategory::buffers, full, TensorKind::reduce_input, unit.first);
+    const std::span<const MemEffect> none;
+    c.last_comm = c.B.emit(comm_op(OpKind::reduce_scatter, StreamKind::comm,
+                                   CommPurpose::fsdp_reduce_scatter, unit.first, u.microbatch(),
+                                   u.chunk(), full, shard_, shard_span_.inter_node,
+                                   shard_span_.per_node),
+                           none, std::span<const MemEffect>(&input, 1),
+                           {c.ref_or_none(pending_op_)});
+    if (replicas_ > 1)
+      c.last_comm = c.B.emit(
+          comm_op(OpKind::all_reduce, StreamKind::comm, CommPurpose::hsdp_all_reduce, unit.first,
+                  u.microbatch(), u.chunk(), core::ceil_div(full, shard_), replicas_,
+                  replica_span_.inter_node, replica_span_.per_node),
+          none, none, {});
+    pending_ = -1;
+    pending_op_ = -1;
+  }
+
+  // Per plan.
+  std::int64_t shard_ = 1, replicas_ = 1;
+  std::int64_t param_bytes_ = 2, reduce_bytes_ = 4, optimizer_bytes_ = 8;
+  bool reshard_ = true;
+  GroupSpan shard_span_, replica_span_;
+  std::vector<std::int32_t> unit_of_;  // per layer: 0 the root, b + 1 block b
+  std::int32_t units_ = 1;
+  // Per stage.
+  std::vector<Unit> units_state_;
+  std::vector<char> grads_held_;
+  std::int32_t walk_unit_ = -1;               // the unit whose layers the walk is in
+  std::int32_t walk_last_ = -1, walk_prev_ = -1;  // last compute op of that unit, of the one before
+  std::int32_t pending_ = -1, pending_op_ = -1;   // unit to reduce-scatter, its copy-in op
+};
+
+}  // namespace
+
+PassEntry fsdp_pass() {
+  return {"fsdp", kKeys, {}, make_pass<FsdpPass>};
+}
+
+}  // namespace trainsim::parallel

@@ -1,0 +1,56 @@
+#include "sim/scenario/fsdp_read.hpp"
+
+namespace trainsim::scenario {
+
+namespace {
+
+Precision dtype(const std::string& name) {
+  return name == "fp32" ? Precision::fp32 : (name == "fp16" ? Precision::fp16 : Precision::bf16);
+}
+
+}  // namespace
+
+FsdpSpec read_fsdp(const YamlContext& ctx, const YAML::Node& node, const std::string& path,
+                   const ParallelSpec& p) {
+  FsdpSpec f;
+  if (node.IsScalar()) {
+    const std::string v = node.Scalar();
+    if (v == "true" || v == "yes" || v == "on")
+      f.enabled = true;
+    else if (v != "false" && v != "no" && v != "off")
+      ctx.fail(node, path,
+               "expected true, false or a mapping {reshard_after_forward, param_dtype, "
+               "reduce_dtype, shard_size}, got '" + v + "'");
+  } else if (node.IsMap()) {
+    f.enabled = true;
+    MapReader m(ctx, node, path);
+    f.reshard_after_forward = m.bool_or("reshard_after_forward", true);
+    if (m.has("param_dtype"))
+      f.param_dtype = dtype(m.choice("param_dtype", {"bf16", "fp16", "fp32"}, "bf16"));
+    f.reduce_dtype = dtype(m.choice("reduce_dtype", {"fp32", "bf16", "fp16"}, "fp32"));
+    if (m.has("shard_size")) {
+      f.shard_size = m.int_in("shard_size", ranges::kDegree);
+      if (p.data % f.shard_size != 0)
+        ctx.fail(m.node("shard_size"), m.path_of("shard_size"),
+                 "shard_size " + std::to_string(f.shard_size) + " must divide parallel.data (" +
+                     std::to_string(p.data) + ")");
+    }
+    m.finish();
+  } else {
+    ctx.fail(node, path,
+             "expected true, false or a mapping {reshard_after_forward, param_dtype, "
+             "reduce_dtype, shard_size}");
+  }
+  if (!f.enabled) return f;
+  if (p.zero > 0)
+    ctx.fail(node, path,
+             "FSDP shards the model states itself: set parallel.zero: 0 (got zero " +
+                 std::to_string(p.zero) + "), or drop parallel.fsdp for DeepSpeed's ZeRO");
+  if (p.pipeline > 1)
+    ctx.fail(node, path,
+             "FSDP with pipeline parallelism (pipeline " + std::to_string(p.pipeline) +
+                 ") is not supported yet; FSDP composes with parallel.data and parallel.tensor");
+  return f;
+}
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,10 @@
+# parallel.fsdp: an unknown dtype names the choices
+file s.yaml <<'YAML'
+name: fsdp
+model: {preset: gpt2, layers: 2}
+device: a100-80gb
+training: {micro_batch: 1, gradient_accumulation: 1, seq_len: 128, precision: bf16}
+parallel: {data: 2, fsdp: {param_dtype: int8}}
+YAML
+expect 2 's.yaml:5:[0-9]+: .*parallel.fsdp.param_dtype.*bf16'
+trainsim run s.yaml
