@@ -5,8 +5,8 @@
 #include <boost/program_options.hpp>
 
 #include "sim/core/units.hpp"
-#include "sim/report/json_writer.hpp"
 #include "sim/sweep/fit.hpp"
+#include "sim/sweep/results_json.hpp"
 #include "tools/commands.hpp"
 
 namespace po = boost::program_options;
@@ -41,17 +41,7 @@ int cmd_fit(const std::vector<std::string>& args) {
   const auto base = sweep::BaseScenario::from_file(vm["scenario"].as<std::string>());
   const sweep::FitResult r = sweep::fit(base, sets, key, fo);
   if (format == "json") {
-    report::JsonWriter j(std::cout);
-    j.begin_object();
-    j.field("key", r.key);
-    if (r.found) j.field("value", r.value).field("peak_bytes", r.peak_bytes);
-    else j.key("value").null().key("peak_bytes").null();
-    if (r.next_value) j.field("next_value", *r.next_value).field("next_peak_bytes", r.next_peak_bytes);
-    else j.key("next_value").null().key("next_peak_bytes").null();
-    j.field("capacity_bytes", r.capacity_bytes);
-    j.field("direction", std::string(r.falls ? "falls" : r.flat ? "flat" : "grows"));
-    j.field("simulations", static_cast<std::int64_t>(r.simulations));
-    j.end_object();
+    sweep::write_fit_json(std::cout, r);
   } else {
     auto gib = [](std::int64_t b) { return core::format_bytes(core::Bytes{b}); };
     if (r.falls) {

@@ -8,9 +8,9 @@
 #include <boost/program_options.hpp>
 
 #include "sim/core/units.hpp"
-#include "sim/report/json_writer.hpp"
 #include "sim/scenario/ranges.hpp"
 #include "sim/sweep/plan.hpp"
+#include "sim/sweep/results_json.hpp"
 #include "sim/sweep/runner.hpp"
 #include "tools/commands.hpp"
 
@@ -19,31 +19,6 @@ namespace po = boost::program_options;
 namespace trainsim::tools {
 
 namespace {
-
-void write_plan_json(const sweep::PlanResult& r, std::size_t top) {
-  report::JsonWriter j(std::cout);
-  j.begin_array();
-  for (std::size_t i = 0; i < r.ranked.size() && i < top; ++i) {
-    const auto& c = r.ranked[i];
-    j.begin_object();
-    j.field("rank", static_cast<std::int64_t>(i + 1));
-    j.field("layout", sweep::describe(c.layout));
-    j.key("set").begin_array();
-    for (const auto& s : c.sets) j.value(s);
-    j.end_array();
-    j.field("fits", c.summary.fits);
-    j.field("step_time_s", c.summary.step_time_s);
-    j.field("peak_bytes", c.summary.peak.value);
-    j.field("mfu", c.summary.mfu);
-    j.field("bubble_fraction", c.summary.bubble_fraction);
-    j.key("node_shape").begin_object();
-    j.field("gpus_per_node", r.gpus_per_node);
-    j.field("source", sweep::to_string(r.node_shape_source));
-    j.end_object();
-    j.end_object();
-  }
-  j.end_array();
-}
 
 // "8 GPUs per node, from the default (--gpus-per-node sets it)".
 std::string node_shape_text(const sweep::PlanResult& r, const sweep::PlanOptions& o) {
@@ -116,7 +91,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   const auto base = sweep::BaseScenario::from_file(file);
   const sweep::PlanResult r = sweep::plan(base, sets, po_);
   if (format == "json") {
-    write_plan_json(r, static_cast<std::size_t>(top));
+    sweep::write_plan_json(std::cout, r, static_cast<std::size_t>(top));
     return r.ranked.empty() ? kExitOom : kExitFits;
   }
   std::cout << "plan for " << po_.gpus << " x " << r.device << ", global batch " << r.global_batch

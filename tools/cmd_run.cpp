@@ -77,12 +77,7 @@ int cmd_run(const std::vector<std::string>& args, bool validate_only, bool diagn
     summary.diagnosis = diagnose::diagnose(vm["scenario"].as<std::string>(), sets, s, summary);
   if (diagnose_only) {
     if (format == "json") {
-      report::JsonWriter j(std::cout);
-      j.begin_object();
-      j.field("name", summary.name);
-      j.field("fits", summary.fits);
-      if (summary.diagnosis) report::write_diagnosis_json(j, *summary.diagnosis);
-      j.end_object();
+      report::write_diagnose_json(std::cout, summary);
     } else if (!summary.diagnosis) {
       std::cout << "fits: peak " << core::format_bytes(summary.peak) << "; nothing to diagnose\n";
     } else {

@@ -82,18 +82,6 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_{};
 };
 
-// A misspelt axis key makes every point invalid the same way: report it at the axis instead.
-void check_axis_keys(const sweep::SweepSpec& spec, const sweep::Point& first) {
-  try {
-    spec.base.load(sweep::point_sets(spec, first));
-  } catch (const core::ConfigError& e) {
-    if (!scenario::is_set_argument_file(e.where().file) || e.detail().find("unknown key") == std::string::npos) return;
-    for (const auto& a : spec.axes)
-      if (e.key_path().rfind(a.key, 0) == 0 || a.key.rfind(e.key_path(), 0) == 0)
-        throw core::ConfigError(a.where, "axes." + a.key, e.detail());
-  }
-}
-
 // --resume: the finished points both files hold (each file is cut back to them).
 std::vector<sweep::Brief> resume_results(const std::string& csv_path, const std::string& jsonl_path,
                                          const std::string& header,
@@ -169,7 +157,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
   std::vector<std::size_t> mine;  // indices into points, in order
   for (const auto& p : points)
     if (sweep::in_shard(p.index, shard.k, shard.n)) mine.push_back(p.index);
-  if (!points.empty()) check_axis_keys(spec, points.front());
+  if (!points.empty()) sweep::check_axis_keys(spec, points.front());
   if (!plot_axes.empty() && plot_path.empty()) throw po::error("--plot-axes needs --plot");
   const sweep::MapAxes map_axes = sweep::map_axes(spec, plot_axes);
 

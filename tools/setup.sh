@@ -3,7 +3,8 @@
 # everything is already there. Needs root (or sudo) only when something must be installed.
 #   bash tools/setup.sh          build and run trainsim
 #   bash tools/setup.sh --test   also what the test suite needs: clang and libFuzzer (fuzzing),
-#                                GNU parallel (sharded sweeps), Chromium (HTML report render)
+#                                GNU parallel (sharded sweeps), Chromium (HTML report render),
+#                                pytest and pandas (the Python module's tests)
 set -euo pipefail
 
 packages=(
@@ -11,9 +12,10 @@ packages=(
   libboost-graph-dev libboost-program-options-dev libyaml-cpp-dev libeigen3-dev catch2
   libtomlplusplus-dev
   libbenchmark-dev
+  pybind11-dev python3-dev
 )
 if [ "${1:-}" = "--test" ]; then
-  packages+=(clang libclang-rt-14-dev parallel chromium python3)
+  packages+=(clang libclang-rt-14-dev parallel chromium python3 python3-pytest python3-pandas)
 elif [ -n "${1:-}" ]; then
   echo "usage: bash tools/setup.sh [--test]" >&2
   exit 2

@@ -23,7 +23,7 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 
 class Trier {
  public:
-  Trier(const std::string& file, const std::vector<std::string>& sets) : file_(file), base_(sets) {}
+  Trier(const Loader& load, const std::vector<std::string>& sets) : load_(load), base_(sets) {}
 
   // Simulates the scenario with `extra` overrides; false when the combination is invalid.
   bool run(Remedy& r) {
@@ -31,7 +31,7 @@ class Trier {
     for (const auto& [k, v] : r.set) all.push_back(k + "=" + v);
     ++tried_;
     try {
-      const auto s = scenario::load_scenario(file_, all);
+      const auto s = load_(all);
       const auto plan = parallel::lower(s, {.compress = true});
       const auto tl = exec::play(plan);
       r.fits = tl.host_fits &&
@@ -48,7 +48,7 @@ class Trier {
   int tried() const { return tried_; }
 
  private:
-  std::string file_;
+  const Loader& load_;
   std::vector<std::string> base_;
   int tried_ = 0;
 };
@@ -70,7 +70,7 @@ void append(Sets& a, const Sets& b) { a.insert(a.end(), b.begin(), b.end()); }
 // Simulates candidate remedies and keeps the ones that fit, in the order they were tried.
 class Search {
  public:
-  Search(const std::string& file, const std::vector<std::string>& sets) : trier_(file, sets) {}
+  Search(const Loader& load, const std::vector<std::string>& sets) : trier_(load, sets) {}
 
   // True when `r` is a valid combination that fits (it is then kept).
   bool consider(Remedy r) {
@@ -345,6 +345,13 @@ void split_remedies(const scenario::Scenario& s, Search& search, bool states_exc
 report::Diagnosis diagnose(const std::string& file, const std::vector<std::string>& sets,
                            const scenario::Scenario& s, const report::Summary& summary,
                            const Options& options) {
+  const Loader load = [&file](const std::vector<std::string>& all) { return scenario::load_scenario(file, all); };
+  return diagnose(load, sets, s, summary, options);
+}
+
+report::Diagnosis diagnose(const Loader& load, const std::vector<std::string>& sets,
+                           const scenario::Scenario& s, const report::Summary& summary,
+                           const Options& options) {
   report::Diagnosis d;
   const Fullest fullest = fullest_device(summary);
   const report::DeviceSummary& worst = *fullest.device;
@@ -353,7 +360,7 @@ report::Diagnosis diagnose(const std::string& file, const std::vector<std::strin
   d.peak = worst.peak;
   d.model_state_bytes = worst.model_states.total();
   // Every remedy is simulated; the ones that fit are kept.
-  Search search(file, sets);
+  Search search(load, sets);
   const std::int64_t gpus = s.parallel.devices();
   const bool gpus_fit = std::all_of(summary.devices.begin(), summary.devices.end(),
                                     [](const report::DeviceSummary& dev) { return dev.fits; });

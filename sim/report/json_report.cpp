@@ -151,4 +151,13 @@ void write_diagnosis_json(JsonWriter& j, const Diagnosis& d) {
   j.end_object();
 }
 
+void write_diagnose_json(std::ostream& out, const Summary& r) {
+  JsonWriter j(out);
+  j.begin_object();
+  j.field("name", r.name);
+  j.field("fits", r.fits);
+  if (r.diagnosis) write_diagnosis_json(j, *r.diagnosis);
+  j.end_object();
+}
+
 }  // namespace trainsim::report

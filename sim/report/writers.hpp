@@ -12,6 +12,8 @@ namespace trainsim::report {
 void write_json(std::ostream& out, const Summary& r, bool pretty = true);
 // The `diagnosis` object (also printed alone by `trainsim diagnose --format json`).
 void write_diagnosis_json(JsonWriter& j, const Diagnosis& d);
+// The document of `trainsim diagnose --format json`: name, fits and the diagnosis (when any).
+void write_diagnose_json(std::ostream& out, const Summary& r);
 
 struct TextOptions {
   bool color = false;  // ANSI colour (only when writing to a terminal)

@@ -165,9 +165,12 @@ BaseScenario BaseScenario::from_file(const std::string& path) {
 }
 
 SweepSpec load_sweep(const std::string& path) {
+  return load_sweep_text(core::read_text_file(path, {path, 0, 0}, ""), path);
+}
+
+SweepSpec load_sweep_text(const std::string& text, const std::string& path) {
   SweepSpec spec;
   spec.file = path;
-  const std::string text = core::read_text_file(path, {path, 0, 0}, "");
   const YAML::Node root = scenario::parse_yaml_text(text, path);
   scenario::YamlContext ctx(path);
   if (!root.IsMap()) ctx.fail(root, "", "a sweep file is a mapping with base: and axes:");
@@ -333,6 +336,17 @@ std::vector<std::string> point_sets(const SweepSpec& spec, const Point& p) {
   for (std::size_t a = 0; a < spec.axes.size(); ++a)
     sets.push_back(spec.axes[a].key + "=" + spec.axes[a].values[p.choice[a]]);
   return sets;
+}
+
+void check_axis_keys(const SweepSpec& spec, const Point& first) {
+  try {
+    spec.base.load(point_sets(spec, first));
+  } catch (const core::ConfigError& e) {
+    if (!scenario::is_set_argument_file(e.where().file) || e.detail().find("unknown key") == std::string::npos) return;
+    for (const auto& a : spec.axes)
+      if (e.key_path().rfind(a.key, 0) == 0 || a.key.rfind(e.key_path(), 0) == 0)
+        throw core::ConfigError(a.where, "axes." + a.key, e.detail());
+  }
 }
 
 }  // namespace trainsim::sweep

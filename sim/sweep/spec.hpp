@@ -58,6 +58,8 @@ struct Point {
 
 // Parses and checks a sweep file; every problem is a located ConfigError.
 SweepSpec load_sweep(const std::string& path);
+// The same for a sweep held in memory: `path` names it in errors and anchors relative files.
+SweepSpec load_sweep_text(const std::string& text, const std::string& path);
 
 // The kept points in order (after `where`).
 std::vector<Point> expand(const SweepSpec& spec);
@@ -72,6 +74,10 @@ inline bool in_shard(std::size_t index, std::size_t k, std::size_t n) { return (
 
 // "key=value" overrides of one point, in axis order.
 std::vector<std::string> point_sets(const SweepSpec& spec, const Point& p);
+
+// A misspelt axis key makes every point invalid the same way: loads the first point and, when
+// it fails on an unknown key under an axis, throws the error at that axis in the sweep file.
+void check_axis_keys(const SweepSpec& spec, const Point& first);
 
 // Values of the integers lo, lo*f, lo*f^2, ... (or lo, lo+n, ...) up to hi: `step` is "xF"
 // (multiplicative, F >= 2) or "N" (additive, N >= 1). Throws std::invalid_argument with the
