@@ -38,9 +38,9 @@ int cmd_models(const std::vector<std::string>& args) {
 
 int cmd_devices(const std::vector<std::string>& args) {
   if (wants_help(args, "trainsim devices: list device and link presets")) return kExitFits;
-  std::printf("%-12s %10s %12s %12s %12s  %s\n", "device", "memory", "16-bit", "fp32", "bandwidth", "");
+  std::printf("%-12s %10s %14s %13s %12s  %s\n", "device", "memory", "16-bit", "fp32", "bandwidth", "");
   for (const auto& d : hw::device_presets())
-    std::printf("%-12s %6.0f GiB %7.1f TFLOPS %6.1f TFLOPS %7.0f GB/s  %s\n", d.name.c_str(),
+    std::printf("%-12s %6.2f GiB %7.1f TFLOPS %6.1f TFLOPS %7.0f GB/s  %s\n", d.name.c_str(),
                 core::to_gib(d.memory), d.peak_16bit.per_s / 1e12, d.peak_fp32.per_s / 1e12,
                 d.memory_bandwidth.bytes_per_s / 1e9, d.description.c_str());
   std::printf("\n%-12s %12s %10s\n", "link", "bandwidth", "latency");
