@@ -1,6 +1,7 @@
 #pragma once
 // Diagnosis of a step that does not fit: which kind of OOM it is, with the numbers that show
 // it, and remedies that were each re-simulated and found to fit, ranked by step time.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@ namespace trainsim::diagnose {
 
 struct Options {
   int max_remedies = 8;  // listed remedies (the fastest that fit)
+  std::function<void(int simulations)> on_progress;  // told of each remedy tried (progress display)
 };
 
 // `file` and `sets` are how `s` was loaded; every remedy is `sets` plus its own overrides, so

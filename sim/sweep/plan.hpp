@@ -10,6 +10,7 @@
 // simulations (a few pipeline fills of micro-batches; step time extrapolated linearly in the
 // number of micro-batches, memory peaks exact) and the best are confirmed with full ones.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,8 @@ struct PlanOptions {
   int jobs = 1;
   std::int64_t max_micro_batch = 8;
   int confirm = 0;  // candidates confirmed with full simulations; 0 = max(2 x top, 8)
+  // Told how many simulations just finished, on the calling thread (a progress display).
+  std::function<void(int simulations)> on_progress;
 };
 
 struct Layout {
