@@ -12,6 +12,7 @@
 #include "sim/report/json_writer.hpp"
 #include "sim/validation/compare.hpp"
 #include "tools/commands.hpp"
+#include "tools/progress.hpp"
 
 namespace po = boost::program_options;
 
@@ -56,7 +57,8 @@ int cmd_compare(const std::vector<std::string>& args) {
       "rows", po::value<std::string>(), "write every row's prediction to this CSV file")(
       "format", po::value<std::string>(&format)->default_value("text"), "text | json")(
       "ratchet", po::value<std::string>(),
-      "fail (exit 4) when a subset's MAPE is worse than recorded in this file");
+      "fail (exit 4) when a subset's MAPE is worse than recorded in this file")(
+      "quiet,q", "no progress on standard error (it is drawn only on a terminal anyway)");
   po::variables_map vm = parse_command(args, opts, "measured");
   po::notify(vm);
   if (vm.count("help")) {
@@ -77,7 +79,9 @@ int cmd_compare(const std::vector<std::string>& args) {
   if (base.empty())
     base = validation::find_shipped_file(validation::kDefaultBase, validation::shipped_roots(),
                                          "pass --base SCENARIO");
-  const auto results = validation::compare(table, map, base);
+  Progress progress("rows", table.rows.size(), progress_wanted(vm.count("quiet") > 0));
+  const auto results = validation::compare(table, map, base, progress.callback());
+  progress.end();
   const auto groups = validation::subsets(results);
 
   if (vm.count("rows")) {

@@ -8,6 +8,7 @@
 #include "sim/sweep/fit.hpp"
 #include "sim/sweep/results_json.hpp"
 #include "tools/commands.hpp"
+#include "tools/progress.hpp"
 
 namespace po = boost::program_options;
 
@@ -23,7 +24,8 @@ int cmd_fit(const std::vector<std::string>& args) {
       "from", po::value<std::int64_t>(&fo.from)->default_value(1), "smallest value to try")(
       "max", po::value<std::int64_t>(&fo.limit)->default_value(1LL << 40), "largest value to try")(
       "set", po::value<std::vector<std::string>>(&sets)->composing(), "override a scenario key (repeatable)")(
-      "format", po::value<std::string>(&format)->default_value("text"), "text | json");
+      "format", po::value<std::string>(&format)->default_value("text"), "text | json")(
+      "quiet,q", "no progress on standard error (it is drawn only on a terminal anyway)");
   po::variables_map vm = parse_command(args, opts, "scenario");
   po::notify(vm);
   if (vm.count("help")) {
@@ -39,7 +41,10 @@ int cmd_fit(const std::vector<std::string>& args) {
   if (fo.from < 1 || fo.limit < fo.from) throw po::error("need 1 <= --from <= --max");
 
   const auto base = sweep::BaseScenario::from_file(vm["scenario"].as<std::string>());
+  Progress progress("simulations", 0, progress_wanted(vm.count("quiet") > 0));
+  fo.on_progress = progress.callback();
   const sweep::FitResult r = sweep::fit(base, sets, key, fo);
+  progress.end();
   if (format == "json") {
     sweep::write_fit_json(std::cout, r);
   } else {

@@ -8,11 +8,14 @@
 #include <boost/program_options.hpp>
 
 #include "sim/core/units.hpp"
+#include "sim/report/command_line.hpp"
+#include "sim/report/json_writer.hpp"
 #include "sim/scenario/ranges.hpp"
 #include "sim/sweep/plan.hpp"
 #include "sim/sweep/results_json.hpp"
 #include "sim/sweep/runner.hpp"
 #include "tools/commands.hpp"
+#include "tools/progress.hpp"
 
 namespace po = boost::program_options;
 
@@ -52,7 +55,8 @@ int cmd_plan(const std::vector<std::string>& args) {
       "max-micro-batch", po::value<std::int64_t>(&po_.max_micro_batch)->default_value(8), "largest micro-batch tried")(
       "jobs,j", po::value<int>(&jobs)->default_value(0), "worker threads (0 = one per hardware thread)")(
       "set", po::value<std::vector<std::string>>(&sets)->composing(), "override a scenario key (repeatable)")(
-      "format", po::value<std::string>(&format)->default_value("text"), "text | json");
+      "format", po::value<std::string>(&format)->default_value("text"), "text | json")(
+      "quiet,q", "no progress on standard error (it is drawn only on a terminal anyway)");
   po::variables_map vm = parse_command(args, opts, "scenario");
   if (vm.count("help")) {
     std::cout << opts
@@ -89,7 +93,10 @@ int cmd_plan(const std::vector<std::string>& args) {
 
   const std::string file = vm["scenario"].as<std::string>();
   const auto base = sweep::BaseScenario::from_file(file);
+  Progress progress("simulations", 0, progress_wanted(vm.count("quiet") > 0));
+  po_.on_progress = progress.callback();
   const sweep::PlanResult r = sweep::plan(base, sets, po_);
+  progress.end();
   if (format == "json") {
     sweep::write_plan_json(std::cout, r, static_cast<std::size_t>(top));
     return r.ranked.empty() ? kExitOom : kExitFits;
@@ -121,9 +128,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   if (r.has_reference)
     std::printf("the scenario's own layout: step %.3f s%s\n", r.reference.step_time_s,
                 r.reference.fits ? "" : " (out of memory)");
-  std::cout << "reproduce the best: trainsim run " << file;
-  for (const auto& s : r.ranked[0].sets) std::cout << " --set " << s;
-  std::cout << "\n";
+  std::cout << "reproduce the best: " << report::run_command(file, r.ranked[0].sets) << "\n";
   return kExitFits;
 }
 

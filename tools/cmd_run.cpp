@@ -16,6 +16,7 @@
 #include "sim/report/writers.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tools/commands.hpp"
+#include "tools/progress.hpp"
 
 namespace po = boost::program_options;
 
@@ -29,6 +30,8 @@ int cmd_run(const std::vector<std::string>& args, bool validate_only, bool diagn
   opts.add_options()("help,h", "show this help")(
       "set", po::value<std::vector<std::string>>(&sets)->composing(),
       "override a scenario key: key.path=value (repeatable), e.g. --set training.micro_batch=4");
+  if (!validate_only)
+    opts.add_options()("quiet,q", "no progress of the remedies' simulations on standard error (drawn only on a terminal anyway)");
   if (diagnose_only)
     opts.add_options()("format", po::value<std::string>(&format)->default_value("text"),
                        "diagnosis format: text | json");
@@ -73,8 +76,12 @@ int cmd_run(const std::vector<std::string>& args, bool validate_only, bool diagn
   play_opts.all_ooms = vm.count("all-ooms") > 0;
   const exec::Timeline tl = exec::play(plan, play_opts);
   report::Summary summary = report::summarize(s, plan, tl, play_opts.all_ooms);
-  if (!summary.fits && !vm.count("no-diagnosis"))
-    summary.diagnosis = diagnose::diagnose(vm["scenario"].as<std::string>(), sets, s, summary);
+  if (!summary.fits && !vm.count("no-diagnosis")) {
+    Progress progress("simulations", 0, progress_wanted(vm.count("quiet") > 0));
+    diagnose::Options options;
+    options.on_progress = progress.callback();
+    summary.diagnosis = diagnose::diagnose(vm["scenario"].as<std::string>(), sets, s, summary, options);
+  }
   if (diagnose_only) {
     if (format == "json") {
       report::write_diagnose_json(std::cout, summary);

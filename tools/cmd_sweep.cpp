@@ -20,6 +20,7 @@
 #include "sim/sweep/plot.hpp"
 #include "sim/sweep/shard.hpp"
 #include "tools/commands.hpp"
+#include "tools/progress.hpp"
 
 namespace po = boost::program_options;
 
@@ -46,41 +47,6 @@ Shard parse_shard(const std::string& s) {
   return sh;
 }
 
-class Progress {
- public:
-  Progress(std::size_t total, std::size_t done)
-      : on_(isatty(STDERR_FILENO) != 0), total_(total), done_(done), start_(std::chrono::steady_clock::now()) {}
-  void tick() {
-    ++done_;
-    ++ran_;
-    const auto now = std::chrono::steady_clock::now();
-    if (!on_ || (now - last_ < std::chrono::milliseconds(100) && done_ < total_)) return;
-    last_ = now;
-    const double rate = rate_at(now);
-    const int width = 30;
-    const int filled = total_ ? static_cast<int>(width * done_ / total_) : width;
-    std::fprintf(stderr, "\r[%-*s] %zu/%zu  %.1f points/s  ETA %.0f s ", width, std::string(filled, '#').c_str(),
-                 done_, total_, rate, rate > 0 ? static_cast<double>(total_ - done_) / rate : 0.0);
-  }
-  // The bar's last line, then what this run took (on a terminal only: the outputs and stdout
-  // stay the same from run to run).
-  void end() {
-    if (!on_) return;
-    const auto now = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "\nran %zu points in %.1f s (%.1f points/s)\n", ran_,
-                 std::chrono::duration<double>(now - start_).count(), rate_at(now));
-  }
-
- private:
-  // Points this run played per second of wall time until `now`.
-  double rate_at(std::chrono::steady_clock::time_point now) const {
-    const double secs = std::chrono::duration<double>(now - start_).count();
-    return secs > 0 ? static_cast<double>(ran_) / secs : 0;
-  }
-  bool on_;
-  std::size_t total_, done_, ran_ = 0;
-  std::chrono::steady_clock::time_point start_, last_{};
-};
 
 // --resume: the finished points both files hold (each file is cut back to them).
 std::vector<sweep::Brief> resume_results(const std::string& csv_path, const std::string& jsonl_path,
@@ -127,7 +93,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
       "resume", "keep the finished points already in --csv/--jsonl and run the rest")(
       "shard", po::value<std::string>(&shard_text), "run part K of N (blocks of 32 consecutive points dealt in turn), e.g. 2/4")(
       "plot", po::value<std::string>(&plot_path), "write an SVG fit/OOM map of the results to this file")(
-      "plot-axes", po::value<std::string>(&plot_axes), "KEY1,KEY2: the map's x and y axes (default: the first two)");
+      "plot-axes", po::value<std::string>(&plot_axes), "KEY1,KEY2: the map's x and y axes (default: the first two)")(
+      "quiet,q", "no progress bar on standard error (it is drawn only on a terminal anyway)");
   po::options_description hidden;
   std::size_t stop_after = 0;
   hidden.add_options()("sweep", po::value<std::string>(), "sweep file")(
@@ -192,7 +159,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
   std::string note;
   const int threads = sweep::worker_threads(jobs, mine.size() - done, &note);
   if (!note.empty()) std::cerr << "trainsim sweep: " << note << "\n";
-  Progress progress(mine.size(), done);
+  Progress progress("points", mine.size(), progress_wanted(vm.count("quiet") > 0), done);
   exec::AllocatorMemo memo;
   std::size_t written = 0;
   const std::size_t todo = mine.size() - done;

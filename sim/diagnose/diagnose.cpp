@@ -5,6 +5,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/exec/player.hpp"
+#include "sim/report/command_line.hpp"
 #include "sim/parallel/lower.hpp"
 
 namespace trainsim::diagnose {
@@ -23,13 +24,23 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 
 class Trier {
  public:
-  Trier(const Loader& load, const std::vector<std::string>& sets) : load_(load), base_(sets) {}
+  Trier(const Loader& load, const std::string& file, const std::vector<std::string>& sets,
+        const std::function<void(int)>& on_progress)
+      : load_(load), file_(file), base_(sets), on_progress_(on_progress) {}
 
   // Simulates the scenario with `extra` overrides; false when the combination is invalid.
   bool run(Remedy& r) {
     std::vector<std::string> all = base_;
     for (const auto& [k, v] : r.set) all.push_back(k + "=" + v);
+    r.command = report::run_command(file_, all);
     ++tried_;
+    // Told after the attempt, whether it simulated or was an invalid combination.
+    struct Tell {
+      const std::function<void(int)>& f;
+      ~Tell() {
+        if (f) f(1);
+      }
+    } tell{on_progress_};
     try {
       const auto s = load_(all);
       const auto plan = parallel::lower(s, {.compress = true});
@@ -49,7 +60,9 @@ class Trier {
 
  private:
   const Loader& load_;
+  std::string file_;  // named in each remedy's command line
   std::vector<std::string> base_;
+  const std::function<void(int)>& on_progress_;
   int tried_ = 0;
 };
 
@@ -70,7 +83,9 @@ void append(Sets& a, const Sets& b) { a.insert(a.end(), b.begin(), b.end()); }
 // Simulates candidate remedies and keeps the ones that fit, in the order they were tried.
 class Search {
  public:
-  Search(const Loader& load, const std::vector<std::string>& sets) : trier_(load, sets) {}
+  Search(const Loader& load, const std::string& file, const std::vector<std::string>& sets,
+         const std::function<void(int)>& on_progress)
+      : trier_(load, file, sets, on_progress) {}
 
   // True when `r` is a valid combination that fits (it is then kept).
   bool consider(Remedy r) {
@@ -360,7 +375,7 @@ report::Diagnosis diagnose(const Loader& load, const std::vector<std::string>& s
   d.peak = worst.peak;
   d.model_state_bytes = worst.model_states.total();
   // Every remedy is simulated; the ones that fit are kept.
-  Search search(load, sets);
+  Search search(load, s.file, sets, options.on_progress);
   const std::int64_t gpus = s.parallel.devices();
   const bool gpus_fit = std::all_of(summary.devices.begin(), summary.devices.end(),
                                     [](const report::DeviceSummary& dev) { return dev.fits; });

@@ -12,6 +12,7 @@ namespace trainsim::diagnose {
 
 struct Options {
   int max_remedies = 8;  // listed remedies (the fastest that fit)
+  std::function<void(int simulations)> on_progress;  // told of each remedy tried (progress display)
 };
 
 // `file` and `sets` are how `s` was loaded; every remedy is `sets` plus its own overrides, so

@@ -6,9 +6,8 @@
 #include <vector>
 
 // Every figure here is traced in docs/devices.md. Two rules keep the table consistent:
-//  - memory: a vendor's "N GB" of HBM/GDDR is N GiB (DRAM is built in binary sizes; nvidia-smi
-//    shows 81920 MiB for an A100 80GB). What the driver withholds (ECC carve-out, firmware) is
-//    not subtracted here but counted in `reserved`, together with the runtime's own buffers.
+//  - memory: the total PyTorch reports for the device (what the driver leaves after its own
+//    carve-outs: ECC, firmware, page tables); `reserved` is the runtime's own buffers only.
 //  - links: bandwidth is what NCCL achieves for large messages (bus bandwidth, per direction,
 //    per GPU), i.e. the vendor's nominal per-direction rate times a stated fraction, because
 //    LinkSpec has no efficiency field and the alpha-beta formulas use it directly.
@@ -48,46 +47,115 @@ constexpr double kNvlinkStepUs = 3.4;
 constexpr double kPcieStepUs = 5.7;
 constexpr double kNetStepUs = 9.6;
 
-std::vector<DeviceSpec> make_devices() {
-  std::vector<DeviceSpec> v;
+// `memory` is the total PyTorch reports (torch.cuda.get_device_properties(0).total_memory, i.e.
+// cudaDeviceProp::totalGlobalMem, the figure deviceQuery prints), from a published printout;
+// `reserved` is what the runtime takes before the first tensor (docs/devices.md, "Reserved").
+constexpr Bytes kRuntimeOlder = mib(768);   // Volta, Turing, Ampere, Ada
+constexpr Bytes kRuntimeLarger = mib(1024);  // Hopper, Blackwell, CDNA
+
+// Data-centre training parts (SXM/OAM modules and the Grace Hopper superchip).
+void add_datacenter_devices(std::vector<DeviceSpec>& v) {
   // NVIDIA Volta: no TF32 and no BF16; peak_16bit is the FP16 tensor-core peak.
-  v.push_back({"v100-16gb", "NVIDIA Tesla V100 SXM2 16GB", gib(16), tflops(15.7), tflops(0),
-               tflops(125), gb_per_s(900), mib(1024), 0.70, 0.85, us(4),
+  v.push_back({"v100-16gb", "NVIDIA Tesla V100 SXM2 16GB", mib(16160), tflops(15.7), tflops(0),
+               tflops(125), gb_per_s(900), kRuntimeOlder, 0.70, 0.85, us(4),
                "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOPS FP32, 125 TFLOPS FP16 tensor, "
-               "16 GB HBM2 at 900 GB/s; no TF32/BF16 (FP16 tensor peak stored as 16-bit)"});
-  v.push_back({"v100-32gb", "NVIDIA Tesla V100 SXM2 32GB", gib(32), tflops(15.7), tflops(0),
-               tflops(125), gb_per_s(900), mib(1024), 0.70, 0.85, us(4),
+               "900 GB/s HBM2; no TF32/BF16; PyTorch total_memory 16160 MiB"});
+  v.push_back({"v100-32gb", "NVIDIA Tesla V100 SXM2 32GB", Bytes{34089730048}, tflops(15.7),
+               tflops(0), tflops(125), gb_per_s(900), kRuntimeOlder, 0.70, 0.85, us(4),
                "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOPS FP32, 125 TFLOPS FP16 tensor, "
-               "32 GB HBM2 at 900 GB/s; no TF32/BF16 (FP16 tensor peak stored as 16-bit)"});
-  v.push_back({"a100-40gb", "NVIDIA A100 40GB SXM4", gib(40), tflops(19.5), tflops(156),
-               tflops(312), gb_per_s(1555), mib(1280), 0.80, 0.85, us(4),
+               "900 GB/s HBM2; no TF32/BF16; totalGlobalMem 32510 MiB"});
+  v.push_back({"a100-40gb", "NVIDIA A100 40GB SXM4", Bytes{42298834944}, tflops(19.5),
+               tflops(156), tflops(312), gb_per_s(1555), kRuntimeOlder, 0.80, 0.85, us(4),
                "NVIDIA A100 datasheet (SXM4 40GB): 19.5 TFLOPS FP32, 156 TFLOPS TF32, "
-               "312 TFLOPS BF16/FP16 dense, 1,555 GB/s HBM2"});
-  v.push_back({"a100-80gb", "NVIDIA A100 80GB SXM4", gib(80), tflops(19.5), tflops(156),
-               tflops(312), gb_per_s(2039), mib(1536), 0.80, 0.85, us(4),
+               "312 TFLOPS BF16/FP16 dense, 1,555 GB/s HBM2; totalGlobalMem 40339 MiB"});
+  v.push_back({"a100-80gb", "NVIDIA A100 80GB SXM4", Bytes{84987740160}, tflops(19.5),
+               tflops(156), tflops(312), gb_per_s(2039), kRuntimeOlder, 0.80, 0.85, us(4),
                "NVIDIA A100 datasheet (SXM4 80GB): 19.5 TFLOPS FP32, 156 TFLOPS TF32, "
-               "312 TFLOPS BF16/FP16 dense, 2,039 GB/s HBM2e"});
-  v.push_back({"h100-80gb", "NVIDIA H100 80GB SXM5", gib(80), tflops(66.9), tflops(494.7),
-               tflops(989.4), gb_per_s(3350), mib(1792), 0.70, 0.90, us(4),
+               "312 TFLOPS BF16/FP16 dense, 2,039 GB/s HBM2e; totalGlobalMem 81051 MiB"});
+  v.push_back({"h100-80gb", "NVIDIA H100 80GB SXM5", Bytes{85045477376}, tflops(66.9),
+               tflops(494.7), tflops(989.4), gb_per_s(3350), kRuntimeLarger, 0.70, 0.90, us(4),
                "NVIDIA H100 datasheet/whitepaper (SXM5): 67 (66.9) TFLOPS FP32, 989 TF32 and "
-               "1,979 BF16 TFLOPS with sparsity = 494.7 / 989.4 dense, 3.35 TB/s HBM3"});
-  v.push_back({"h200-141gb", "NVIDIA H200 141GB SXM", gib(141), tflops(66.9), tflops(494.7),
-               tflops(989.4), gb_per_s(4800), mib(1792), 0.70, 0.90, us(4),
+               "1,979 BF16 TFLOPS with sparsity = 494.7 / 989.4 dense, 3.35 TB/s HBM3; "
+               "totalGlobalMem 81106 MiB"});
+  v.push_back({"h200-141gb", "NVIDIA H200 141GB SXM", mib(143156), tflops(66.9), tflops(494.7),
+               tflops(989.4), gb_per_s(4800), kRuntimeLarger, 0.70, 0.90, us(4),
                "NVIDIA H200 datasheet (SXM): same GH100 compute as H100 SXM (494.7 TF32 / "
-               "989.4 BF16 TFLOPS dense), 141 GB HBM3e at 4.8 TB/s"});
-  v.push_back({"l4", "NVIDIA L4 24GB PCIe", gib(24), tflops(30.3), tflops(60), tflops(121),
-               gb_per_s(300), mib(2304), 0.55, 0.85, us(4),
+               "989.4 BF16 TFLOPS dense), 141 GB HBM3e at 4.8 TB/s; total_memory 143156 MiB"});
+  v.push_back({"gh200-96gb", "NVIDIA GH200 Grace Hopper (H100 96GB HBM3)", mib(97280),
+               tflops(67), tflops(494.5), tflops(989.5), gb_per_s(4000), kRuntimeLarger, 0.70,
+               0.90, us(4),
+               "NVIDIA GH200 Grace Hopper Superchip datasheet: 67 TFLOPS FP32, 989 TF32 and "
+               "1,979 BF16 TFLOPS with sparsity = 494.5 / 989.5 dense, 96 GB HBM3 at 4 TB/s; "
+               "totalGlobalMem 97280 MiB"});
+  v.push_back({"b200", "NVIDIA B200 SXM 180GB", mib(182642), tflops(75), tflops(1125),
+               tflops(2250), gb_per_s(8000), kRuntimeLarger, 0.70, 0.90, us(4),
+               "NVIDIA HGX B200 specifications per GPU (8-GPU board / 8): 75 TFLOPS FP32, 2.25 "
+               "PFLOPS TF32 and 4.5 PFLOPS FP16/BF16 with sparsity = 1,125 / 2,250 dense, 180 GB "
+               "HBM3e at 8 TB/s; total_memory 182642 MiB"});
+  v.push_back({"mi250x", "AMD Instinct MI250X, one GCD (64GB)", mib(65520), tflops(23.95),
+               tflops(0), tflops(191.5), gb_per_s(1638.4), kRuntimeLarger, 0.50, 0.80, us(5),
+               "AMD Instinct MI250X datasheet halved (PyTorch sees each of the two GCDs as a "
+               "device): 47.9 FP32 vector, 383 BF16/FP16 TFLOPS, 128 GB HBM2e at 3.2768 TB/s "
+               "per module; no TF32; total_memory 65520 MiB"});
+  v.push_back({"mi300x", "AMD Instinct MI300X 192GB OAM", mib(196592), tflops(163.4),
+               tflops(653.7), tflops(1307.4), gb_per_s(5300), kRuntimeLarger, 0.50, 0.80, us(5),
+               "AMD Instinct MI300X datasheet: 163.4 TFLOPS FP32 vector, 653.7 TF32, "
+               "1,307.4 BF16/FP16 TFLOPS dense (2,614.9 with sparsity), 192 GB HBM3 at 5.3 TB/s; "
+               "total global memory 196592 MiB"});
+}
+
+// PCIe cards: data-centre PCIe parts, cloud inference parts and workstation/GeForce cards.
+void add_pcie_devices(std::vector<DeviceSpec>& v) {
+  v.push_back({"h100-pcie", "NVIDIA H100 80GB PCIe", mib(81008), tflops(51), tflops(378),
+               tflops(756.5), gb_per_s(2000), kRuntimeLarger, 0.70, 0.85, us(4),
+               "NVIDIA H100 datasheet (PCIe): 51 TFLOPS FP32, 756 TF32 and 1,513 BF16 TFLOPS "
+               "with sparsity = 378 / 756.5 dense, 80 GB HBM2e at 2 TB/s; total_memory 81008 MiB"});
+  v.push_back({"h100-nvl", "NVIDIA H100 NVL 94GB", Bytes{99861594112}, tflops(60),
+               tflops(417.5), tflops(835.5), gb_per_s(3900), kRuntimeLarger, 0.70, 0.90, us(4),
+               "NVIDIA H100 NVL datasheet (per GPU): 60 TFLOPS FP32, 835 TF32 and 1,671 BF16 "
+               "TFLOPS with sparsity = 417.5 / 835.5 dense, 94 GB HBM3 at 3.9 TB/s; "
+               "totalGlobalMem 95235 MiB"});
+  v.push_back({"l40s", "NVIDIA L40S 48GB", Bytes{47803596800}, tflops(91.6), tflops(183),
+               tflops(362.05), gb_per_s(864), kRuntimeOlder, 0.70, 0.85, us(4),
+               "NVIDIA L40S datasheet: 91.6 TFLOPS FP32, 183 TF32 and 362.05 BF16/FP16 TFLOPS "
+               "dense (366 / 733 with sparsity), 48 GB GDDR6 ECC at 864 GB/s; totalGlobalMem "
+               "45589 MiB"});
+  v.push_back({"rtx-a6000", "NVIDIA RTX A6000 48GB", mib(48676), tflops(38.7), tflops(77.4),
+               tflops(154.8), gb_per_s(768), kRuntimeOlder, 0.75, 0.85, us(4),
+               "NVIDIA Ampere GA102 whitepaper / RTX A6000 datasheet: 38.7 TFLOPS FP32, 77.4 TF32 "
+               "and 154.8 FP16/BF16 (FP32 accumulate) dense, 309.7 with sparsity, 48 GB GDDR6 at "
+               "768 GB/s; total_memory 48676 MiB"});
+  v.push_back({"a10g", "NVIDIA A10G 24GB (AWS)", mib(22587), tflops(31.2), tflops(62.5),
+               tflops(125), gb_per_s(600), kRuntimeOlder, 0.60, 0.85, us(4),
+               "NVIDIA A10 datasheet (the A10G is AWS's A10 variant; NVIDIA publishes no "
+               "separate sheet): 31.2 TFLOPS FP32, 62.5 TF32 and 125 BF16/FP16 dense, 24 GB "
+               "GDDR6 at 600 GB/s; total_memory 22587 MiB"});
+  v.push_back({"l4", "NVIDIA L4 24GB PCIe", Bytes{23570219008}, tflops(30.3), tflops(60),
+               tflops(121), gb_per_s(300), kRuntimeOlder, 0.55, 0.85, us(4),
                "NVIDIA L4 datasheet: 30.3 TFLOPS FP32, 120 TF32 and 242 BF16 TFLOPS with "
-               "sparsity = 60 / 121 dense, 24 GB GDDR6 at 300 GB/s (ECC on by default)"});
-  v.push_back({"rtx-4090", "NVIDIA GeForce RTX 4090 24GB", gib(24), tflops(82.6), tflops(82.6),
-               tflops(165.2), gb_per_s(1008), mib(1024), 0.75, 0.85, us(4),
+               "sparsity = 60 / 121 dense, 24 GB GDDR6 at 300 GB/s (ECC on by default); "
+               "totalGlobalMem 22478 MiB"});
+  v.push_back({"t4", "NVIDIA Tesla T4 16GB", mib(15109), tflops(8.1), tflops(0), tflops(65),
+               gb_per_s(320), kRuntimeOlder, 0.55, 0.85, us(4),
+               "NVIDIA T4 datasheet: 8.1 TFLOPS FP32, 65 TFLOPS FP16 mixed precision tensor, "
+               "16 GB GDDR6 at 320 GB/s; Turing has no TF32/BF16; total_memory 15109 MiB"});
+  v.push_back({"rtx-3090", "NVIDIA GeForce RTX 3090 24GB", Bytes{25327697920}, tflops(35.6),
+               tflops(35.6), tflops(71), gb_per_s(936), kRuntimeOlder, 0.75, 0.85, us(4),
+               "NVIDIA Ampere GA102 whitepaper, RTX 3090: 35.6 TFLOPS FP32, 35.6 TF32 dense, "
+               "71 FP16/BF16 dense with FP32 accumulate (142 with FP16 accumulate), 24 GB GDDR6X "
+               "at 936 GB/s; totalGlobalMem 24154 MiB"});
+  v.push_back({"rtx-4090", "NVIDIA GeForce RTX 4090 24GB", Bytes{25386352640}, tflops(82.6),
+               tflops(82.6), tflops(165.2), gb_per_s(1008), kRuntimeOlder, 0.75, 0.85, us(4),
                "NVIDIA Ada Lovelace architecture whitepaper, RTX 4090: 82.6 TFLOPS FP32, "
                "82.6 TF32 dense, 165.2 FP16/BF16 dense with FP32 accumulate (330.3 with FP16 "
-               "accumulate, not used for training), 24 GB GDDR6X at 1,008 GB/s"});
-  v.push_back({"mi300x", "AMD Instinct MI300X 192GB OAM", gib(192), tflops(163.4), tflops(653.7),
-               tflops(1307.4), gb_per_s(5300), mib(1536), 0.50, 0.80, us(5),
-               "AMD Instinct MI300X datasheet: 163.4 TFLOPS FP32 vector, 653.7 TF32, "
-               "1,307.4 BF16/FP16 TFLOPS dense (2,614.9 with sparsity), 192 GB HBM3 at 5.3 TB/s"});
+               "accumulate, not used for training), 24 GB GDDR6X at 1,008 GB/s; totalGlobalMem "
+               "24210 MiB"});
+}
+
+std::vector<DeviceSpec> make_devices() {
+  std::vector<DeviceSpec> v;
+  add_datacenter_devices(v);
+  add_pcie_devices(v);
   return v;
 }
 
@@ -212,7 +280,7 @@ const HostSpec& default_host(std::string_view device) {
   const char* name = starts("v100")        ? "dgx-2"
                      : starts("a100-40gb") ? "dgx-a100-320gb"
                      : starts("a100")      ? "dgx-a100-640gb"
-                     : starts("h100") || starts("h200") ? "dgx-h100"
+                     : starts("h100-80gb") || starts("h200") ? "dgx-h100"
                      : starts("mi300")     ? "mi300x-platform"
                                            : "server";
   const auto all = host_presets();

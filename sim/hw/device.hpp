@@ -13,7 +13,7 @@ namespace trainsim::hw {
 struct DeviceSpec {
   std::string name;               // preset key, e.g. "a100-80gb"
   std::string description;        // e.g. "NVIDIA A100 80GB SXM4"
-  core::Bytes memory{};           // usable HBM/GDDR capacity as the vendor states it
+  core::Bytes memory{};           // the total PyTorch reports (total_memory; devices.md)
   core::FlopRate peak_fp32{};     // dense FP32 (non tensor-core) peak
   core::FlopRate peak_tf32{};     // dense TF32 tensor-core peak (0 if none)
   core::FlopRate peak_16bit{};    // dense FP16/BF16 tensor-core peak (no sparsity)

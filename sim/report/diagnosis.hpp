@@ -13,6 +13,7 @@ namespace trainsim::report {
 struct Remedy {
   std::string description;  // "micro-batch 4 with 8 accumulation steps (same global batch)"
   std::vector<std::pair<std::string, std::string>> set;  // --set overrides that apply it
+  std::string command{};  // `trainsim run FILE --set ...` (the scenario's own overrides first)
   bool changes_workload = false;  // e.g. a shorter sequence: a different training job
   bool fits = false;
   double step_time_s = 0;

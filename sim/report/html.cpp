@@ -138,16 +138,13 @@ void diagnosis_section(std::ostream& out, const Diagnosis& d) {
   out << "<p class=\"muted\">Remedies that fit, each re-simulated; fastest first (" << d.tried
       << " tried).</p><div class=\"wide\"><table>\n<tr><th>#</th><th "
          "class=\"l\">remedy</th><th>step</th>"
-         "<th>peak</th><th>devices</th><th class=\"l\">overrides</th></tr>\n";
+         "<th>peak</th><th>devices</th><th class=\"l\">command</th></tr>\n";
   for (std::size_t i = 0; i < d.remedies.size(); ++i) {
     const Remedy& m = d.remedies[i];
-    std::string sets;
-    for (const auto& [key, value] : m.set)
-      sets += (sets.empty() ? "--set " : " ") + key + "=" + value;
     out << "<tr><td>" << i + 1 << "</td><td class=\"l\">" << xml_escape(m.description)
         << (m.changes_workload ? " <em>(changes the workload)</em>" : "") << "</td><td>"
         << seconds(m.step_time_s) << "</td><td>" << gib(m.peak) << "</td><td>" << m.devices_total
-        << "</td><td class=\"l wrap\"><code>" << xml_escape(sets) << "</code></td></tr>\n";
+        << "</td><td class=\"l wrap\"><code>" << xml_escape(m.command) << "</code></td></tr>\n";
   }
   out << "</table></div></section>\n";
 }

@@ -140,6 +140,7 @@ void write_diagnosis_json(JsonWriter& j, const Diagnosis& d) {
       else j.field(k, v);
     }
     j.end_object();
+    j.field("command", r.command);
     j.field("fits", r.fits);
     j.field("step_time_s", r.step_time_s);
     j.field("peak_bytes", r.peak.value);

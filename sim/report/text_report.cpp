@@ -203,9 +203,7 @@ void write_diagnosis_text(std::ostream& out, const Diagnosis& d, const TextOptio
     char line[160];
     std::snprintf(line, sizeof line, "  %d. %-60s step %s  peak %s", ++n, r.description.c_str(),
                   seconds(r.step_time_s).c_str(), gib(r.peak).c_str());
-    out << line << "\n     --set";
-    for (const auto& [k, v] : r.set) out << " " << k << "=" << v;
-    out << "\n";
+    out << line << "\n     " << r.command << "\n";
   }
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "sim/core/units.hpp"
+#include "sim/report/command_line.hpp"
 
 namespace trainsim::sweep {
 
@@ -71,7 +72,11 @@ void write_digest(std::ostream& out, const SweepSpec& spec, const std::vector<Po
   if (!bp) return;
   out << "fastest that fits (highest throughput): point " << best->point << ", " << best->throughput
       << (best->tokens ? " tokens/s" : " samples/s") << ", step " << best->step_time_s << " s, peak " << core::format_bytes(core::Bytes{best->peak_bytes}) << "\n  ";
-  for (const auto& s : point_sets(spec, *bp)) out << " --set " << s;
+  // A base scenario of its own file reproduces as a pasteable `run` command; one written inside
+  // the sweep file has no file `run` could take, so only its overrides are listed.
+  if (spec.base.subkey.empty()) out << report::run_command(spec.base.path, point_sets(spec, *bp));
+  else
+    for (const auto& s : point_sets(spec, *bp)) out << " --set " << report::shell_quote(s);
   out << "\nwhere OOM begins (other axes as in the fastest point):\n";
   for (const auto& dim : spec.dims) {
     const Axis& a = spec.axes[dim[0]];

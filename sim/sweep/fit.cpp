@@ -13,8 +13,9 @@ namespace {
 
 class Prober {
  public:
-  Prober(const BaseScenario& base, const std::vector<std::string>& sets, const std::string& key)
-      : base_(base), sets_(sets), key_(key) {}
+  Prober(const BaseScenario& base, const std::vector<std::string>& sets, const std::string& key,
+         const std::function<void(int)>& on_progress)
+      : base_(base), sets_(sets), key_(key), on_progress_(on_progress) {}
 
   const PointResult& at(std::int64_t v) {
     auto it = cache_.find(v);
@@ -23,6 +24,7 @@ class Prober {
     sets.push_back(key_ + "=" + std::to_string(v));
     PointResult r = run_point(base_, sets);
     if (r.status != Status::invalid) ++simulations;
+    if (on_progress_) on_progress_(1);
     return cache_.emplace(v, std::move(r)).first->second;
   }
   bool valid(std::int64_t v) { return at(v).status != Status::invalid; }
@@ -56,6 +58,7 @@ class Prober {
   const BaseScenario& base_;
   const std::vector<std::string>& sets_;
   std::string key_;
+  const std::function<void(int)>& on_progress_;
   std::map<std::int64_t, PointResult> cache_;
 };
 
@@ -63,7 +66,7 @@ class Prober {
 
 FitResult fit(const BaseScenario& base, const std::vector<std::string>& sets,
               const std::string& key, const FitOptions& options) {
-  Prober p(base, sets, key);
+  Prober p(base, sets, key, options.on_progress);
   FitResult r;
   r.key = key;
   std::int64_t start = options.from;

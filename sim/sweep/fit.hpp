@@ -10,6 +10,7 @@
 // (`flat`): the key does not reach the fullest device's memory (a global batch once the pipeline
 // is full).
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ namespace trainsim::sweep {
 struct FitOptions {
   std::int64_t from = 1;           // smallest value tried (the first valid one at or above it)
   std::int64_t limit = 1LL << 40;  // the search does not go above this
+  std::function<void(int simulations)> on_progress;  // told of each simulation (progress display)
 };
 
 // Doublings over which an unchanged peak ends the search as `flat`.

@@ -324,7 +324,10 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
     std::vector<Screen> results(active.size());
     run_in_order<Screen>(
         active.size(), o.jobs, [&](std::size_t i) { return screen(c, active[i].l); },
-        [&](std::size_t i, Screen&& s) { results[i] = std::move(s); });
+        [&](std::size_t i, Screen&& s) {
+          if (o.on_progress) o.on_progress(s.sims);
+          results[i] = std::move(s);
+        });
     std::vector<Item> next;
     for (std::size_t i = 0; i < active.size(); ++i) {
       Screen& s = results[i];
@@ -369,6 +372,7 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
       },
       [&](std::size_t, int&& sims) {
         res.simulations += sims;
+        if (o.on_progress) o.on_progress(sims);
         res.confirmed += 1;
       });
   for (auto& cd : fits)
@@ -384,6 +388,7 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
       res.has_reference = true;
       res.reference = *r.summary;
       ++res.simulations;
+      if (o.on_progress) o.on_progress(1);
     }
   }
   return res;

@@ -10,6 +10,7 @@
 // simulations (a few pipeline fills of micro-batches; step time extrapolated linearly in the
 // number of micro-batches, memory peaks exact) and the best are confirmed with full ones.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ struct PlanOptions {
   // A100/H100, HGX), unless given (then it must not contradict the scenario).
   std::int64_t gpus_per_node = 8;
   bool gpus_per_node_given = false;
+  // Told how many simulations just finished, on the calling thread (a progress display).
+  std::function<void(int simulations)> on_progress;
 };
 
 struct Layout {

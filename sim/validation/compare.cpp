@@ -160,7 +160,8 @@ std::map<std::string, ErrorStats> subsets(const std::vector<RowResult>& results)
 }
 
 std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
-                               const std::string& base_scenario) {
+                               const std::string& base_scenario,
+                               const std::function<void(int)>& on_progress) {
   auto col = [&](const std::string& key) {
     const auto it = map.columns.find(key);
     const int c = it == map.columns.end() ? -1 : table.column(it->second);
@@ -236,6 +237,7 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
     } catch (const core::OverflowError& e) {
       r.skipped = std::string("sizes beyond 64 bits: ") + e.what();
     }
+    if (on_progress) on_progress(1);
   }
   return out;
 }

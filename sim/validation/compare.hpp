@@ -3,6 +3,7 @@
 // row into `--set` overrides of a base scenario, simulate it, and summarise the error per row
 // and per subset (model size, tensor group inside or across nodes, pipeline depth).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -93,7 +94,9 @@ std::vector<std::string> shipped_roots();
 
 // Simulates every row against `base_scenario` (a scenario file; rows override model, batch,
 // parallel and cluster keys). gpus_per_node comes from the base scenario's cluster.
+// `on_progress` is told of each row simulated (a progress display).
 std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
-                               const std::string& base_scenario);
+                               const std::string& base_scenario,
+                               const std::function<void(int rows)>& on_progress = {});
 
 }  // namespace trainsim::validation

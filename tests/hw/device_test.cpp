@@ -30,8 +30,11 @@ TEST_CASE("the device presets are the documented set and each is named once", "[
   std::set<std::string> names;
   for (const auto& d : hw::device_presets()) names.insert(d.name);
   CHECK(names.size() == hw::device_presets().size());
-  CHECK(names == std::set<std::string>{"v100-16gb", "v100-32gb", "a100-40gb", "a100-80gb",
-                                       "h100-80gb", "h200-141gb", "l4", "rtx-4090", "mi300x"});
+  CHECK(names == std::set<std::string>{"v100-16gb", "v100-32gb", "a100-40gb",  "a100-80gb",
+                                       "h100-80gb", "h200-141gb", "gh200-96gb", "b200",
+                                       "mi250x",    "mi300x",     "h100-pcie",  "h100-nvl",
+                                       "l40s",      "rtx-a6000",  "a10g",       "l4",
+                                       "t4",        "rtx-3090",   "rtx-4090"});
 }
 
 TEST_CASE("every device preset has usable positive figures and a source", "[hw][device]") {
@@ -51,8 +54,9 @@ TEST_CASE("every device preset has usable positive figures and a source", "[hw][
     CHECK(d.memory_efficiency > 0);
     CHECK(d.memory_efficiency <= 1);
     CHECK(d.kernel_launch.ns > 0);
-    // Only Volta lacks TF32 tensor cores.
-    CHECK((d.peak_tf32.per_s == 0) == (d.name.rfind("v100", 0) == 0));
+    // Volta and Turing have no TF32 tensor cores, nor has CDNA2 (MI250X).
+    const bool no_tf32 = d.name.rfind("v100", 0) == 0 || d.name == "t4" || d.name == "mi250x";
+    CHECK((d.peak_tf32.per_s == 0) == no_tf32);
   }
 }
 
@@ -70,19 +74,34 @@ TEST_CASE("devices are found case-insensitively and unknown names are not", "[hw
   CHECK_FALSE(hw::find_device("a100-80gbx").has_value());
 }
 
-TEST_CASE("memory is the vendor's N GB read as N GiB", "[hw][device]") {
-  CHECK(device("v100-16gb").memory.value == 16 * kGiB);
-  CHECK(device("v100-32gb").memory.value == 32 * kGiB);
-  CHECK(device("a100-40gb").memory.value == 40 * kGiB);
-  CHECK(device("a100-80gb").memory.value == 80 * kGiB);
-  CHECK(device("h100-80gb").memory.value == 80 * kGiB);
-  CHECK(device("h200-141gb").memory.value == 141 * kGiB);
-  CHECK(device("l4").memory.value == 24 * kGiB);
-  CHECK(device("rtx-4090").memory.value == 24 * kGiB);
-  CHECK(device("mi300x").memory.value == 192 * kGiB);
-  // L4 keeps ECC on by default: 1/16 of GDDR6 is withheld and counted as reserved.
-  CHECK(device("l4").reserved.value >= 24 * kGiB / 16);
-  CHECK(device("a100-80gb").reserved.value == 1536 * kMiB);
+TEST_CASE("memory is the total PyTorch reports, reserved the runtime's buffers", "[hw][device]") {
+  // total_memory / totalGlobalMem from the published printouts cited in docs/devices.md.
+  CHECK(device("v100-16gb").memory.value == 16160 * kMiB);
+  CHECK(device("v100-32gb").memory.value == 34089730048);
+  CHECK(device("a100-40gb").memory.value == 42298834944);
+  CHECK(device("a100-80gb").memory.value == 84987740160);  // 79.15 GiB
+  CHECK(device("h100-80gb").memory.value == 85045477376);
+  CHECK(device("h200-141gb").memory.value == 143156 * kMiB);
+  CHECK(device("gh200-96gb").memory.value == 97280 * kMiB);
+  CHECK(device("b200").memory.value == 182642 * kMiB);
+  CHECK(device("mi250x").memory.value == 65520 * kMiB);  // one GCD
+  CHECK(device("mi300x").memory.value == 196592 * kMiB);
+  CHECK(device("h100-pcie").memory.value == 81008 * kMiB);
+  CHECK(device("h100-nvl").memory.value == 99861594112);
+  CHECK(device("l40s").memory.value == 47803596800);
+  CHECK(device("rtx-a6000").memory.value == 48676 * kMiB);
+  CHECK(device("a10g").memory.value == 22587 * kMiB);
+  CHECK(device("l4").memory.value == 23570219008);  // ECC carve-out already out
+  CHECK(device("t4").memory.value == 15109 * kMiB);
+  CHECK(device("rtx-3090").memory.value == 25327697920);
+  CHECK(device("rtx-4090").memory.value == 25386352640);
+  for (const auto& d : hw::device_presets()) {
+    INFO(d.name);
+    // The runtime's buffers: 0.75 GiB before Hopper, 1 GiB on Hopper, Blackwell and AMD.
+    const bool larger = d.name.rfind("h", 0) == 0 || d.name.rfind("gh", 0) == 0 ||
+                        d.name == "b200" || d.name.rfind("mi", 0) == 0;
+    CHECK(d.reserved.value == (larger ? 1024 : 768) * kMiB);
+  }
 }
 
 TEST_CASE("device presets carry the dense data-sheet peaks without sparsity", "[hw][device]") {
@@ -117,6 +136,24 @@ TEST_CASE("device presets carry the dense data-sheet peaks without sparsity", "[
   CHECK(mi.peak_16bit.per_s == Approx(1307.4e12));
   CHECK(mi.peak_fp32.per_s == Approx(163.4e12));
   CHECK(mi.memory_bandwidth.bytes_per_s == Approx(5.3e12));
+
+  // Sparse data-sheet figures halved: H100 PCIe 1,513 -> 756.5, H100 NVL 1,671 -> 835.5,
+  // GH200 1,979 -> 989.5, B200 4.5 PFLOPS -> 2,250 TFLOPS.
+  CHECK(device("h100-pcie").peak_16bit.per_s == Approx(756.5e12));
+  CHECK(device("h100-nvl").peak_16bit.per_s == Approx(835.5e12));
+  CHECK(device("gh200-96gb").peak_16bit.per_s == Approx(989.5e12));
+  CHECK(device("b200").peak_16bit.per_s == Approx(2250e12));
+  CHECK(device("b200").memory_bandwidth.bytes_per_s == Approx(8e12));
+  // GeForce Ampere runs FP16 with FP32 accumulate at half rate (71 of 142), the
+  // professional A6000 at full rate (154.8).
+  CHECK(device("rtx-3090").peak_16bit.per_s == Approx(71e12));
+  CHECK(device("rtx-a6000").peak_16bit.per_s == Approx(154.8e12));
+  CHECK(device("l40s").peak_16bit.per_s == Approx(362.05e12));
+  CHECK(device("a10g").memory_bandwidth.bytes_per_s == Approx(600e9));
+  CHECK(device("t4").peak_16bit.per_s == Approx(65e12));
+  // MI250X: one GCD is half of the module's 383 TFLOPS and 3.2768 TB/s.
+  CHECK(device("mi250x").peak_16bit.per_s == Approx(383e12 / 2));
+  CHECK(device("mi250x").memory_bandwidth.bytes_per_s == Approx(3276.8e9 / 2));
 }
 
 TEST_CASE("link presets are named once and positive and found case-insensitively", "[hw][link]") {

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Loads tools/trainsim-completion.bash and checks completions the way bash asks for them
+# (COMP_WORDS, COMP_CWORD, then the completion function). Usage: completion_test.sh TRAINSIM
+set -uo pipefail
+bin=$1
+trainsim() { "$bin" "$@"; }
+source tools/trainsim-completion.bash
+fails=0
+# expect "WORD..." -- COMP_WORDS...: completing the last word must offer every WORD.
+expect() {
+  local want=() words=()
+  while [ "$1" != -- ]; do want+=("$1"); shift; done
+  shift
+  words=("$@")
+  COMP_WORDS=("${words[@]}")
+  COMP_CWORD=$((${#words[@]} - 1))
+  _trainsim
+  for w in "${want[@]}"; do
+    if ! printf '%s\n' "${COMPREPLY[@]}" | grep -qx -- "$w"; then
+      echo "FAIL: completing '${words[*]}' did not offer '$w' (got: ${COMPREPLY[*]})"
+      fails=1
+    fi
+  done
+}
+# exactly "WORD..." -- COMP_WORDS...: the offer is exactly these words.
+exactly() {
+  local want=() words=()
+  while [ "$1" != -- ]; do want+=("$1"); shift; done
+  shift
+  words=("$@")
+  COMP_WORDS=("${words[@]}")
+  COMP_CWORD=$((${#words[@]} - 1))
+  _trainsim
+  if [ "$(printf '%s\n' "${COMPREPLY[@]}" | sort)" != "$(printf '%s\n' "${want[@]}" | sort)" ]; then
+    echo "FAIL: completing '${words[*]}' offered '${COMPREPLY[*]}', expected '${want[*]}'"
+    fails=1
+  fi
+}
+exactly plan -- trainsim pl
+expect run diagnose devices -- trainsim ""
+expect --gpus --objective --quiet -- trainsim plan --
+expect --no-diagnosis --set -- trainsim run --
+exactly throughput -- trainsim plan --objective th
+# Presets after --set device= (bash splits the word at '='), and after a whole device=...
+exactly h100-80gb h100-pcie h100-nvl -- trainsim run s.yaml --set device = h100
+expect rtx-4090 rtx-3090 rtx-a6000 -- trainsim run s.yaml --set device = rtx
+exactly llama2-70b -- trainsim run s.yaml --set model = llama2-70
+expect scenarios/quickstart.yaml -- trainsim run scenarios/quick
+exit $fails
