@@ -52,6 +52,7 @@ void prepare_layers(LowerContext& L) {
   L.tensor_span = group_span(s, scenario::ParallelDim::tensor);
   L.data_span = group_span(s, scenario::ParallelDim::data);
   L.shards = shard_layers(m, L.tensor, s.parallel.sequence_parallel && L.tensor > 1);
+  apply_training(s, L.tensor, L.shards);
   const int G = L.chunk_count();
   L.chunks = partition_layers(m, L.shards, G, s.parallel.split_points);
 

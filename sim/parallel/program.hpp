@@ -58,6 +58,8 @@ enum class TensorKind : std::uint8_t {
   param_grad,    // a layer's parameter gradients, held from the first backward to the optimizer
   offload_grad,  // a micro-batch's gradients on their way to host memory (optimizer offload)
   bucket,        // a data-parallel gradient reduction bucket
+  dequantized,   // a quantized layer's weight in the compute dtype, for its forward (QLoRA)
+  dequantized_backward,  // the same for its backward
 };
 
 struct MemEffect {
