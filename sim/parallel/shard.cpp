@@ -48,6 +48,7 @@ void apply_training(const scenario::Scenario& s, std::int64_t t, std::vector<Lay
     sh.weight_bytes = lt.weight_bytes;
     sh.dequantized = lt.dequantized;
     if (!lora) continue;
+    sh.params += lt.trainable;  // the device holds its adapters beside the base
     if (lt.trainable > 0 && lowest == shards.size()) lowest = i;
     if (lowest == shards.size()) {
       sh.grad_out = false;

@@ -76,7 +76,9 @@ LayerTraining layer_training(const models::Layer& l, std::int64_t params,
     // The dropout runs on the input this device's A reads (a row-parallel one's slice).
     if (lora->dropout > 0) out.adapter_saved += Bytes{(e + 1) * w.tokens * in};
   }
-  out.weight_bytes = Bytes{std::max<std::int64_t>(params - linear_params, 0)} * weight_bytes + base;
+  // The adapters' weights at the precision's bytes, the frozen ones as stored.
+  out.weight_bytes = Bytes{out.trainable + std::max<std::int64_t>(params - linear_params, 0)} *
+                         weight_bytes + base;
   return out;
 }
 

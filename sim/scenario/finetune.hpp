@@ -52,7 +52,7 @@ struct LayerTraining {
   bool frozen = false;           // the layer's own parameters are frozen (LoRA)
 };
 
-// `params` is the layer's parameter count on this device (sim/parallel/shard.cpp's rule);
+// `params` is the layer's base parameter count on this device (sim/parallel/shard.cpp's rule);
 // `weight_bytes` and `act_bytes` the precision's weight and activation dtype sizes.
 LayerTraining layer_training(const models::Layer& l, std::int64_t params,
                              const std::optional<LoraSpec>& lora, int weight_bytes, int act_bytes,
