@@ -30,6 +30,7 @@ Layer linear(std::string name, const LinearSpec& spec, DType dtype) {
   l.flops = 2.0 * double(t) * double(spec.in) * double(spec.out);
   l.matmul = true;
   l.io_bytes = bytes({e, t, sum({spec.in, spec.out})});
+  l.linears[static_cast<std::size_t>(LinearRole::other)] = {spec.in, spec.out, 1, t, false, false};
   return l;
 }
 
@@ -135,6 +136,10 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
   const std::int64_t proj_w = prod({hq, h}), proj_b = spec.out_bias.value_or(spec.bias) ? h : 0;
   l.params_split = sum({qkv_w, qkv_b, proj_w});
   l.params = sum({l.params_split, proj_b});
+  l.linears[static_cast<std::size_t>(LinearRole::q)] = {h, hq, 1, s};
+  l.linears[static_cast<std::size_t>(LinearRole::k)] = {h, hk, 1, s};
+  l.linears[static_cast<std::size_t>(LinearRole::v)] = {h, hk, 1, s};
+  l.linears[static_cast<std::size_t>(LinearRole::o)] = {hq, h, 1, s, true};
 
   const Bytes replicated = bytes({e, sh}) + (spec.dropout ? Bytes{sh} : Bytes{});
   const Bytes core =
@@ -212,6 +217,9 @@ Layer mlp(std::string name, const MlpSpec& spec, DType dtype) {
   const std::int64_t router = moe ? prod({h, E}) : 0;
   l.params_split = prod({E, expert_split});
   l.params = sum({l.params_split, prod({E, spec.bias ? h : 0}), router});
+  if (glu) l.linears[static_cast<std::size_t>(LinearRole::gate)] = {h, f, E, prod({s, k})};
+  l.linears[static_cast<std::size_t>(LinearRole::up)] = {h, f, E, prod({s, k})};
+  l.linears[static_cast<std::size_t>(LinearRole::down)] = {f, h, E, prod({s, k}), true};
 
   const Bytes replicated = (spec.save_input ? bytes({e, sh}) : Bytes{}) +
                            (spec.dropout ? Bytes{sh} : Bytes{}) +

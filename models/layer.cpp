@@ -58,4 +58,11 @@ std::string layer_kind_names() {
   return out;
 }
 
+
+std::string_view to_string(LinearRole r) {
+  static constexpr std::string_view kNames[kLinearRoles] = {"q",  "k",    "v",   "o",
+                                                            "gate", "up", "down", "other"};
+  return kNames[static_cast<std::size_t>(r)];
+}
+
 }  // namespace trainsim::models

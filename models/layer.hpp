@@ -4,6 +4,7 @@
 // sample — one sequence of seq_len tokens, or one image — and already in bytes for the
 // activation dtype the model was built with. The split fields say how the layer divides under
 // Megatron-style tensor parallelism so sim/parallel can shard it without knowing layer kinds.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,6 +37,23 @@ std::string_view to_string(LayerKind k);
 std::optional<LayerKind> layer_kind_from_string(std::string_view s);
 std::string layer_kind_names();  // "linear, embedding, ..." for error messages
 
+// The linear maps inside a layer, by role (the Hugging Face Llama module names: q_proj, k_proj,
+// v_proj, o_proj, gate_proj, up_proj, down_proj; a GeLU MLP's fc1 is `up` and fc2 `down`; a
+// plain linear layer is `other`). Fine-tuning reads them: LoRA adapts them by role and QLoRA
+// quantizes them (sim/scenario/finetune.hpp).
+enum class LinearRole : std::uint8_t { q, k, v, o, gate, up, down, other };
+inline constexpr std::size_t kLinearRoles = 8;
+std::string_view to_string(LinearRole r);
+// One role's weight: an in x out matrix (bias not counted), `count` of them (a mixture of
+// experts' experts; 0 when the layer has no such linear). Under Megatron tensor parallelism a
+// row-parallel weight (o, down) splits its input dimension, a column-parallel one its output;
+// `split` is false for a replicated weight.
+struct LinearWeight {
+  std::int64_t in = 0, out = 0, count = 0, tokens = 0;
+  bool row_parallel = false;
+  bool split = true;
+};
+
 struct Layer {
   std::string name;  // unique in the model, e.g. "block.17.attn"
   LayerKind kind = LayerKind::generic;
@@ -45,6 +63,8 @@ struct Layer {
   // ranks (column/row-parallel weights, attention heads, vocab rows); the rest are replicated.
   std::int64_t params = 0;
   std::int64_t params_split = 0;
+  // The weights of its linear maps by role (indexed by LinearRole), part of `params`.
+  std::array<LinearWeight, kLinearRoles> linears{};
 
   // Activation bytes saved for backward, per sample. `saved_split` of them are divided across
   // tensor ranks; the rest are replicated under tensor parallelism and divided only with

@@ -294,6 +294,33 @@ void state_remedies(const scenario::Scenario& s, Search& search, bool states_exc
                      {{"parallel.zero", "0"}, {"parallel.fsdp", "true"}}});
 }
 
+// Fine-tuning remedies for model states that do not fit: train LoRA adapters instead of every
+// parameter (frozen weights keep no gradient and no optimizer state), then QLoRA (the frozen
+// linear weights in 4-bit NF4 with double-quantized constants). Both train something other than
+// the scenario's job, so they are flagged changes_workload and listed after the others. Rank 16
+// on every linear layer is the QLoRA paper's recipe (Dettmers et al. 2023, section 4: adapters on
+// all linear layers are needed to match full fine-tuning).
+void finetune_remedies(const scenario::Scenario& s, Search& search, bool states_exceed) {
+  if (!states_exceed) return;
+  const auto& lora = s.training.lora;
+  if (lora && lora->quantized()) return;
+  auto finetune = [&](const std::string& what, Sets set) {
+    Remedy r;
+    r.description = what;
+    r.set = std::move(set);
+    r.changes_workload = true;
+    search.consider(r);
+  };
+  if (!lora)
+    finetune("LoRA rank 16 on all linear layers, base frozen (changes the training)",
+             {{"training.lora.rank", "16"}, {"training.lora.targets", "all-linear"}});
+  Sets qlora = {{"training.lora.base", "nf4-dq"}};
+  if (!lora) qlora.insert(qlora.begin(), {{"training.lora.rank", "16"}, {"training.lora.targets", "all-linear"}});
+  finetune(std::string(lora ? "QLoRA: the frozen base in NF4" : "QLoRA rank 16 on all linear layers, base in NF4") +
+               " (changes the training)",
+           qlora);
+}
+
 // Remedies that split the model or spread it over more GPUs.
 void split_remedies(const scenario::Scenario& s, Search& search, bool states_exceed) {
   const auto& t = s.training;
@@ -400,6 +427,7 @@ report::Diagnosis diagnose(const Loader& load, const std::vector<std::string>& s
   }
   state_remedies(s, search, fullest.states_exceed);
   split_remedies(s, search, fullest.states_exceed);
+  finetune_remedies(s, search, fullest.states_exceed);
   return search.ranked(std::move(d), gpus, options.max_remedies);
 }
 

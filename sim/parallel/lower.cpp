@@ -55,6 +55,7 @@ void prepare_layers(LowerContext& L) {
   L.tensor_span = group_span(s, scenario::ParallelDim::tensor);
   L.data_span = group_span(s, scenario::ParallelDim::data);
   L.shards = shard_layers(m, L.tensor, s.parallel.sequence_parallel && L.tensor > 1);
+  apply_training(s, L.tensor, L.shards);
   const int G = L.chunk_count();
   L.chunks = partition_layers(m, L.shards, G, s.parallel.split_points);
 
@@ -76,12 +77,21 @@ void prepare_layers(LowerContext& L) {
   }
 }
 
-// FLOPs of the whole job for one step (MFU counts model work; HFU adds recomputation).
-void count_flops(const models::Model& m, Plan& plan) {
+// FLOPs of the whole job for one step (MFU counts model work; HFU adds recomputation). With
+// LoRA the model work is what fine-tuning does: adapters added, frozen GEMMs' backward halved,
+// nothing below the lowest adapter (apply_training on the unsharded layers).
+void count_flops(const scenario::Scenario& s, Plan& plan) {
+  const models::Model& m = s.model;
   double per_sample = 0, recompute_per_sample = 0;
-  for (const auto v : m.order) {
-    const models::Layer& l = m.graph[v];
-    per_sample += l.flops * (1 + l.backward_factor);
+  if (s.training.lora) {
+    auto whole = shard_layers(m, 1, false);
+    apply_training(s, 1, whole);
+    for (const auto& l : whole) per_sample += l.flops * (1 + l.backward_factor);
+  } else {
+    for (const auto v : m.order) {
+      const models::Layer& l = m.graph[v];
+      per_sample += l.flops * (1 + l.backward_factor);
+    }
   }
   for (const auto& P : plan.programs) {
     // Each macro template's replayed FLOPs, summed once.
@@ -139,7 +149,7 @@ Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
   }
   apply_plan_settings(plan, s);
   for (const auto& pass : passes) pass->finish(L, plan);
-  count_flops(s.model, plan);
+  count_flops(s, plan);
   return plan;
 }
 

@@ -105,7 +105,9 @@ struct StageContext {
   ProgramBuilder B;
   std::span<const std::unique_ptr<LoweringPass>> passes;
   std::int64_t params = 0;         // parameters of the stage's layers (after tensor sharding)
-  std::int64_t update_params = 0;  // of which this rank's optimizer step updates
+  std::int64_t trainable = 0;      // of which trained (all but LoRA's frozen ones)
+  core::Bytes weight_bytes{};      // the stage's weights in bytes (frozen ones as stored)
+  std::int64_t update_params = 0;  // trained parameters this rank's optimizer step updates
   // The offload pass moved the optimizer states and step to the host: gradients leave the GPU
   // every micro-batch and none are held.
   bool optimizer_on_host = false;

@@ -3,7 +3,10 @@
 // activations it books and frees. A layer's output lives until its last consumer's forward in
 // the chunk (or the chunk's end); what its forward saves (KeptActivations: what recomputation
 // leaves) lives until its backward; gradients with respect to outputs live from the backward
-// that produces them to the backward that consumes them.
+// that produces them to the backward that consumes them (only for outputs that have one: under
+// LoRA none below the lowest adapter). A layer whose base weights are quantized (QLoRA)
+// dequantizes them to the compute dtype for its forward and its backward: a transient buffer,
+// one linear weight at a time (bitsandbytes' Linear4bit), booked as its largest one.
 #include "sim/parallel/pass.hpp"
 
 namespace trainsim::parallel {
@@ -15,7 +18,8 @@ constexpr std::string_view kKeys[] = {"model",
                                       "training.seq_len",
                                       "training.attention",
                                       "training.precision",
-                                      "training.optimizer"};
+                                      "training.optimizer",
+                                      "training.lora"};
 
 class ComputePass final : public LoweringPass {
  public:
@@ -35,8 +39,9 @@ class ComputePass final : public LoweringPass {
     const auto& sh = L.shards[i];
     lo.op = shaped(
         compute_op(OpKind::forward, i, u.microbatch(), u.chunk(), sh.flops * mb_samples,
-                   sh.io * mb_samples + core::Bytes{sh.params} * L.state_bytes.weights, sh.matmul),
+                   sh.io * mb_samples + sh.weight_bytes, sh.matmul),
         sh, 1);
+    dequantize(lo, sh, i, TensorKind::dequantized);
     lo.allocs.push_back(activation(sh.output * mb_samples, TensorKind::output, i));
     lo.allocs.push_back(activation(L.kept[i].saved * mb_samples, TensorKind::saved, i));
     // Free at the end: outputs whose last consumer is this layer.
@@ -51,6 +56,13 @@ class ComputePass final : public LoweringPass {
     }
   }
 
+  static void dequantize(LayerOp& lo, const LayerShard& sh, std::int32_t i, TensorKind kind) {
+    if (sh.dequantized.value == 0) return;
+    const MemEffect w = tensor(hw::MemCategory::buffers, sh.dequantized, kind, i);
+    lo.allocs.push_back(w);
+    lo.frees.push_back(w);
+  }
+
   static void backward(StageContext& c, const UnitStep& u, LayerOp& lo) {
     const LowerContext& L = c.L;
     const std::int32_t i = lo.layer, g = u.g;
@@ -58,20 +70,23 @@ class ComputePass final : public LoweringPass {
     const auto mb_samples = L.mb_samples;
     const auto& sh = L.shards[i];
     const auto nlayers = static_cast<std::int32_t>(L.m.order.size());
-    const std::int64_t wb = L.state_bytes.weights, gb = L.state_bytes.gradients;
-    lo.op =
-        shaped(compute_op(OpKind::backward, i, u.microbatch(), u.chunk(),
-                          sh.flops * sh.backward_factor * mb_samples,
-                          sh.io * mb_samples * 2 + core::Bytes{sh.params} * (wb + gb), sh.matmul),
-               sh, 2);
+    const std::int64_t gb = L.state_bytes.gradients;
+    // Below the lowest trained parameter nothing runs backward (LoRA).
+    const core::Bytes traffic = sh.grad_out ? sh.io * mb_samples * 2 + sh.weight_bytes +
+                                                  core::Bytes{sh.trainable} * gb
+                                            : core::Bytes{};
+    lo.op = shaped(compute_op(OpKind::backward, i, u.microbatch(), u.chunk(),
+                              sh.flops * sh.backward_factor * mb_samples, traffic, sh.matmul),
+                   sh, 2);
+    if (sh.grad_out) dequantize(lo, sh, i, TensorKind::dequantized_backward);
     if (i + 1 == nlayers)
       lo.allocs.push_back(
           activation(sh.output * mb_samples, TensorKind::grad, i));  // loss gradient seeds backward
     for (auto pr : L.producers[i])
-      if (L.last_consumer[pr] == i && L.chunk_of[pr] == g)
+      if (L.last_consumer[pr] == i && L.chunk_of[pr] == g && L.shards[pr].grad_out)
         lo.allocs.push_back(activation(L.shards[pr].output * mb_samples, TensorKind::grad, pr));
     core::Bytes input_grad{};
-    if (i == r.first && !u.first_chunk)
+    if (i == r.first && !u.first_chunk && L.shards[L.chunks[g - 1].end - 1].grad_out)
       input_grad = L.shards[L.chunks[g - 1].end - 1].output * mb_samples;
     lo.allocs.push_back(activation(input_grad, TensorKind::input_grad, i));
     // Saved tensors: selective recomputation re-created the core apart from the rest.
@@ -79,8 +94,8 @@ class ComputePass final : public LoweringPass {
     lo.frees.push_back(activation(sh.saved * mb_samples - core_bytes, TensorKind::saved, i));
     lo.frees.push_back(activation(core_bytes, TensorKind::core, i));
     lo.frees.push_back(activation(input_grad, TensorKind::input_grad, i));
-    const bool has_grad_out = i + 1 == nlayers || i + 1 == r.end ||
-                              (L.last_consumer[i] >= 0 && L.last_consumer[i] < r.end);
+    const bool has_grad_out = sh.grad_out && (i + 1 == nlayers || i + 1 == r.end ||
+                              (L.last_consumer[i] >= 0 && L.last_consumer[i] < r.end));
     if (has_grad_out) lo.frees.push_back(activation(sh.output * mb_samples, TensorKind::grad, i));
   }
 };

@@ -24,7 +24,7 @@ class DataPass final : public LoweringPass {
   void book_states(StageContext& c) override {
     if (!c.L.s.ddp_gradient_copy()) return;
     // PyTorch DDP's buckets: a second copy of the gradients, allocated when the model is wrapped.
-    const core::Bytes gr = core::Bytes{c.params} * c.L.state_bytes.gradients;
+    const core::Bytes gr = core::Bytes{c.trainable} * c.L.state_bytes.gradients;
     c.P.persistent[MemCategory::gradients] = gr;
     c.P.model_states[MemCategory::gradients] += gr;
   }
@@ -51,8 +51,8 @@ class DataPass final : public LoweringPass {
 
   void after_layer(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t op) override {
     const LowerContext& L = c.L;
-    if (u.forward() || !reduce_now_ || L.shards[i].params == 0 || L.data == 1) return;
-    bucket_ += core::Bytes{L.shards[i].params} * L.state_bytes.gradients;
+    if (u.forward() || !reduce_now_ || L.shards[i].trainable == 0 || L.data == 1) return;
+    bucket_ += core::Bytes{L.shards[i].trainable} * L.state_bytes.gradients;
     if (bucket_ >= L.s.parallel.bucket_size || L.zero == 3) flush(c, u, op, i);
   }
 

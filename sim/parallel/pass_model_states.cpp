@@ -14,7 +14,7 @@ namespace {
 using hw::MemCategory;
 
 constexpr std::string_view kKeys[] = {"parallel.zero", "parallel.data", "training.precision",
-                                      "training.optimizer"};
+                                      "training.optimizer", "training.lora"};
 
 class ModelStatesPass final : public LoweringPass {
  public:
@@ -22,18 +22,19 @@ class ModelStatesPass final : public LoweringPass {
     const LowerContext& L = c.L;
     if (L.fsdp) return;  // pass_fsdp.cpp books them
     Program& P = c.P;
-    const std::int64_t params = c.params, d = L.data;
+    const std::int64_t params = c.params, trained = c.trainable, d = L.data;
     const int zero = L.zero;
-    const core::Bytes w = core::Bytes{params} * L.state_bytes.weights;
-    const core::Bytes gr = core::Bytes{params} * L.state_bytes.gradients;
-    const core::Bytes o = core::Bytes{params} * L.state_bytes.optimizer_states;
+    // Frozen parameters (LoRA) hold their weights only.
+    const core::Bytes w = c.weight_bytes;
+    const core::Bytes gr = core::Bytes{trained} * L.state_bytes.gradients;
+    const core::Bytes o = core::Bytes{trained} * L.state_bytes.optimizer_states;
     P.parameters = zero == 3 ? (params + d - 1) / d : params;
     P.persistent[MemCategory::weights] = zero == 3 ? core::ceil_div(w, d) : w;
     P.persistent[MemCategory::optimizer_states] = zero >= 1 ? core::ceil_div(o, d) : o;
     P.model_states[MemCategory::weights] = P.persistent[MemCategory::weights];
     P.model_states[MemCategory::optimizer_states] = P.persistent[MemCategory::optimizer_states];
     P.model_states[MemCategory::gradients] = zero >= 2 ? core::ceil_div(gr, d) : gr;
-    if (zero >= 1) c.update_params = (params + d - 1) / d;
+    if (zero >= 1) c.update_params = (trained + d - 1) / d;
   }
 
   void begin_stage(StageContext& c) override {
@@ -55,7 +56,7 @@ class ModelStatesPass final : public LoweringPass {
     if (L.zero != 3 || L.shards[i].params == 0) return;
     // After the parameter fetch from the host when there is one (offload), else one layer ahead.
     const OpRef after = c.param_ready >= 0 ? c.B.ref(c.param_ready) : c.prefetch_after();
-    const core::Bytes full = core::Bytes{L.shards[i].params} * L.state_bytes.weights;
+    const core::Bytes full = L.shards[i].weight_bytes;
     gathered_ = full - core::ceil_div(full, L.data);
     const TensorKind kind = u.forward() ? TensorKind::gathered : TensorKind::gathered_backward;
     c.last_comm =
@@ -68,9 +69,9 @@ class ModelStatesPass final : public LoweringPass {
   void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
     const std::int32_t i = lo.layer;
     if (!u.forward() && !c.optimizer_on_host && !c.L.fsdp && !grads_allocated_[i] &&
-        c.L.shards[i].params > 0) {
+        c.L.shards[i].trainable > 0) {
       grads_allocated_[i] = 1;
-      core::Bytes grads = core::Bytes{c.L.shards[i].params} * c.L.state_bytes.gradients;
+      core::Bytes grads = core::Bytes{c.L.shards[i].trainable} * c.L.state_bytes.gradients;
       if (c.L.zero >= 2) grads = core::ceil_div(grads, c.L.data);
       MemEffect held = tensor(MemCategory::gradients, grads, TensorKind::param_grad, i);
       held.per_microbatch = false;
@@ -86,7 +87,7 @@ class ModelStatesPass final : public LoweringPass {
   void end_step(StageContext& c) override {
     const LowerContext& L = c.L;
     if (L.zero != 1 && L.zero != 2) return;
-    const core::Bytes params_bytes = core::Bytes{c.params} * L.state_bytes.weights;
+    const core::Bytes params_bytes = core::Bytes{c.trainable} * L.state_bytes.weights;
     c.B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, -1, -1, 0,
                      params_bytes, L.data, L.data_span.inter_node, L.data_span.per_node),
              {}, {}, {c.B.ref(c.update_op)});

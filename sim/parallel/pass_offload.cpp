@@ -24,7 +24,7 @@ class OffloadPass final : public LoweringPass {
   void place_states(StageContext& c) override {
     const auto& off = c.L.s.training.offload;
     c.optimizer_on_host = off.optimizer_on_cpu();
-    c.P.host = host_states(c.L.s, c.params, c.L.zero, c.L.data);
+    c.P.host = host_states(c.L.s, c.trainable, c.L.zero, c.L.data);
     remove_offloaded_states(off, c.P.persistent, c.P.model_states);
   }
 
@@ -47,7 +47,7 @@ class OffloadPass final : public LoweringPass {
     fetched_ = {};
     const LowerContext& L = c.L;
     if (!L.s.training.offload.parameters_on_cpu() || L.shards[i].params == 0) return;
-    fetched_ = core::Bytes{L.shards[i].params} * L.state_bytes.weights;
+    fetched_ = L.shards[i].weight_bytes;
     if (L.zero == 3) fetched_ = core::ceil_div(fetched_, L.data);
     const TensorKind kind = u.forward() ? TensorKind::fetched : TensorKind::fetched_backward;
     c.param_ready =
@@ -60,16 +60,16 @@ class OffloadPass final : public LoweringPass {
     lo.frees.push_back(tensor(MemCategory::weights, fetched_,
                               u.forward() ? TensorKind::fetched : TensorKind::fetched_backward, i));
     if (u.forward() || !c.optimizer_on_host) return;
-    const core::Bytes grads = core::Bytes{c.L.shards[i].params} * c.L.state_bytes.gradients;
+    const core::Bytes grads = core::Bytes{c.L.shards[i].trainable} * c.L.state_bytes.gradients;
     const MemEffect t = tensor(MemCategory::gradients, grads, TensorKind::offload_grad, i);
     lo.allocs.push_back(t);
-    if (c.L.shards[i].params == 0) return;
+    if (c.L.shards[i].trainable == 0) return;
     pending_ += grads;
     tensors_.push_back(t);
   }
 
   void after_layer(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t op) override {
-    if (alone(c, u) && c.L.shards[i].params > 0 && pending_ >= c.L.s.parallel.bucket_size)
+    if (alone(c, u) && c.L.shards[i].trainable > 0 && pending_ >= c.L.s.parallel.bucket_size)
       flush(c, u, op, i);
   }
   void after_reduction(StageContext& c, UnitStep& u, std::int32_t op, std::int32_t layer) override {

@@ -67,6 +67,8 @@ enum class TensorKind : std::uint8_t {
   bucket,        // a data-parallel gradient reduction bucket
   unsharded_grad,  // FSDP: a layer's unsharded gradients, to its unit's reduce-scatter copy-in
   reduce_input,    // FSDP: a unit's reduce-scatter input, from the copy-in to the collective's end
+  dequantized,   // a quantized layer's weight in the compute dtype, for its forward (QLoRA)
+  dequantized_backward,  // the same for its backward
 };
 
 struct MemEffect {

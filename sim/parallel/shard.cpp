@@ -32,3 +32,36 @@ std::vector<LayerShard> shard_layers(const models::Model& m, std::int64_t t, boo
 }
 
 }  // namespace trainsim::parallel
+
+namespace trainsim::parallel {
+
+void apply_training(const scenario::Scenario& s, std::int64_t t, std::vector<LayerShard>& shards) {
+  const auto& m = s.model;
+  const auto& lora = s.training.lora;
+  const int wb = scenario::state_bytes_per_param(s.training.precision, s.training.optimizer).weights;
+  const int e = models::dtype_bytes(scenario::activation_dtype(s.training));
+  std::size_t lowest = shards.size();
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    LayerShard& sh = shards[i];
+    const auto lt = scenario::layer_training(m.graph[m.order[i]], sh.params, lora, wb, e, t);
+    sh.trainable = lt.trainable;
+    sh.weight_bytes = lt.weight_bytes;
+    sh.dequantized = lt.dequantized;
+    if (!lora) continue;
+    sh.params += lt.trainable;  // the device holds its adapters beside the base
+    if (lt.trainable > 0 && lowest == shards.size()) lowest = i;
+    if (lowest == shards.size()) {
+      sh.grad_out = false;
+      sh.saved = sh.saved_core = {};
+      sh.backward_factor = 0;
+      continue;
+    }
+    const double base_backward =
+        sh.matmul ? sh.flops + sh.core_flops : sh.flops * sh.backward_factor;
+    sh.saved += lt.adapter_saved;
+    sh.flops += lt.adapter_flops;
+    sh.backward_factor = sh.flops > 0 ? (base_backward + 2 * lt.adapter_flops) / sh.flops : 0;
+  }
+}
+
+}  // namespace trainsim::parallel

@@ -22,6 +22,13 @@ struct LayerShard {
   bool matmul = false;
   models::LayerKind kind = models::LayerKind::generic;
   int allreduce_forward = 0, allreduce_backward = 0;
+  // Fine-tuning (apply_training): parameters trained, weights held in bytes (frozen ones as
+  // stored), the largest quantized linear weight dequantized for each forward and backward, and
+  // whether the layer's output has a gradient (false below the lowest trained parameter).
+  std::int64_t trainable = 0;
+  core::Bytes weight_bytes{};
+  core::Bytes dequantized{};
+  bool grad_out = true;
 };
 
 // Shards every layer of `m` (indexed like m.order) for tensor degree t.
@@ -29,5 +36,13 @@ struct LayerShard {
 //   saved:  saved_split / t + replicated (/ t too with sequence parallelism)
 //   flops:  split layers' FLOPs / t; replicated element-wise layers only / t with SP
 std::vector<LayerShard> shard_layers(const models::Model& m, std::int64_t t, bool sequence_parallel);
+
+// What each shard trains and holds (scenario::layer_training). Without training.lora every
+// parameter is trained. With it, backward stops below the lowest layer holding an adapter: the
+// layers under it save nothing and do no backward work and their outputs get no gradient; from
+// it on, a frozen matmul layer computes input gradients only (its GEMMs' backward halves: the
+// attention core's still computes both operands' gradients), and the adapters add their forward
+// GEMMs, twice that in backward, and their saved tensors.
+void apply_training(const scenario::Scenario& s, std::int64_t t, std::vector<LayerShard>& shards);
 
 }  // namespace trainsim::parallel

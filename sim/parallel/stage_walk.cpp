@@ -90,9 +90,12 @@ std::int32_t layer_step(StageContext& c, Passes passes, UnitStep& u, std::int32_
 void build_stage(LowerContext& L, Passes passes, Program& P) {
   StageContext c(L, P, passes);
   for (std::int32_t g = P.stage; g < L.chunk_count(); g += L.stages)
-    for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i)
+    for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) {
       c.params += L.shards[i].params;
-  c.update_params = c.params;
+      c.trainable += L.shards[i].trainable;
+      c.weight_bytes += L.shards[i].weight_bytes;
+    }
+  c.update_params = c.trainable;
   for (const auto& pass : passes) pass->book_states(c);
   for (const auto& pass : passes) pass->place_states(c);
   for (const auto& pass : passes) pass->begin_stage(c);

@@ -33,6 +33,7 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
   j.key("model").begin_object();
   j.field("name", r.model_name);
   j.field("parameters", r.parameters);
+  j.field("trainable_parameters", r.trainable_parameters);
   j.end_object();
   j.key("training").begin_object();
   j.field("micro_batch", r.training.micro_batch);
@@ -48,6 +49,18 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
   j.field("optimizer", scenario::to_string(r.training.offload.optimizer));
   j.field("parameters", scenario::to_string(r.training.offload.parameters));
   j.end_object();
+  if (const auto& lora = r.training.lora) {
+    j.key("lora").begin_object();
+    j.field("rank", lora->rank);
+    j.field("alpha", lora->alpha);
+    j.field("dropout", lora->dropout);
+    j.key("targets").begin_array();
+    for (std::size_t k = 0; k + 1 < models::kLinearRoles; ++k)
+      if (lora->targets[k]) j.value(models::to_string(static_cast<models::LinearRole>(k)));
+    j.end_array();
+    j.field("base", scenario::to_string(lora->base));
+    j.end_object();
+  }
   j.end_object();
   j.key("parallel").begin_object();
   j.field("data", r.parallel.data);

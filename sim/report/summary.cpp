@@ -42,6 +42,7 @@ Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,
   r.file = s.file;
   r.model_name = s.model.name;
   r.parameters = s.model.parameters();
+  r.trainable_parameters = scenario::trainable_parameters(s.model, s.training.lora);
   r.sequence_model = s.model.sequence_model;
   r.device_name = s.device.name;
   r.devices_total = plan.devices_total;

@@ -60,6 +60,8 @@ struct Summary {
   std::string name, file;
   std::string model_name;
   std::int64_t parameters = 0;
+  // Parameters trained, model-wide (PEFT print_trainable_parameters): all without LoRA.
+  std::int64_t trainable_parameters = 0;
   bool sequence_model = true;
   std::string device_name;
   std::int64_t devices_total = 1;

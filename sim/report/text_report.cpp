@@ -91,7 +91,12 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
   }
   out << "\n";
   out << "Scenario   " << r.name << (r.file.empty() ? "" : "  (" + r.file + ")") << "\n";
-  out << "Model      " << r.model_name << "  " << grouped(r.parameters) << " parameters\n";
+  out << "Model      " << r.model_name << "  " << grouped(r.parameters) << " parameters";
+  if (r.training.lora)
+    out << ", " << grouped(r.trainable_parameters) << " trained (LoRA rank " << r.training.lora->rank
+        << (r.training.lora->quantized() ? ", base " + std::string(scenario::to_string(r.training.lora->base)) : "")
+        << ")";
+  out << "\n";
   out << "Devices    " << r.devices_total << " x " << device_kinds(r) << "   data " << r.parallel.data
       << " x tensor " << r.parallel.tensor << " x pipeline " << r.parallel.pipeline;
   if (r.parallel.zero > 0) out << "   ZeRO-" << r.parallel.zero;

@@ -7,6 +7,7 @@
 
 #include "models/model_yaml.hpp"
 #include "sim/scenario/fsdp_read.hpp"
+#include "sim/scenario/lora_read.hpp"
 #include "sim/scenario/overrides.hpp"
 #include "sim/scenario/validate.hpp"
 #include "sim/scenario/yaml_read.hpp"
@@ -79,6 +80,12 @@ const hw::DeviceSpec& Scenario::stage_device(std::int64_t stage) const {
 bool Scenario::buckets_kept() const {
   return parallel.bucket_buffers != BucketBuffers::transient && (parallel.data == 1 || parallel.zero <= 1) &&
          !training.offload.optimizer_on_cpu();
+}
+
+models::DType activation_dtype(const TrainingSpec& t) {
+  return t.precision == Precision::fp32   ? models::DType::fp32
+         : t.precision == Precision::fp16 ? models::DType::fp16
+                                          : models::DType::bf16;
 }
 
 StateBytes state_bytes_per_param(Precision p, Optimizer o) {
@@ -227,6 +234,7 @@ TrainingSpec read_training(const YamlContext& ctx, const YAML::Node& node, bool&
     t.offload.parameters = target("parameters");
     o.finish();
   }
+  if (m.has("lora")) t.lora = read_lora(ctx, m.node("lora"), m.path_of("lora"));
   m.finish();
   return t;
 }
@@ -445,9 +453,7 @@ std::string model_key(const YAML::Node& node, const std::string& path, const mod
 models::BuildOptions build_options(const TrainingSpec& t) {
   models::BuildOptions opts;
   opts.seq_len = t.seq_len > 0 ? t.seq_len : 1;
-  opts.activation_dtype = t.precision == Precision::fp32   ? models::DType::fp32
-                          : t.precision == Precision::fp16 ? models::DType::fp16
-                                                           : models::DType::bf16;
+  opts.activation_dtype = activation_dtype(t);
   opts.flash_attention = t.flash_attention;
   return opts;
 }

@@ -11,6 +11,7 @@
 #include "sim/core/error.hpp"
 #include "sim/cost/cost.hpp"
 #include "sim/hw/device.hpp"
+#include "sim/scenario/finetune.hpp"
 
 namespace YAML {
 class Node;
@@ -73,6 +74,9 @@ struct TrainingSpec {
   // fragmentation) | none (tensor bytes exactly, for checking formulas).
   bool caching_allocator = true;
   OffloadSpec offload;                     // training.offload
+  // training.lora: train low-rank adapters, every other parameter frozen (finetune.hpp); none:
+  // every parameter is trained.
+  std::optional<LoraSpec> lora;
 };
 
 // Bytes per parameter of each model-state category for a precision x optimizer pair.
@@ -85,6 +89,8 @@ struct StateBytes {
   int total() const { return weights + gradients + optimizer_states; }
 };
 StateBytes state_bytes_per_param(Precision p, Optimizer o);
+// The dtype activations are computed and kept in (the model is built with it).
+models::DType activation_dtype(const TrainingSpec& t);
 
 // `parallel.stage_devices` entry: these pipeline stages run on `device` instead of the
 // scenario's `device`.

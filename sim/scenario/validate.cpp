@@ -21,6 +21,12 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
   const auto& m = s.model;
   const YAML::Node par = n.parallel.IsDefined() ? n.parallel : n.root;
 
+  // PEFT refuses a LoRA config whose target modules match nothing in the model.
+  if (s.training.lora && trainable_parameters(m, s.training.lora) == 0)
+    ctx.fail(child_or(child_or(n.training, "lora"), "targets"), "training.lora.targets",
+             "targets that name a linear layer of the model (" + m.name +
+                 " has none of them: attention and MLP blocks or linear layers)");
+
   // Tensor parallelism splits attention heads (and KV heads) across ranks.
   std::set<std::int64_t> heads, kv_heads;
   for (auto v : m.order) {

@@ -161,3 +161,32 @@ TEST_CASE("PyTorch DDP's bucket copy is named and dropping it is offered", "[dia
     }
   CHECK(offered);
 }
+
+TEST_CASE("a full fine-tune whose states exceed one GPU is offered LoRA and QLoRA, flagged as changing the workload",
+          "[diagnose][finetune]") {
+  // Llama-2-7B full fine-tune on a 24 GiB card: 16 B/param x 6.74e9 = 108 GB of states.
+  // LoRA keeps 2 B/param of frozen weights (13.5 GB) and QLoRA about 0.52 B/param for the
+  // linear weights: both fit, both train something else.
+  const std::string file = kRoot + "/scenarios/finetune/01_full_finetune_oom.yaml";
+  const Run r = run(file);
+  const auto d = diagnose::diagnose(file, {}, r.s, r.summary);
+  REQUIRE(d.kind == "model_states");
+  int finetune = 0;
+  for (const auto& remedy : d.remedies) {
+    bool sets_lora = false;
+    for (const auto& [k, v] : remedy.set) sets_lora = sets_lora || k.starts_with("training.lora.");
+    CHECK(sets_lora == remedy.changes_workload);
+    if (!sets_lora) continue;
+    ++finetune;
+    std::vector<std::string> sets;
+    for (const auto& [k, v] : remedy.set) sets.push_back(k + "=" + v);
+    const Run applied = run(file, sets);
+    CHECK(applied.summary.fits);
+    CHECK(applied.summary.trainable_parameters < applied.summary.parameters);
+  }
+  CHECK(finetune == 2);
+  // Remedies that keep the job rank before those that change it.
+  REQUIRE(d.remedies.size() >= 3);
+  CHECK_FALSE(d.remedies.front().changes_workload);
+  CHECK(d.remedies.back().changes_workload);
+}

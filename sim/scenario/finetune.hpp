@@ -1,0 +1,66 @@
+#pragma once
+// Fine-tuning: what a layer trains, what it keeps frozen and in which format, and what LoRA's
+// adapters add to its activations and FLOPs (docs/finetuning.md has every formula and its
+// source). Without `training.lora` every parameter is trained, as in pretraining.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "models/layer.hpp"
+#include "models/model.hpp"
+#include "sim/core/units.hpp"
+
+namespace trainsim::scenario {
+
+// How LoRA's frozen base linear weights are stored (`training.lora.base`).
+// - precision: the precision's weight dtype (2 bytes in fp16/bf16, 4 in fp32), as PEFT leaves them
+// - bf16: 2 bytes whatever the precision
+// - nf4: bitsandbytes 4-bit NormalFloat, one fp32 absmax per block of 64 weights (QLoRA)
+// - nf4_dq: nf4 with the absmaxes double-quantized: 8 bits each, one fp32 scale per 256 of them
+//   and one fp32 offset per tensor (bitsandbytes compress_statistics)
+// - int8: LLM.int8: 1 byte per weight and one fp32 scale per output row
+enum class BaseWeights { precision, bf16, nf4, nf4_dq, int8 };
+std::string_view to_string(BaseWeights b);
+
+// `training.lora`: adapters A (rank x in) and B (out x rank) beside each targeted linear
+// (Hu et al. 2021; PEFT's LoraLayer); everything else is frozen.
+struct LoraSpec {
+  std::int64_t rank = 8;
+  double alpha = 8;    // scaling = alpha / rank: no effect on memory or time
+  double dropout = 0;  // lora_dropout: > 0 keeps a dropout output per targeted linear
+  std::array<bool, models::kLinearRoles> targets{};
+  BaseWeights base = BaseWeights::precision;
+  bool targets_role(models::LinearRole r) const { return targets[static_cast<std::size_t>(r)]; }
+  bool quantized() const { return base == BaseWeights::nf4 || base == BaseWeights::nf4_dq || base == BaseWeights::int8; }
+};
+
+// Bytes one frozen linear weight of `in` x `out` elements takes stored as `base`, the
+// precision's weight dtype being `precision_bytes`.
+core::Bytes base_weight_bytes(BaseWeights base, std::int64_t in, std::int64_t out,
+                              int precision_bytes);
+
+// What one device holds and does for one layer under fine-tuning, after tensor sharding (the
+// adapters shard with their base linear: a column-parallel linear's B splits and its A is
+// replicated, a row-parallel one's A splits and its B is replicated).
+struct LayerTraining {
+  std::int64_t trainable = 0;    // parameters trained: the adapters, or every parameter
+  core::Bytes weight_bytes{};    // weights held: trained at the precision's bytes, frozen as stored
+  core::Bytes adapter_saved{};   // per sample: the rank-r intermediates [+ dropout outputs, masks]
+  double adapter_flops = 0;      // per sample: the adapters' forward GEMMs
+  core::Bytes dequantized{};     // the largest quantized linear weight in the compute dtype
+  bool frozen = false;           // the layer's own parameters are frozen (LoRA)
+};
+
+// `params` is the layer's base parameter count on this device (sim/parallel/shard.cpp's rule);
+// `weight_bytes` and `act_bytes` the precision's weight and activation dtype sizes.
+LayerTraining layer_training(const models::Layer& l, std::int64_t params,
+                             const std::optional<LoraSpec>& lora, int weight_bytes, int act_bytes,
+                             std::int64_t tensor);
+
+// Parameters trained in the whole model (every tensor rank's shard together): the adapters'
+// r x (in + out) per targeted linear, or every parameter without LoRA. This is the figure PEFT's
+// print_trainable_parameters prints.
+std::int64_t trainable_parameters(const models::Model& m, const std::optional<LoraSpec>& lora);
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,90 @@
+#include "sim/scenario/lora_read.hpp"
+
+#include <array>
+#include <string_view>
+
+namespace trainsim::scenario {
+
+namespace {
+
+using models::LinearRole;
+
+// Adapter ranks people use are 1-256 (Hu et al. 2021 test 1-64); beyond 65,536 a rank exceeds
+// every hidden size trainsim models.
+constexpr ranges::IntRange kRank{1, 65536};
+
+constexpr std::string_view kTargetsExpected =
+    "expected a list of q, k, v, o, gate, up, down (or q_proj ... down_proj), or all-linear";
+
+// A target's role: trainsim's short name or the Hugging Face Llama module name.
+std::optional<LinearRole> role_of(std::string_view name) {
+  constexpr std::array<std::pair<std::string_view, LinearRole>, 7> kRoles{{{"q", LinearRole::q},
+                                                                           {"k", LinearRole::k},
+                                                                           {"v", LinearRole::v},
+                                                                           {"o", LinearRole::o},
+                                                                           {"gate", LinearRole::gate},
+                                                                           {"up", LinearRole::up},
+                                                                           {"down", LinearRole::down}}};
+  if (name.ends_with("_proj")) name.remove_suffix(5);
+  for (const auto& [n, r] : kRoles)
+    if (n == name) return r;
+  return std::nullopt;
+}
+
+double read_number(const YamlContext& ctx, const YAML::Node& n, const std::string& path,
+                   double min, bool min_open, double max, bool max_open, const std::string& expected) {
+  const std::string s = read_string(ctx, n, path);
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used);
+    const bool above = min_open ? v > min : v >= min;
+    const bool below = max_open ? v < max : v <= max;
+    if (used == s.size() && above && below) return v;
+  } catch (...) {
+  }
+  ctx.fail(n, path, expected + ", got '" + s + "'");
+}
+
+}  // namespace
+
+LoraSpec read_lora(const YamlContext& ctx, const YAML::Node& node, const std::string& path) {
+  if (!node.IsMap())
+    ctx.fail(node, path, "expected a mapping {rank, alpha, dropout, targets, base}");
+  LoraSpec l;
+  MapReader m(ctx, node, path);
+  l.rank = m.int_in("rank", kRank);
+  l.alpha = m.has("alpha") ? read_number(ctx, m.node("alpha"), m.path_of("alpha"), 0, true, 1e9,
+                                         false, "expected a positive number")
+                           : 8.0;  // PEFT LoraConfig.lora_alpha default
+  if (m.has("dropout"))
+    l.dropout = read_number(ctx, m.node("dropout"), m.path_of("dropout"), 0, false, 1, true,
+                            "expected a probability in [0, 1)");
+  m.require("targets");
+  const YAML::Node t = m.node("targets");
+  const std::string tpath = m.path_of("targets");
+  if (t.IsScalar()) {
+    if (t.Scalar() != "all-linear") ctx.fail(t, tpath, std::string(kTargetsExpected) + ", got '" + t.Scalar() + "'");
+    // PEFT's all-linear: every linear of the blocks (the output head is left out).
+    l.targets.fill(true);
+  } else if (t.IsSequence() && t.size() > 0) {
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const std::string ipath = tpath + "[" + std::to_string(i) + "]";
+      const std::string name = read_string(ctx, t[i], ipath);
+      const auto role = role_of(name);
+      if (!role) ctx.fail(t[i], ipath, std::string(kTargetsExpected) + ", got '" + name + "'");
+      l.targets[static_cast<std::size_t>(*role)] = true;
+    }
+  } else {
+    ctx.fail(t, tpath, std::string(kTargetsExpected));
+  }
+  const auto base = m.choice("base", {"nf4", "nf4-dq", "int8", "bf16"}, "");
+  l.base = base == "nf4"      ? BaseWeights::nf4
+           : base == "nf4-dq" ? BaseWeights::nf4_dq
+           : base == "int8"   ? BaseWeights::int8
+           : base == "bf16"   ? BaseWeights::bf16
+                              : BaseWeights::precision;
+  m.finish();
+  return l;
+}
+
+}  // namespace trainsim::scenario
