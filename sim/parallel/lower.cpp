@@ -13,8 +13,8 @@ std::span<const PassEntry> lowering_passes() {
   // before what recomputation adds to it; parameter fetches (offload) before gathers (ZeRO-3);
   // the optimizer step, on the host or the GPU, before ZeRO-1/2's all-gather that follows it.
   static const PassEntry passes[] = {
-      compute_pass(),   tensor_pass(),       recompute_pass(), pipeline_pass(), offload_pass(),
-      optimizer_pass(), model_states_pass(), data_pass(),      devices_pass(),
+      compute_pass(),   tensor_pass(),       expert_pass(), recompute_pass(), pipeline_pass(),
+      offload_pass(),   optimizer_pass(),    model_states_pass(), data_pass(), devices_pass(),
   };
   return passes;
 }

@@ -26,6 +26,8 @@ std::string_view to_string(OpKind k) {
       return "pcie_d2h";
     case OpKind::cpu_optimizer:
       return "cpu_optimizer";
+    case OpKind::all_to_all:
+      return "all_to_all";
   }
   return "?";
 }
@@ -46,6 +48,8 @@ std::string_view to_string(CommPurpose p) {
       return "offload_pcie";
     case CommPurpose::offload_cpu_optimizer:
       return "offload_cpu_optimizer";
+    case CommPurpose::all_to_all:
+      return "all_to_all";
   }
   return "?";
 }

@@ -25,13 +25,15 @@ enum class OpKind : std::uint8_t {
   pcie_h2d,        // offload: host -> device copy over PCIe (parameters)
   pcie_d2h,        // offload: device -> host copy over PCIe (gradients)
   cpu_optimizer,   // offload: optimizer step on the host CPU over the device's shard
+  all_to_all,      // expert parallelism: routed tokens to and from their experts' ranks
 };
 std::string_view to_string(OpKind k);
 
 // What the communication is for: reported separately ("comm" in the JSON report).
 // offload_pcie: PCIe copies between a GPU and host memory; offload_cpu_optimizer: the CPU's
 // optimizer step (not communication, but host work the GPU waits for, reported alongside).
-enum class CommPurpose : std::uint8_t { none, tensor, data, pipeline, zero, offload_pcie, offload_cpu_optimizer };
+// all_to_all: expert parallelism's dispatch and combine of routed tokens.
+enum class CommPurpose : std::uint8_t { none, tensor, data, pipeline, zero, offload_pcie, offload_cpu_optimizer, all_to_all };
 std::string_view to_string(CommPurpose p);
 
 // Streams: compute and collective communication each run their ops in program order, one at a
@@ -58,6 +60,7 @@ enum class TensorKind : std::uint8_t {
   param_grad,    // a layer's parameter gradients, held from the first backward to the optimizer
   offload_grad,  // a micro-batch's gradients on their way to host memory (optimizer offload)
   bucket,        // a data-parallel gradient reduction bucket
+  routed,        // tokens dispatched to a layer's experts (expert parallelism's all-to-all)
 };
 
 struct MemEffect {

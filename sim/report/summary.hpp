@@ -50,7 +50,7 @@ struct OomSummary {
 // Communication time per device (mean over pipeline stages), and the part of it that compute
 // did not hide.
 struct CommSummary {
-  std::string kind;  // tensor_parallel | data_parallel | pipeline_p2p | zero | offload_pcie | offload_cpu_optimizer
+  std::string kind;  // tensor_parallel | data_parallel | pipeline_p2p | zero | offload_pcie | offload_cpu_optimizer | all_to_all
   double time_s = 0;
   double exposed_s = 0;
 };

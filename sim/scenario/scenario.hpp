@@ -73,6 +73,9 @@ struct TrainingSpec {
   // fragmentation) | none (tensor bytes exactly, for checking formulas).
   bool caching_allocator = true;
   OffloadSpec offload;                     // training.offload
+  // training.expert_imbalance (>= 1): the busiest expert's tokens over the balanced share; the
+  // slowest rank's expert compute, activations and all-to-all scale by it (expert parallelism).
+  double expert_imbalance = 1.0;
 };
 
 // Bytes per parameter of each model-state category for a precision x optimizer pair.
@@ -106,6 +109,9 @@ struct ParallelSpec {
   std::vector<std::int64_t> split_points;       // explicit stage boundaries (layer indices)
   std::vector<StageDevice> stage_devices;       // per-stage device overrides (each stage at most once)
   cost::CollectiveAlgo allreduce = cost::CollectiveAlgo::ring;  // data-parallel all-reduce algorithm
+  // Expert parallelism: each MoE layer's experts split over groups of `expert` data-parallel
+  // ranks (the group lies inside the data ranks, so it adds no devices).
+  std::int64_t expert = 1;
   std::int64_t devices() const { return data * tensor * pipeline; }
 };
 

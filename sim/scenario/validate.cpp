@@ -90,6 +90,8 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
                "parameter offload needs optimizer offload too (training.offload.optimizer: cpu)");
   }
 
+  validate_expert(ctx, s, n);
+
   if (n.cluster_given) {
     const std::int64_t slots = core::checked_mul(s.cluster.nodes, s.cluster.gpus_per_node);
     if (p.devices() != slots)
