@@ -1,6 +1,7 @@
 #include "sim/sweep/plan.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 #include "sim/sweep/runner.hpp"
@@ -17,9 +18,10 @@ struct Rung {
 };
 
 // Cheapest first: ZeRO-1 costs no extra communication volume over an all-reduce, recomputation
-// costs compute, ZeRO-3 gathers weights every micro-batch.
-std::vector<Rung> ladder(std::int64_t data) {
-  if (data == 1) return {{0, Recompute::none}, {0, Recompute::selective}, {0, Recompute::full}};
+// costs compute, ZeRO-3 gathers weights every micro-batch. Expert parallelism is modelled with
+// ZeRO 0 only.
+std::vector<Rung> ladder(std::int64_t data, std::int64_t expert = 1) {
+  if (data == 1 || expert > 1) return {{0, Recompute::none}, {0, Recompute::selective}, {0, Recompute::full}};
   return {{0, Recompute::none}, {1, Recompute::none}, {1, Recompute::selective},
           {1, Recompute::full}, {3, Recompute::full}};
 }
@@ -41,6 +43,7 @@ std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int
   add("parallel.schedule", l.interleaved ? "interleaved" : "1f1b");
   add("parallel.virtual_stages", num(l.virtual_stages));
   add("parallel.zero", num(l.zero));
+  if (l.expert > 1 || c.s0.parallel.expert > 1) add("parallel.expert", num(l.expert));
   if (!c.s0.parallel.split_points.empty()) add("parallel.split_points", "[]");
   add("training.micro_batch", num(l.micro_batch));
   add("training.gradient_accumulation", num(ga));
@@ -58,7 +61,12 @@ bool states_may_fit(const scenario::Scenario& s0, const Layout& l) {
   const double d = static_cast<double>(l.data);
   const double per_param = b.weights / (l.zero >= 3 ? d : 1.0) + b.gradients / (l.zero >= 2 ? d : 1.0) +
                            b.optimizer_states / (l.zero >= 1 ? d : 1.0);
-  const double params = static_cast<double>(s0.model.parameters()) / static_cast<double>(l.tensor * l.pipeline);
+  // Routed experts are divided over the expert ranks too.
+  double experts = 0;
+  for (auto v : s0.model.order) experts += static_cast<double>(s0.model.graph[v].expert_params);
+  const double all = static_cast<double>(s0.model.parameters());
+  const double params = (all - experts * (1.0 - 1.0 / static_cast<double>(l.expert))) /
+                        static_cast<double>(l.tensor * l.pipeline);
   return static_cast<double>(s0.device.reserved.value) + params * per_param <=
          static_cast<double>(s0.device.memory.value);
 }
@@ -126,7 +134,9 @@ struct Item {
 std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n, std::int64_t gpn,
                                     const PlanOptions& o, PlanResult& res) {
   std::set<std::int64_t> heads, kv;
+  std::int64_t experts = 0;  // gcd of the MoE layers' experts: the expert degrees that divide all
   for (auto v : s0.model.order) {
+    if (s0.model.graph[v].experts > 1) experts = std::gcd(experts, s0.model.graph[v].experts);
     if (s0.model.graph[v].heads > 0) heads.insert(s0.model.graph[v].heads);
     if (s0.model.graph[v].kv_heads > 0) kv.insert(s0.model.graph[v].kv_heads);
   }
@@ -169,11 +179,14 @@ std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n
           ++res.layouts;
           Item it;
           it.l = {d, t, p, v, mb, ga, v > 1, 0, Recompute::none};
+          // MoE models: the largest expert degree dividing data and every layer's experts
+          // (fewest expert parameters per device).
+          it.l.expert = experts > 1 ? std::gcd(d, experts) : 1;
           if (p > 1 && ga < p) {  // the pipeline never fills: over half of it idle
             ++res.pruned;
             continue;
           }
-          const auto lad = ladder(d);
+          const auto lad = ladder(d, it.l.expert);
           while (it.rung < lad.size()) {
             it.l.zero = lad[it.rung].zero;
             it.l.recompute = lad[it.rung].recompute;
@@ -222,6 +235,7 @@ std::string describe(const Layout& l) {
   s += std::to_string(l.zero);
   s += ' ';
   s += scenario::to_string(l.recompute);
+  if (l.expert > 1) s += " expert" + std::to_string(l.expert);
   return s;
 }
 
@@ -243,7 +257,7 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
   // before), so each layout's leanest setting is ranked.
   std::vector<Candidate> fits;
   auto climb = [&](Item it, std::vector<Item>& next) {
-    const auto lad = ladder(it.l.data);
+    const auto lad = ladder(it.l.data, it.l.expert);
     for (++it.rung; it.rung < lad.size(); ++it.rung) {
       it.l.zero = lad[it.rung].zero;
       it.l.recompute = lad[it.rung].recompute;

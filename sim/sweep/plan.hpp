@@ -35,6 +35,7 @@ struct Layout {
   bool interleaved = false;
   int zero = 0;
   scenario::Recompute recompute = scenario::Recompute::none;
+  std::int64_t expert = 1;  // parallel.expert (mixture-of-experts models)
 };
 
 struct Candidate {
