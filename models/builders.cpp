@@ -22,13 +22,26 @@ kinds::AttentionSpec attention_spec(const TransformerConfig& c, std::int64_t tok
                          c.dropout,
                          flash,
                          c.head_dim,
-                         c.out_bias.value_or(c.bias)};
+                         c.out_bias.value_or(c.bias),
+                         c.qk_norm};
   return a;
 }
-kinds::MlpSpec mlp_spec(const TransformerConfig& c, std::int64_t tokens, bool save_input) {
+// The MLP of block `block`: mixture of experts unless the model is dense or the block is one
+// of its dense blocks.
+kinds::MlpSpec mlp_spec(const TransformerConfig& c, std::int64_t tokens, bool save_input,
+                        int block) {
   const std::int64_t ffn = c.ffn == 0 ? 4 * c.hidden : c.ffn;
-  return {tokens,    c.hidden,  ffn,     c.mlp,     c.mlp_bias.value_or(c.bias),
-          c.dropout, c.experts, c.top_k, save_input};
+  const bool dense = c.experts <= 1 || (static_cast<std::size_t>(block) < c.dense_blocks.size() &&
+                                        c.dense_blocks[static_cast<std::size_t>(block)]);
+  kinds::MlpSpec m{tokens,    c.hidden, ffn, c.mlp, c.mlp_bias.value_or(c.bias), c.dropout,
+                   dense ? 0 : c.experts, dense ? 0 : c.top_k, save_input};
+  if (!dense) {
+    if (c.expert_ffn > 0) m.ffn = c.expert_ffn;
+    m.shared_ffn = c.shared_expert_ffn;
+    m.shared_gate = c.shared_expert_gate;
+    m.expert_bias = c.expert_bias;
+  }
+  return m;
 }
 
 }  // namespace
@@ -47,14 +60,23 @@ Vertex add_blocks(Model& m, Vertex x, const TransformerConfig& c, std::int64_t t
                     block);
   };
   const kinds::AttentionSpec att = attention_spec(c, tokens, opts.flash_attention);
+  std::optional<kinds::MlaSpec> mla = c.mla;
+  if (mla) {
+    mla->tokens = tokens;
+    mla->hidden = c.hidden;
+    mla->heads = c.heads;
+    mla->flash = opts.flash_attention;
+  }
   for (int i = 0; i < c.layers; ++i) {
     const std::string p = "block." + std::to_string(i) + ".";
     auto attn = [&](Vertex in) {
-      return add_after(m, in_block(kinds::attention(p + "attn", att, dt), i), {in});
+      Layer l = mla ? kinds::mla_attention(p + "attn", *mla, dt)
+                    : kinds::attention(p + "attn", att, dt);
+      return add_after(m, in_block(std::move(l), i), {in});
     };
     auto mlp = [&](Vertex in, bool save_input) {
-      return add_after(m, in_block(kinds::mlp(p + "mlp", mlp_spec(c, tokens, save_input), dt), i),
-                       {in});
+      return add_after(
+          m, in_block(kinds::mlp(p + "mlp", mlp_spec(c, tokens, save_input, i), dt), i), {in});
     };
     auto add = [&](const char* name, Vertex a, Vertex b) {
       return add_after(m, in_block(kinds::add(p + name, sh, dt), i), {a, b});
@@ -95,8 +117,11 @@ Model build_transformer(const TransformerConfig& c, const BuildOptions& opts) {
   require_positive(c.heads, "heads");
   require_positive(c.vocab, "vocab");
   require_positive(opts.seq_len, "seq_len");
-  if (c.kv_heads < 0 || c.ffn < 0 || c.head_dim < 0 || c.token_types < 0 || c.experts < 0)
-    throw std::invalid_argument("kv_heads, ffn, head_dim, token_types and experts must be >= 0");
+  if (c.kv_heads < 0 || c.ffn < 0 || c.head_dim < 0 || c.token_types < 0 || c.experts < 0 ||
+      c.expert_ffn < 0 || c.shared_expert_ffn < 0)
+    throw std::invalid_argument(
+        "kv_heads, ffn, head_dim, token_types, experts, expert_ffn and shared_expert_ffn must be "
+        ">= 0");
   if (c.learned_positions) {
     require_positive(c.max_positions, "max_positions");
     if (opts.seq_len > c.max_positions)

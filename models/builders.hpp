@@ -3,6 +3,7 @@
 // configurations throw std::invalid_argument naming the field (callers reading user input
 // rethrow it as a located core::ConfigError).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,6 @@
 
 namespace trainsim::models {
 
-#include <optional>
 
 enum class NormKind { layernorm, rmsnorm };
 
@@ -53,6 +53,14 @@ struct TransformerConfig {
   bool pooler = false;           // BERT pooler: h*h + h on the first token, feeding the loss
   std::int64_t experts = 0;      // > 1: mixture-of-experts MLP (all experts counted)
   std::int64_t top_k = 0;        // experts per token (FLOPs and activations)
+  std::int64_t expert_ffn = 0;   // width of each routed expert; 0: = ffn
+  std::int64_t shared_expert_ffn = 0;  // > 0: a shared expert of this width in every MoE MLP
+  bool shared_expert_gate = false;     // its sigmoid gate (Qwen2-MoE)
+  bool expert_bias = false;            // the router's per-expert score bias (DeepSeek-V3)
+  std::vector<bool> dense_blocks;      // blocks whose MLP is dense (ffn) despite experts > 1
+  bool qk_norm = false;                // RMSNorm over the whole Q and K projections (OLMoE)
+  std::optional<kinds::MlaSpec> mla;   // multi-head latent attention (tokens, hidden, heads,
+                                       // flash are filled in from the model and options)
 };
 // Throws std::invalid_argument when opts.seq_len exceeds max_positions of learned positions.
 Model build_transformer(const TransformerConfig& cfg, const BuildOptions& opts);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <optional>
+#include <vector>
 
 #include "sim/core/error.hpp"
 
@@ -16,7 +17,8 @@ namespace trainsim::models {
 namespace {
 
 constexpr const char* kTypes =
-    "llama, mistral, mixtral, qwen2, gemma, gpt2, gpt_neox, phi, falcon, bert";
+    "llama, mistral, mixtral, qwen2, qwen2_moe, olmoe, deepseek_v3, gemma, gpt2, gpt_neox, phi, "
+    "falcon, bert";
 
 // Typed, located reads of the top-level JSON object.
 class JsonReader {
@@ -61,6 +63,37 @@ class JsonReader {
   }
   std::int64_t positive_or(const char* key, std::int64_t fallback) const {
     return has(key) ? positive(key) : fallback;
+  }
+  // Zero or a positive integer; `fallback` when absent.
+  std::int64_t non_negative_or(const char* key, std::int64_t fallback) const {
+    const YAML::Node n = get(key);
+    if (!n.IsDefined()) return fallback;
+    if (n.IsScalar() && n.Tag() != "!" && n.Scalar() == "0") return 0;
+    return positive(key);
+  }
+  // An array of layer indices in [0, layers); empty when absent.
+  std::vector<int> indices_or_empty(const char* key, int layers) const {
+    const YAML::Node n = get(key);
+    std::vector<int> out;
+    if (!n.IsDefined()) return out;
+    if (!n.IsSequence()) fail(n, quoted(key) + ": expected an array of layer indices, got " +
+                                     describe(n));
+    for (const YAML::Node& item : n) {
+      std::int64_t v = -1;
+      const std::string& s = item.IsScalar() ? item.Scalar() : std::string();
+      const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      if (!item.IsScalar() || item.Tag() == "!" || ec != std::errc{} ||
+          end != s.data() + s.size() || v < 0 || v >= layers)
+        fail(item, quoted(key) + ": expected layer indices from 0 to " +
+                       std::to_string(layers - 1) + ", got " + describe(item));
+      out.push_back(static_cast<int>(v));
+    }
+    return out;
+  }
+  // Present with a JSON null (DeepSeek's "q_lora_rank": null means a full-rank projection).
+  bool is_null(const char* key) const {
+    const YAML::Node n = root_[key];
+    return n.IsDefined() && n.IsNull();
   }
 
   bool boolean_or(const char* key, bool fallback) const {
@@ -139,6 +172,62 @@ TransformerConfig llama_like(const JsonReader& j, bool tied_default) {
   return c;
 }
 
+// The mixture-of-experts families that are not Llama with experts: qwen2_moe (routed experts,
+// a gated shared expert, dense layers by decoder_sparse_step / mlp_only_layers), olmoe (QK
+// norms) and deepseek_v3 (MLA attention, shared experts, the first layers dense). Returns false
+// for any other model_type.
+bool moe_family(const JsonReader& j, const YAML::Node& root, const std::string& type,
+                TransformerConfig& c) {
+  if (type == "qwen2_moe") {
+    c = llama_like(j, false);
+    c.qkv_bias = true;  // biases on q, k and v only, as Qwen2
+    c.out_bias = c.mlp_bias = false;
+    c.experts = j.positive_or("num_experts", 60);
+    c.top_k = j.positive_or("num_experts_per_tok", 4);
+    c.expert_ffn = j.positive_or("moe_intermediate_size", 1408);
+    c.shared_expert_ffn = j.positive_or("shared_expert_intermediate_size", 5632);
+    c.shared_expert_gate = true;
+    // Qwen2MoeDecoderLayer: sparse unless listed in mlp_only_layers or (i + 1) is not a
+    // multiple of decoder_sparse_step.
+    const std::int64_t step = j.positive_or("decoder_sparse_step", 1);
+    c.dense_blocks.assign(static_cast<std::size_t>(c.layers), false);
+    for (int i = 0; i < c.layers; ++i) c.dense_blocks[std::size_t(i)] = (i + 1) % step != 0;
+    for (int i : j.indices_or_empty("mlp_only_layers", c.layers)) c.dense_blocks[std::size_t(i)] = true;
+  } else if (type == "olmoe") {
+    c = llama_like(j, false);
+    c.experts = j.positive_or("num_experts", 64);
+    c.top_k = j.positive_or("num_experts_per_tok", 8);
+    c.qk_norm = true;
+  } else if (type == "deepseek_v3") {
+    c = llama_like(j, false);
+    if (j.boolean_or("attention_bias", false))
+      j.fail(root["attention_bias"], "'attention_bias': true is not supported (DeepSeek-V3 has false)");
+    c.qkv_bias = c.out_bias = false;
+    c.kv_heads = 0;  // MLA: every head has its own keys and values
+    c.experts = j.positive_or("n_routed_experts", 256);
+    c.top_k = j.positive_or("num_experts_per_tok", 8);
+    c.expert_ffn = j.positive_or("moe_intermediate_size", 2048);
+    c.shared_expert_ffn = core::checked_mul(j.non_negative_or("n_shared_experts", 1), c.expert_ffn);
+    c.expert_bias = true;
+    const std::int64_t dense = j.non_negative_or("first_k_dense_replace", 3);
+    c.dense_blocks.assign(static_cast<std::size_t>(c.layers), false);
+    for (int i = 0; i < c.layers && i < dense; ++i) c.dense_blocks[std::size_t(i)] = true;
+    kinds::MlaSpec mla;
+    mla.q_rank = j.is_null("q_lora_rank") ? 0 : j.positive_or("q_lora_rank", 1536);
+    mla.kv_rank = j.positive_or("kv_lora_rank", 512);
+    mla.nope_dim = j.positive_or("qk_nope_head_dim", 128);
+    mla.rope_dim = j.positive_or("qk_rope_head_dim", 64);
+    mla.v_dim = j.positive_or("v_head_dim", 128);
+    c.mla = mla;
+  } else {
+    return false;
+  }
+  if (c.top_k > c.experts)
+    j.fail(root, "num_experts_per_tok (" + std::to_string(c.top_k) +
+                     ") must be at most the number of experts (" + std::to_string(c.experts) + ")");
+  return true;
+}
+
 }  // namespace
 
 std::string hf_model_types() {
@@ -157,6 +246,8 @@ TransformerConfig hf_transformer_config(const YAML::Node& root, const std::strin
       c.experts = j.positive_or("num_local_experts", 8);
       c.top_k = j.positive_or("num_experts_per_tok", 2);
     }
+  } else if (moe_family(j, root, type, c)) {
+    // qwen2_moe, olmoe, deepseek_v3
   } else if (type == "qwen2") {
     c = llama_like(j, false);
     c.qkv_bias = true;  // Qwen2 has biases on q, k and v only

@@ -64,8 +64,27 @@ struct AttentionSpec {
   bool flash = false;         // FlashAttention-style kernel: no s x s tensors kept
   std::int64_t head_dim = 0;  // d; 0 means h / a. Q and the projection input are a*d wide
   std::optional<bool> out_bias = std::nullopt;  // output projection bias; unset: = bias
+  bool qk_norm = false;  // RMSNorm over the whole Q (a*d) and K (k*d) projections (OLMoE)
 };
 Layer attention(std::string name, const AttentionSpec& spec, DType dtype);
+
+// Multi-head latent attention (DeepSeek-V2/V3): queries through a low-rank q_a (h -> q_rank),
+// RMSNorm, q_b (q_rank -> a*(d_nope + d_rope)), or one q projection when q_rank is 0; keys and
+// values through kv_a (h -> kv_rank + d_rope, the d_rope part a rotary key shared by all heads),
+// RMSNorm over kv_rank, kv_b (kv_rank -> a*(d_nope + d_v)); output o (a*d_v -> h). No biases.
+// Megatron split: the per-head q_b, kv_b and o across ranks; the down projections replicated.
+struct MlaSpec {
+  std::int64_t tokens = 0;
+  std::int64_t hidden = 0;
+  std::int64_t heads = 0;
+  std::int64_t q_rank = 0;   // q_lora_rank; 0: a full-rank q projection
+  std::int64_t kv_rank = 0;  // kv_lora_rank
+  std::int64_t nope_dim = 0;
+  std::int64_t rope_dim = 0;
+  std::int64_t v_dim = 0;
+  bool flash = false;
+};
+Layer mla_attention(std::string name, const MlaSpec& spec, DType dtype);
 
 enum class MlpActivation { gelu, swiglu, geglu };
 // Feed-forward sublayer. gelu: fc1 (h->f), GeLU, fc2 (f->h). swiglu / geglu: gate and up
@@ -83,6 +102,9 @@ struct MlpSpec {
   std::int64_t experts = 0;  // 0 or 1: a dense MLP
   std::int64_t top_k = 0;    // experts per token, 1..experts (required when experts > 1)
   bool save_input = true;    // false when another layer keeps the same input (a shared norm)
+  std::int64_t shared_ffn = 0;  // > 0: an always-active shared expert of this width (MoE only)
+  bool shared_gate = false;     // the shared expert's output scaled by a sigmoid gate h -> 1
+  bool expert_bias = false;     // the router's per-expert score bias (DeepSeek-V3), E values
 };
 Layer mlp(std::string name, const MlpSpec& spec, DType dtype);
 

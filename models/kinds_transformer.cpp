@@ -113,6 +113,8 @@ Layer rmsnorm(std::string name, const NormSpec& spec, DType dtype) {
 //   With dropout, e=2, k=a: 11*s*h + 5*a*s^2 (Korthikanti et al. 2022, eq. 1 attention part).
 // saved_attention_core = the s^2 terms (what selective recomputation drops; 0 with flash).
 // flops = 2*s*h*(h + 2hk) + 2*s^2*h (QK^T) + 2*s^2*h (attn x V) + 2*s*h^2; core = 4*s^2*h.
+// qk_norm (OLMoE's RMSNorm over the whole Q and K): + hq + hk weights (split with the heads),
+//   + e*s*(hq + hk) saved (split: the norms' inputs), + 4*s*(hq + hk) FLOPs, + 2e*s*(hq + hk) io.
 Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
   require_positive(spec.tokens, "tokens");
   require_positive(spec.hidden, "hidden");
@@ -147,12 +149,18 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
   const Bytes lse = spec.flash ? bytes({4, a, s}) : Bytes{};
   l.saved_split = bytes({e, 2, sum({shq, shk})}) + lse + core;  // Q, proj input, K, V
   l.saved_attention_core = core;
+  if (spec.qk_norm) {  // the norms' weights and inputs: the un-normed Q and K
+    l.params_split = sum({l.params_split, hq, hk});
+    l.params = sum({l.params, hq, hk});
+    l.saved_split += bytes({e, sum({shq, shk})});
+  }
   l.saved = replicated + l.saved_split;
 
   l.output = bytes({e, sh});
   const double S = double(s), H = double(h), HQ = double(hq), HK = double(hk);
   l.attention_core_flops = 4.0 * S * S * HQ;
   l.flops = 2.0 * S * H * (HQ + 2.0 * HK) + l.attention_core_flops + 2.0 * S * HQ * H;
+  if (spec.qk_norm) l.flops += 4.0 * S * (HQ + HK);  // RMSNorm: 4 ops per element
   l.matmul = true;
 
   // io: QKV GEMM reads e*s*h and writes e*s*(h + 2hk); proj GEMM reads and writes e*s*h.
@@ -170,6 +178,7 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
     io += bytes({e, ass}) + bytes({e, shk}) + bytes({e, shq});  // attn x V
   }
   if (spec.dropout) io += bytes({2 * e + 1, sh});
+  if (spec.qk_norm) io += bytes({2 * e, sum({shq, shk})});
   l.io_bytes = io;
 
   l.tp_allreduce_forward = 1;
@@ -194,6 +203,12 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
 //   router weight (replicated; experts split as dense MLPs). saved: e*s*h input and 4*s*E fp32
 //   router probabilities (replicated) + k * (split saved of one dense expert): each token's
 //   activations exist in each of its k experts. flops = 2*s*h*E + k * dense flops.
+//   [expert_bias: + E router score biases (DeepSeek-V3's e_score_correction_bias), replicated.]
+//   The routed experts' part (E * expert params, k * expert FLOPs, k * expert saved) is also
+//   kept in expert_params / expert_flops / expert_saved for expert parallelism.
+// shared expert (shared_ffn = fs > 0; Qwen2-MoE, DeepSeek-V3): one more dense MLP of width fs
+//   that every token visits: its params, saved (split) and FLOPs as a dense MLP's above;
+//   [shared_gate: + h params (replicated), 2*s*h FLOPs and the e*s sigmoid output saved].
 // output = e*s*h; one all-reduce forward and one backward under tensor parallelism.
 Layer mlp(std::string name, const MlpSpec& spec, DType dtype) {
   require_positive(spec.tokens, "tokens");
@@ -215,21 +230,43 @@ Layer mlp(std::string name, const MlpSpec& spec, DType dtype) {
   const std::int64_t in_mats = glu ? 2 : 1;  // matrices h -> f
   const std::int64_t expert_split = sum({prod({in_mats + 1, hf}), spec.bias ? prod({in_mats, f}) : 0});
   const std::int64_t router = moe ? prod({h, E}) : 0;
-  l.params_split = prod({E, expert_split});
-  l.params = sum({l.params_split, prod({E, spec.bias ? h : 0}), router});
+  detail::require_non_negative(spec.shared_ffn, "shared_ffn");
+  if (!moe && (spec.shared_ffn > 0 || spec.shared_gate || spec.expert_bias))
+    throw std::invalid_argument("a shared expert or expert bias needs experts > 1");
+  const std::int64_t fs = spec.shared_ffn;
+  const std::int64_t shared = sum({prod({in_mats + 1, h, fs}), spec.bias ? prod({in_mats, fs}) : 0});
+  const std::int64_t shared_gate = spec.shared_gate ? h : 0;
+  const std::int64_t expert_bias = spec.expert_bias ? E : 0;
+  l.params_split = sum({prod({E, expert_split}), shared});
+  l.params = sum({l.params_split, prod({E, spec.bias ? h : 0}), fs > 0 && spec.bias ? h : 0,
+                  router, shared_gate, expert_bias});
+  // The routed experts' linears (LoRA targets and QLoRA's quantized weights; a shared expert's
+  // are not listed yet).
   if (glu) l.linears[static_cast<std::size_t>(LinearRole::gate)] = {h, f, E, prod({s, k})};
   l.linears[static_cast<std::size_t>(LinearRole::up)] = {h, f, E, prod({s, k})};
   l.linears[static_cast<std::size_t>(LinearRole::down)] = {f, h, E, prod({s, k}), true};
 
   const Bytes replicated = (spec.save_input ? bytes({e, sh}) : Bytes{}) +
                            (spec.dropout ? Bytes{sh} : Bytes{}) +
-                           (moe ? bytes({4, s, E}) : Bytes{});
-  l.saved_split = bytes({k, e, (glu ? 3 : 2), sf});
+                           (moe ? bytes({4, s, E}) : Bytes{}) +
+                           (spec.shared_gate ? bytes({e, s}) : Bytes{});
+  const Bytes routed_saved = bytes({k, e, (glu ? 3 : 2), sf});
+  l.saved_split = routed_saved + bytes({e, (glu ? 3 : 2), s, fs});
   l.saved = replicated + l.saved_split;
   l.output = bytes({e, sh});
-  l.flops = double(k) * 2.0 * double(in_mats + 1) * double(s) * double(h) * double(f) +
-            (moe ? 2.0 * double(s) * double(h) * double(E) : 0.0);
+  const double routed_flops =
+      double(k) * 2.0 * double(in_mats + 1) * double(s) * double(h) * double(f);
+  l.flops = routed_flops + (moe ? 2.0 * double(s) * double(h) * double(E) : 0.0) +
+            2.0 * double(in_mats + 1) * double(s) * double(h) * double(fs) +
+            (spec.shared_gate ? 2.0 * double(s) * double(h) : 0.0);
   l.matmul = true;
+  if (moe) {
+    l.experts = E;
+    l.top_k = k;
+    l.expert_params = sum({prod({E, expert_split}), prod({E, spec.bias ? h : 0})});
+    l.expert_flops = routed_flops;
+    l.expert_saved = routed_saved;
+  }
 
   // io per expert a token visits: GEMMs in (read e*s*h each, write e*s*f each); activation
   // (read in_mats*e*s*f, write e*s*f); down GEMM (read e*s*f, write e*s*h);
@@ -239,6 +276,12 @@ Layer mlp(std::string name, const MlpSpec& spec, DType dtype) {
   io += bytes({e, sum({sf, sh})});
   io = io * k;
   if (moe) io += bytes({e, sh}) + bytes({4, s, E});
+  if (fs > 0) {  // the shared expert: a dense MLP of width fs
+    const std::int64_t sfs = prod({s, fs});
+    io += bytes({in_mats * e, sum({sh, sfs})}) + bytes({e * (in_mats + 1), sfs}) +
+          bytes({e, sum({sfs, sh})});
+  }
+  if (spec.shared_gate) io += bytes({e, sh}) + bytes({e, s});
   if (spec.dropout) io += bytes({2 * e + 1, sh});
   l.io_bytes = io;
 

@@ -99,6 +99,16 @@ struct Layer {
   std::int64_t heads = 0;
   std::int64_t kv_heads = 0;
   std::int64_t vocab = 0;
+
+  // Mixture of experts (0 for dense layers): `experts` routed experts, `top_k` per token.
+  // The routed experts' share of the figures above, which expert parallelism divides:
+  // their parameters (part of params_split), their forward FLOPs and their saved bytes (part
+  // of saved_split), per sample with perfectly balanced routing.
+  std::int64_t experts = 0;
+  std::int64_t top_k = 0;
+  std::int64_t expert_params = 0;
+  double expert_flops = 0;
+  core::Bytes expert_saved{};
 };
 
 }  // namespace trainsim::models

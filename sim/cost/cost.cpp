@@ -155,6 +155,11 @@ Duration all_gather_time(Bytes bytes, std::int64_t n, const hw::LinkSpec& link) 
   return reduce_scatter_time(bytes, n, link);
 }
 
+Duration all_to_all_time(Bytes bytes, std::int64_t n, const hw::LinkSpec& link) {
+  // The traffic of a reduce-scatter without the reduction: (n-1) messages of S/n each.
+  return reduce_scatter_time(bytes, n, link);
+}
+
 Duration p2p_time(Bytes bytes, const hw::LinkSpec& link) {
   if (bytes.value < 0) invalid("point-to-point size must not be negative");
   check_link(link);

@@ -43,6 +43,10 @@ core::Duration all_reduce_time(core::Bytes bytes, std::int64_t n, const hw::Link
                                CollectiveAlgo algo = CollectiveAlgo::ring);
 core::Duration reduce_scatter_time(core::Bytes bytes, std::int64_t n, const hw::LinkSpec& link);
 core::Duration all_gather_time(core::Bytes bytes, std::int64_t n, const hw::LinkSpec& link);
+// All-to-all of `bytes` per rank over n ranks (NCCL's pairwise exchange, as Megatron-LM's and
+// DeepSpeed-MoE's token dispatchers use): each rank keeps its 1/n and sends (n-1)/n of the bytes
+// in n-1 steps, (n-1)/n * bytes / bandwidth + (n-1) * latency.
+core::Duration all_to_all_time(core::Bytes bytes, std::int64_t n, const hw::LinkSpec& link);
 core::Duration p2p_time(core::Bytes bytes, const hw::LinkSpec& link);
 // Whether every collective above (and spanning_link below) costs the same on links a and b.
 bool same_link_speed(const hw::LinkSpec& a, const hw::LinkSpec& b);

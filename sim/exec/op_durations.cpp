@@ -29,7 +29,8 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
     case OpKind::p2p:
     case OpKind::all_reduce:
     case OpKind::reduce_scatter:
-    case OpKind::all_gather: {
+    case OpKind::all_gather:
+    case OpKind::all_to_all: {
       const hw::LinkSpec link =
           op.comm.inter_node
               ? cost::spanning_link(plan.intra_node, plan.inter_node, op.comm.ranks_per_node)
@@ -47,6 +48,8 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
       }
       if (op.kind == OpKind::reduce_scatter)
         return cost::reduce_scatter_time(op.comm.bytes, op.comm.ranks, link);
+      if (op.kind == OpKind::all_to_all)
+        return cost::all_to_all_time(op.comm.bytes, op.comm.ranks, link);
       return cost::all_gather_time(op.comm.bytes, op.comm.ranks, link);
     }
     case OpKind::pcie_h2d:

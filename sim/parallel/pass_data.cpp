@@ -52,7 +52,8 @@ class DataPass final : public LoweringPass {
   void after_layer(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t op) override {
     const LowerContext& L = c.L;
     if (u.forward() || !reduce_now_ || L.shards[i].trainable == 0 || L.data == 1) return;
-    bucket_ += core::Bytes{L.shards[i].trainable} * L.state_bytes.gradients;
+    // Routed experts' gradients reduce over their own group (pass_expert.cpp).
+    bucket_ += core::Bytes{L.shards[i].trainable - L.shards[i].expert_params} * L.state_bytes.gradients;
     if (bucket_ >= L.s.parallel.bucket_size || L.zero == 3) flush(c, u, op, i);
   }
 

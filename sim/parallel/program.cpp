@@ -26,6 +26,8 @@ std::string_view to_string(OpKind k) {
       return "pcie_d2h";
     case OpKind::cpu_optimizer:
       return "cpu_optimizer";
+    case OpKind::all_to_all:
+      return "all_to_all";
   }
   return "?";
 }
@@ -52,6 +54,8 @@ std::string_view to_string(CommPurpose p) {
       return "fsdp_reduce_scatter";
     case CommPurpose::hsdp_all_reduce:
       return "hsdp_all_reduce";
+    case CommPurpose::all_to_all:
+      return "all_to_all";
   }
   return "?";
 }

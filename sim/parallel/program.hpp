@@ -26,6 +26,7 @@ enum class OpKind : std::uint8_t {
   pcie_h2d,        // offload: host -> device copy over PCIe (parameters)
   pcie_d2h,        // offload: device -> host copy over PCIe (gradients)
   cpu_optimizer,   // offload: optimizer step on the host CPU over the device's shard
+  all_to_all,      // expert parallelism: routed tokens to and from their experts' ranks
 };
 std::string_view to_string(OpKind k);
 
@@ -33,12 +34,13 @@ std::string_view to_string(OpKind k);
 // offload_pcie: PCIe copies between a GPU and host memory; offload_cpu_optimizer: the CPU's
 // optimizer step (not communication, but host work the GPU waits for, reported alongside).
 // FSDP (pass_fsdp.cpp): a unit's parameter all-gather, its gradient reduce-scatter, and HSDP's
-// all-reduce of the reduced shard across the replica groups.
+// all-reduce of the reduced shard across the replica groups. all_to_all: expert parallelism's
+// dispatch and combine of routed tokens (pass_expert.cpp).
 enum class CommPurpose : std::uint8_t {
   none, tensor, data, pipeline, zero, offload_pcie, offload_cpu_optimizer,
-  fsdp_all_gather, fsdp_reduce_scatter, hsdp_all_reduce,
+  fsdp_all_gather, fsdp_reduce_scatter, hsdp_all_reduce, all_to_all,
 };
-inline constexpr std::size_t kCommPurposes = static_cast<std::size_t>(CommPurpose::hsdp_all_reduce) + 1;
+inline constexpr std::size_t kCommPurposes = static_cast<std::size_t>(CommPurpose::all_to_all) + 1;
 std::string_view to_string(CommPurpose p);
 
 // Streams: compute and collective communication each run their ops in program order, one at a
@@ -65,10 +67,14 @@ enum class TensorKind : std::uint8_t {
   param_grad,    // a layer's parameter gradients, held from the first backward to the optimizer
   offload_grad,  // a micro-batch's gradients on their way to host memory (optimizer offload)
   bucket,        // a data-parallel gradient reduction bucket
-  unsharded_grad,  // FSDP: a layer's unsharded gradients, to its unit's reduce-scatter copy-in
-  reduce_input,    // FSDP: a unit's reduce-scatter input, from the copy-in to the collective's end
-  dequantized,   // a quantized layer's weight in the compute dtype, for its forward (QLoRA)
-  dequantized_backward,  // the same for its backward
+// FSDP (pass_fsdp.cpp): a unit's parameter all-gather, its gradient reduce-scatter, and HSDP's
+// all-reduce of the reduced shard across the replica groups. all_to_all: expert parallelism's
+// dispatch and combine of routed tokens (pass_expert.cpp).
+enum class CommPurpose : std::uint8_t {
+  none, tensor, data, pipeline, zero, offload_pcie, offload_cpu_optimizer,
+  fsdp_all_gather, fsdp_reduce_scatter, hsdp_all_reduce, all_to_all,
+};
+inline constexpr std::size_t kCommPurposes = static_cast<std::size_t>(CommPurpose::all_to_all) + 1;
 };
 
 struct MemEffect {

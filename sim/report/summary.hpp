@@ -51,7 +51,7 @@ struct OomSummary {
 // did not hide.
 struct CommSummary {
   std::string kind;  // tensor_parallel | data_parallel | pipeline_p2p | zero | offload_pcie | offload_cpu_optimizer
-                     // | fsdp_all_gather | fsdp_reduce_scatter | hsdp_all_reduce
+                     // | fsdp_all_gather | fsdp_reduce_scatter | hsdp_all_reduce | all_to_all
   double time_s = 0;
   double exposed_s = 0;
 };

@@ -222,6 +222,7 @@ TrainingSpec read_training(const YamlContext& ctx, const YAML::Node& node, bool&
   t.recompute_layers = m.has("recompute_layers") ? m.non_negative_int_or("recompute_layers", 0) : -1;
   t.flash_attention = m.choice("attention", {"standard", "flash"}, "standard") == "flash";
   t.caching_allocator = m.choice("allocator", {"caching", "none"}, "caching") == "caching";
+  t.expert_imbalance = read_expert_imbalance(ctx, m);
   if (m.has("offload")) {
     // {optimizer: none|cpu, parameters: none|cpu}; the ZeRO stage is checked with the layout.
     YAML::Node off = m.node("offload");
@@ -260,6 +261,7 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
     ctx.fail(m.node("virtual_stages"), m.path_of("virtual_stages"),
              "virtual_stages > 1 needs schedule: interleaved");
   p.sequence_parallel = m.bool_or("sequence_parallel", false);
+  p.expert = m.int_in_or("expert", ranges::kDegree, 1);
   p.bucket_size = m.bytes_or("bucket_size", p.bucket_size);
   {
     constexpr BucketBuffers kinds[] = {BucketBuffers::transient, BucketBuffers::in_place, BucketBuffers::persistent};

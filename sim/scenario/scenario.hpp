@@ -77,6 +77,9 @@ struct TrainingSpec {
   // training.lora: train low-rank adapters, every other parameter frozen (finetune.hpp); none:
   // every parameter is trained.
   std::optional<LoraSpec> lora;
+  // training.expert_imbalance (>= 1): the busiest expert's tokens over the balanced share; the
+  // slowest rank's expert compute, activations and all-to-all scale by it (expert parallelism).
+  double expert_imbalance = 1.0;
 };
 
 // Bytes per parameter of each model-state category for a precision x optimizer pair.
@@ -123,6 +126,9 @@ struct ParallelSpec {
   std::vector<StageDevice> stage_devices;       // per-stage device overrides (each stage at most once)
   cost::CollectiveAlgo allreduce = cost::CollectiveAlgo::ring;  // data-parallel all-reduce algorithm
   FsdpSpec fsdp;
+  // Expert parallelism: each MoE layer's experts split over groups of `expert` data-parallel
+  // ranks (the group lies inside the data ranks, so it adds no devices).
+  std::int64_t expert = 1;
   std::int64_t devices() const { return data * tensor * pipeline; }
   // Ranks each FSDP shard group holds: shard_size, else every data rank.
   std::int64_t fsdp_shard() const { return fsdp.shard_size > 0 ? fsdp.shard_size : data; }

@@ -101,6 +101,7 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
     ctx.fail(child_or(n.training, "offload"), "training.offload",
              "offload with parallel.fsdp is not supported yet (offload is modelled as "
              "DeepSpeed's ZeRO-Offload: use parallel.zero)");
+  validate_expert(ctx, s, n);
 
   if (n.cluster_given) {
     const std::int64_t slots = core::checked_mul(s.cluster.nodes, s.cluster.gpus_per_node);

@@ -18,4 +18,11 @@ struct LayoutNodes {
 // to hold more than s.limits.max_ops ops (parallel::lower counts the plan's real ones).
 void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNodes& nodes);
 
+// Expert parallelism (validate_expert.cpp): parallel.expert divides every MoE layer's experts and
+// parallel.data, the model has MoE layers, and no ZeRO stage or offload goes with it.
+void validate_expert(const YamlContext& ctx, const Scenario& s, const LayoutNodes& nodes);
+
+// training.expert_imbalance: a number >= 1 (1 when absent).
+double read_expert_imbalance(const YamlContext& ctx, MapReader& training);
+
 }  // namespace trainsim::scenario

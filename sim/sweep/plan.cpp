@@ -1,6 +1,7 @@
 #include "sim/sweep/plan.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 #include <string>
 #include <utility>
@@ -20,9 +21,10 @@ struct Rung {
 
 // Cheapest first: ZeRO-1 costs no extra communication volume over an all-reduce, recomputation
 // costs compute, ZeRO-3 gathers weights every micro-batch. FSDP layouts (their own candidates,
-// beside ZeRO's) shard every state from the start and climb by recomputation alone.
-std::vector<Rung> ladder(std::int64_t data, std::int64_t fsdp_shard = 0) {
-  if (data == 1 || fsdp_shard > 0)
+// beside ZeRO's) shard every state from the start and climb by recomputation alone. Expert
+// parallelism is modelled with ZeRO 0 only.
+std::vector<Rung> ladder(std::int64_t data, std::int64_t fsdp_shard = 0, std::int64_t expert = 1) {
+  if (data == 1 || fsdp_shard > 0 || expert > 1)
     return {{0, Recompute::none}, {0, Recompute::selective}, {0, Recompute::full}};
   return {{0, Recompute::none}, {1, Recompute::none}, {1, Recompute::selective},
           {1, Recompute::full}, {3, Recompute::full}};
@@ -49,6 +51,7 @@ std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int
     add("parallel.fsdp", "{shard_size: " + num(l.fsdp_shard) + "}");
   else if (c.s0.parallel.fsdp.enabled)
     add("parallel.fsdp", "false");
+  if (l.expert > 1 || c.s0.parallel.expert > 1) add("parallel.expert", num(l.expert));
   if (!c.s0.parallel.split_points.empty()) add("parallel.split_points", "[]");
   add("training.micro_batch", num(l.micro_batch));
   add("training.gradient_accumulation", num(ga));
@@ -73,7 +76,12 @@ bool states_may_fit(const scenario::Scenario& s0, const Layout& l) {
                                ? fsdp_per_param
                                : b.weights / (l.zero >= 3 ? d : 1.0) + b.gradients / (l.zero >= 2 ? d : 1.0) +
                                      b.optimizer_states / (l.zero >= 1 ? d : 1.0);
-  const double params = static_cast<double>(s0.model.parameters()) / static_cast<double>(l.tensor * l.pipeline);
+  // Routed experts are divided over the expert ranks too.
+  double experts = 0;
+  for (auto v : s0.model.order) experts += static_cast<double>(s0.model.graph[v].expert_params);
+  const double all = static_cast<double>(s0.model.parameters());
+  const double params = (all - experts * (1.0 - 1.0 / static_cast<double>(l.expert))) /
+                        static_cast<double>(l.tensor * l.pipeline);
   return static_cast<double>(s0.device.reserved.value) + params * per_param <=
          static_cast<double>(s0.device.memory.value);
 }
@@ -141,7 +149,9 @@ struct Item {
 std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n, std::int64_t gpn,
                                     const PlanOptions& o, PlanResult& res) {
   std::set<std::int64_t> heads, kv;
+  std::int64_t experts = 0;  // gcd of the MoE layers' experts: the expert degrees that divide all
   for (auto v : s0.model.order) {
+    if (s0.model.graph[v].experts > 1) experts = std::gcd(experts, s0.model.graph[v].experts);
     if (s0.model.graph[v].heads > 0) heads.insert(s0.model.graph[v].heads);
     if (s0.model.graph[v].kv_heads > 0) kv.insert(s0.model.graph[v].kv_heads);
   }
@@ -184,20 +194,24 @@ std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n
           ++res.layouts;
           Item it;
           it.l = {d, t, p, v, mb, ga, v > 1, 0, Recompute::none};
+          // MoE models: the largest expert degree dividing data and every layer's experts
+          // (fewest expert parameters per device).
+          it.l.expert = experts > 1 ? std::gcd(d, experts) : 1;
           if (p > 1 && ga < p) {  // the pipeline never fills: over half of it idle
             ++res.pruned;
             continue;
           }
           // ZeRO's ladder, then FSDP over every data rank and, across nodes, HSDP within each
-          // node (without pipeline parallelism, which FSDP does not compose with yet).
+          // node (without pipeline parallelism, which FSDP does not compose with yet, nor
+          // expert parallelism).
           std::vector<std::int64_t> shards = {0};
-          if (d > 1 && p == 1) shards.push_back(d);
-          if (d > gpn && p == 1 && gpn > 1 && d % gpn == 0) shards.push_back(gpn);
+          if (d > 1 && p == 1 && it.l.expert == 1) shards.push_back(d);
+          if (d > gpn && p == 1 && gpn > 1 && d % gpn == 0 && it.l.expert == 1) shards.push_back(gpn);
           for (const std::int64_t shard : shards) {
             Item at = it;
             at.l.fsdp_shard = shard;
             if (shard > 0) ++res.layouts;
-            const auto lad = ladder(d, shard);
+            const auto lad = ladder(d, shard, at.l.expert);
             while (at.rung < lad.size()) {
               at.l.zero = lad[at.rung].zero;
               at.l.recompute = lad[at.rung].recompute;
@@ -285,6 +299,7 @@ std::string describe(const Layout& l) {
   }
   s += ' ';
   s += scenario::to_string(l.recompute);
+  if (l.expert > 1) s += " expert" + std::to_string(l.expert);
   return s;
 }
 
@@ -312,7 +327,7 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
   // before), so each layout's leanest setting is ranked.
   std::vector<Candidate> fits;
   auto climb = [&](Item it, std::vector<Item>& next) {
-    const auto lad = ladder(it.l.data, it.l.fsdp_shard);
+    const auto lad = ladder(it.l.data, it.l.fsdp_shard, it.l.expert);
     for (++it.rung; it.rung < lad.size(); ++it.rung) {
       it.l.zero = lad[it.rung].zero;
       it.l.recompute = lad[it.rung].recompute;

@@ -49,6 +49,7 @@ struct Layout {
   scenario::Recompute recompute = scenario::Recompute::none;
   // FSDP's shard group (parallel.fsdp.shard_size): 0 without FSDP, `data` for FSDP, below it HSDP.
   std::int64_t fsdp_shard = 0;
+  std::int64_t expert = 1;  // parallel.expert (mixture-of-experts models)
 };
 
 struct Candidate {

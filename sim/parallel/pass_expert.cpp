@@ -1,0 +1,142 @@
+// Expert parallelism for mixture-of-experts layers (GShard, Lepikhin et al. 2020; Switch
+// Transformer, Fedus et al. 2021; DeepSpeed-MoE, Rajbhandari et al. 2022; Megatron-LM's
+// expert_model_parallel_size). `parallel.expert` = E data-parallel ranks share one copy of each
+// MoE layer's experts, 1/E of them each, so a device holds expert_params / (tensor x E) of a
+// layer's routed experts. Each token's top-k routing becomes an all-to-all dispatch of the routed
+// tokens to their experts' ranks before the experts and an all-to-all combine after, on the comm
+// stream, gating the compute: forward dispatch, experts, combine; backward the same with the
+// gradients. Each all-to-all moves tokens x k x hidden x activation bytes per rank, (E-1)/E of
+// them leaving it. `training.expert_imbalance` (>= 1) scales the busiest rank's routed tokens:
+// its expert FLOPs, their saved activations and its all-to-all bytes. Routed experts' gradients
+// reduce over the E-strided expert-data-parallel group (data / E ranks), after the last
+// micro-batch's backward of their layer; everything else over all data ranks (the data pass).
+#include "sim/parallel/pass.hpp"
+
+#include <algorithm>
+
+#include "sim/parallel/topology.hpp"
+
+namespace trainsim::parallel {
+
+namespace {
+
+using hw::MemCategory;
+
+constexpr std::string_view kKeys[] = {"parallel.expert", "training.expert_imbalance"};
+
+// How a group of `size` data ranks `step` data ranks apart sits on the nodes.
+GroupSpan data_subgroup_span(const scenario::Scenario& s, std::int64_t size, std::int64_t step) {
+  const std::int64_t stride = rank_stride(s, scenario::ParallelDim::data) * step;
+  const std::int64_t gpn = s.cluster.gpus_per_node;
+  GroupSpan g;
+  g.per_node = std::clamp<std::int64_t>(gpn / stride, 1, size);
+  g.inter_node = size > g.per_node;
+  return g;
+}
+
+class ExpertPass final : public LoweringPass {
+ public:
+  void prepare(LowerContext& L) override {
+    E_ = L.s.parallel.expert;
+    const double f = L.s.training.expert_imbalance;
+    const auto n = static_cast<std::int32_t>(L.m.order.size());
+    moe_.assign(static_cast<std::size_t>(n), 0);
+    routed_.assign(static_cast<std::size_t>(n), core::Bytes{});
+    for (std::int32_t i = 0; i < n; ++i) {
+      const models::Layer& l = L.m.graph[L.m.order[i]];
+      if (l.experts <= 1) continue;
+      LayerShard& sh = L.shards[i];
+      // Experts split over the tensor ranks as before, then over the expert ranks.
+      const std::int64_t local = l.expert_params / L.tensor;
+      sh.expert_params = local / E_;
+      sh.params -= local - sh.expert_params;
+      // The busiest rank's extra routed work and activations.
+      if (f > 1) {
+        sh.flops += (f - 1) * l.expert_flops / static_cast<double>(L.tensor);
+        const core::Bytes extra =
+            core::Bytes{static_cast<std::int64_t>((f - 1) * double((l.expert_saved / L.tensor).value))};
+        sh.saved += extra;
+        L.kept[i].saved += extra;
+      }
+      if (E_ > 1) {
+        moe_[i] = 1;
+        // tokens x k x hidden x e per sample (the layer's output is e*s*h), on the busiest rank.
+        const core::Bytes per_sample = l.output * l.top_k;
+        routed_[i] = core::Bytes{static_cast<std::int64_t>(f * double(per_sample.value))} *
+                     L.mb_samples;
+      }
+    }
+    active_ = std::find(moe_.begin(), moe_.end(), 1) != moe_.end();
+    expert_span_ = data_subgroup_span(L.s, E_, 1);
+    reduce_ranks_ = L.data / E_;
+    reduce_span_ = data_subgroup_span(L.s, reduce_ranks_, E_);
+  }
+
+  int ops_per_layer(const LowerContext&) const override { return active_ ? 3 : 0; }
+  bool expands_units(const LowerContext&) const override { return active_; }
+  // The all-to-alls gate the compute ops: the unit's timing depends on the comm stream.
+  bool repeats(const StageContext&, const UnitStep&) const override { return !active_; }
+
+  void begin_unit(StageContext&, UnitStep&) override { pending_ = -1; }
+
+  void before_layer(StageContext& c, UnitStep& u, std::int32_t i) override {
+    if (!active_) return;
+    if (pending_ >= 0) {  // the layer after an MoE layer waits for its combine
+      c.param_ready = pending_;
+      pending_ = -1;
+    }
+    if (!moe_[i]) return;
+    // Dispatch (forward) or the combine's gradient (backward): the routed tokens go out once the
+    // op before has produced them; the experts wait for them.
+    c.last_comm = c.B.emit(all_to_all(u, i), {activation(routed_[i], TensorKind::routed, i)}, {},
+                           {c.ref_or_none(c.recent[1])});
+    c.param_ready = c.last_comm;
+  }
+
+  void layer_op(StageContext&, const UnitStep&, LayerOp& lo) override {
+    if (active_ && moe_[lo.layer])
+      lo.frees.push_back(activation(routed_[lo.layer], TensorKind::routed, lo.layer));
+  }
+
+  void after_layer(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t op) override {
+    if (!active_ || !moe_[i]) return;
+    // Combine (forward) or the dispatch's gradient (backward): the experts' outputs go back.
+    const MemEffect back = activation(routed_[i], TensorKind::routed, i);
+    c.last_comm = c.B.emit(all_to_all(u, i), {back}, {back}, {c.B.ref(op)});
+    pending_ = c.last_comm;
+    const LowerContext& L = c.L;
+    const std::int64_t p = L.shards[i].expert_params;
+    if (!u.forward() && u.last_microbatch && reduce_ranks_ > 1 && p > 0) {
+      const core::Bytes bytes = core::Bytes{p} * L.state_bytes.gradients;
+      const MemEffect buffer = tensor(MemCategory::buffers, bytes, TensorKind::bucket, i);
+      const std::span<const MemEffect> booked(&buffer, L.s.buckets_kept() ? 0 : 1);
+      Op reduce = comm_op(OpKind::all_reduce, StreamKind::comm, CommPurpose::data, i,
+                          u.microbatch(), u.chunk(), bytes, reduce_ranks_, reduce_span_.inter_node,
+                          reduce_span_.per_node);
+      reduce.data_reduction = true;
+      c.last_comm = c.B.emit(reduce, booked, booked, {c.B.ref(op)});
+    }
+  }
+
+ private:
+  Op all_to_all(const UnitStep& u, std::int32_t i) const {
+    return comm_op(OpKind::all_to_all, StreamKind::comm, CommPurpose::all_to_all, i,
+                   u.microbatch(), u.chunk(), routed_[i], E_, expert_span_.inter_node,
+                   expert_span_.per_node);
+  }
+
+  std::int64_t E_ = 1, reduce_ranks_ = 1;
+  std::vector<char> moe_;             // per layer: routed through all-to-alls
+  std::vector<core::Bytes> routed_;   // per layer: bytes of one all-to-all per micro-batch
+  bool active_ = false;
+  GroupSpan expert_span_, reduce_span_;
+  std::int32_t pending_ = -1;  // the combine the next layer waits for
+};
+
+}  // namespace
+
+PassEntry expert_pass() {
+  return {"expert", kKeys, {}, make_pass<ExpertPass>};
+}
+
+}  // namespace trainsim::parallel

@@ -1,0 +1,74 @@
+// Expert parallelism's layout checks (parallel.expert) and training.expert_imbalance. The expert
+// group lies inside the data-parallel ranks, as Megatron-LM's expert_model_parallel_size and
+// DeepSpeed-MoE's ep_size do: `expert` consecutive data ranks hold one copy of every expert,
+// each rank 1/expert of them.
+#include <set>
+#include <string>
+
+#include "sim/scenario/validate.hpp"
+
+namespace trainsim::scenario {
+
+namespace {
+YAML::Node key_or(const YAML::Node& parent, const char* key, const YAML::Node& fallback) {
+  if (parent.IsDefined() && parent.IsMap()) {
+    const YAML::Node& cp = parent;
+    if (cp[key].IsDefined()) return cp[key];
+  }
+  return parent.IsDefined() ? parent : fallback;
+}
+std::string str(std::int64_t v) { return std::to_string(v); }
+}  // namespace
+
+double read_expert_imbalance(const YamlContext& ctx, MapReader& m) {
+  if (!m.has("expert_imbalance")) return 1.0;
+  const YAML::Node n = m.node("expert_imbalance");
+  const std::string path = m.path_of("expert_imbalance");
+  const std::string s = read_string(ctx, n, path);
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used == s.size() && v >= 1 && v <= 1e6) return v;
+  } catch (...) {
+  }
+  ctx.fail(n, path,
+           "expected a number >= 1 (the busiest expert's tokens over the balanced share), got '" +
+               s + "'");
+}
+
+void validate_expert(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
+  const ParallelSpec& p = s.parallel;
+  if (p.expert == 1) return;
+  const YAML::Node at = key_or(n.parallel, "expert", n.root);
+  std::set<std::int64_t> experts;
+  for (auto v : s.model.order)
+    if (s.model.graph[v].experts > 1) experts.insert(s.model.graph[v].experts);
+  if (experts.empty())
+    ctx.fail(at, "parallel.expert",
+             "expert parallelism needs a mixture-of-experts model; '" + s.model.name +
+                 "' has no MoE layers (use parallel.expert: 1)");
+  for (auto e : experts)
+    if (e % p.expert != 0)
+      ctx.fail(at, "parallel.expert",
+               "the expert-parallel degree " + str(p.expert) + " must divide the number of experts (" +
+                   str(e) + ")");
+  if (p.data % p.expert != 0)
+    ctx.fail(at, "parallel.expert",
+             "the expert-parallel degree " + str(p.expert) +
+                 " must divide parallel.data (" + str(p.data) +
+                 "): the expert group lies inside the data-parallel ranks");
+  if (p.zero != 0)
+    ctx.fail(key_or(n.parallel, "zero", n.root), "parallel.zero",
+             "expert parallelism is modelled with parallel.zero: 0 only, got zero " + str(p.zero));
+  if (s.training.offload.optimizer_on_cpu() || s.training.offload.parameters_on_cpu())
+    ctx.fail(key_or(n.training, "offload", n.root), "training.offload",
+             "expert parallelism is modelled without offload");
+  if (p.fsdp.enabled)
+    ctx.fail(key_or(n.parallel, "fsdp", n.root), "parallel.fsdp",
+             "expert parallelism with parallel.fsdp is not supported yet (use parallel.fsdp: false)");
+  if (s.training.lora)
+    ctx.fail(key_or(n.training, "lora", n.root), "training.lora",
+             "expert parallelism with training.lora is not supported yet");
+}
+
+}  // namespace trainsim::scenario

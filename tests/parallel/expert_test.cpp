@@ -1,0 +1,137 @@
+// Expert parallelism (pass_expert.cpp) against hand counts on a small mixture-of-experts model:
+// 1/E of the routed experts' parameters per device, the all-to-all bytes of the routed tokens,
+// the expert-data-parallel gradient reduction, and the imbalance factor.
+#include <catch2/catch.hpp>
+
+#include "../support/fixtures.hpp"
+#include "models/builders.hpp"
+#include "sim/exec/player.hpp"
+#include "sim/parallel/lower.hpp"
+#include "sim/report/summary.hpp"
+
+using namespace trainsim;
+using namespace trainsim::testing;
+
+namespace {
+
+// 2 blocks, h 64, 4 heads, 4 SwiGLU experts of f 128, top-2, V 100, seq 32, bf16, no bias.
+// One MoE MLP's routed experts: 4 * 3*64*128 = 98,304 parameters (router 4*64 = 256 apart).
+models::Model tiny_moe() {
+  models::TransformerConfig c;
+  c.name = "tiny-moe";
+  c.layers = 2;
+  c.hidden = 64;
+  c.heads = 4;
+  c.ffn = 128;
+  c.vocab = 100;
+  c.mlp = models::kinds::MlpActivation::swiglu;
+  c.norm = models::NormKind::rmsnorm;
+  c.bias = false;
+  c.dropout = false;
+  c.learned_positions = false;
+  c.tied_embeddings = false;
+  c.experts = 4;
+  c.top_k = 2;
+  return models::build_transformer(c, {32, models::DType::bf16, true});
+}
+
+scenario::Scenario moe_scenario(std::int64_t data, std::int64_t expert, double imbalance = 1) {
+  scenario::TrainingSpec t;
+  t.micro_batch = 2;
+  t.gradient_accumulation = 2;
+  t.seq_len = 32;
+  t.precision = scenario::Precision::bf16;
+  t.optimizer = scenario::Optimizer::adamw;
+  t.expert_imbalance = imbalance;
+  scenario::ParallelSpec p;
+  p.data = data;
+  p.expert = expert;
+  return make_scenario(tiny_moe(), ideal_device(1LL << 40), t, p);
+}
+
+std::vector<const parallel::Op*> ops_of(const parallel::Plan& plan, parallel::OpKind kind) {
+  std::vector<const parallel::Op*> out;
+  for (const auto& op : plan.programs[0].ops)
+    if (op.kind == kind) out.push_back(&op);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("expert parallelism holds 1/E of the routed experts per device", "[parallel][expert]") {
+  const auto one = parallel::lower(moe_scenario(4, 1));
+  const auto four = parallel::lower(moe_scenario(4, 4));
+  const std::int64_t all = tiny_moe().parameters();
+  CHECK(one.programs[0].parameters == all);
+  // 2 MoE layers x 98,304 routed parameters, of which a device keeps 1/4: 2 x 73,728 fewer.
+  CHECK(four.programs[0].parameters == all - 2 * 73'728);
+  // Model states follow: 16 bytes per parameter for mixed-precision AdamW.
+  CHECK(four.programs[0].model_states.total().value == 16 * (all - 2 * 73'728));
+}
+
+TEST_CASE("each MoE layer's tokens travel by all-to-all, four per micro-batch", "[parallel][expert]") {
+  const auto plan = parallel::lower(moe_scenario(4, 4));
+  const auto a2a = ops_of(plan, parallel::OpKind::all_to_all);
+  // 2 MoE layers x 2 micro-batches x (dispatch + combine) x (forward + backward) = 16.
+  REQUIRE(a2a.size() == 16);
+  for (const auto* op : a2a) {
+    // micro-batch 2 x 32 tokens x top-2 x h 64 x 2 bytes = 16,384 bytes, over the 4 expert ranks.
+    CHECK(op->comm.bytes.value == 16'384);
+    CHECK(op->comm.ranks == 4);
+    CHECK(op->purpose == parallel::CommPurpose::all_to_all);
+    CHECK(op->stream == parallel::StreamKind::comm);
+  }
+  // No all-to-all without expert parallelism.
+  CHECK(ops_of(parallel::lower(moe_scenario(4, 1)), parallel::OpKind::all_to_all).empty());
+}
+
+TEST_CASE("routed experts' gradients reduce over data / E ranks", "[parallel][expert]") {
+  const auto plan = parallel::lower(moe_scenario(8, 4));
+  std::int64_t expert_bytes = 0, dense_bytes = 0;
+  for (const auto* op : ops_of(plan, parallel::OpKind::all_reduce)) {
+    if (op->comm.ranks == 2)
+      expert_bytes += op->comm.bytes.value;
+    else if (op->comm.ranks == 8)
+      dense_bytes += op->comm.bytes.value;
+  }
+  // Each MoE layer: 98,304 / 4 = 24,576 parameters x 2 bytes (bf16 gradients) = 49,152 bytes,
+  // over 8 / 4 = 2 ranks; 2 layers.
+  CHECK(expert_bytes == 2 * 49'152);
+  // Everything else over all 8 data ranks: the rest of the device's parameters.
+  const std::int64_t all = tiny_moe().parameters();
+  CHECK(dense_bytes == 2 * (all - 2 * 98'304));
+}
+
+TEST_CASE("expert imbalance scales the busiest rank's routed work and all-to-all",
+          "[parallel][expert]") {
+  const auto even = parallel::lower(moe_scenario(4, 4, 1.0));
+  const auto skew = parallel::lower(moe_scenario(4, 4, 1.5));
+  // Routed FLOPs of one MoE forward: top-2 x 6 x 32 x 64 x 128 = 3,145,728 per sample; the
+  // busiest rank does 0.5 x that more, x 2 samples per micro-batch = 3,145,728 more.
+  auto moe_forward = [](const parallel::Plan& p) {
+    // The MoE forward is the compute op right after its dispatch.
+    for (std::size_t k = 1; k < p.programs[0].ops.size(); ++k)
+      if (p.programs[0].ops[k - 1].kind == parallel::OpKind::all_to_all &&
+          p.programs[0].ops[k].kind == parallel::OpKind::forward)
+        return p.programs[0].ops[k].work.flops;
+    return 0.0;
+  };
+  CHECK(moe_forward(skew) - moe_forward(even) == Approx(3'145'728.0));
+  CHECK(ops_of(skew, parallel::OpKind::all_to_all)[0]->comm.bytes.value == 24'576);  // 1.5 x
+}
+
+TEST_CASE("a step with expert parallelism reports all_to_all time", "[parallel][expert]") {
+  auto s = moe_scenario(4, 4);
+  s.cluster.intra_node.bandwidth = core::Bandwidth{1e9};  // 1 GB/s: visible all-to-all time
+  const auto plan = parallel::lower(s);
+  const auto tl = exec::play(plan);
+  const auto r = report::summarize(s, plan, tl, false);
+  bool found = false;
+  for (const auto& c : r.comm)
+    if (c.kind == "all_to_all") {
+      found = true;
+      // 8 all-to-alls per micro-batch x 2 micro-batches x 3/4 x 16,384 B / 1 GB/s = 196.608 us.
+      CHECK(c.time_s == Approx(16 * 0.75 * 16'384 / 1e9).epsilon(1e-6));
+    }
+  CHECK(found);
+}
