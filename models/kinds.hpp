@@ -28,6 +28,7 @@ struct LinearSpec {
   std::int64_t in = 0;
   std::int64_t out = 0;
   bool bias = true;
+  std::int64_t gemm_input_bytes = 0;  // bytes per element of the kept input; 0: the dtype's (fp8: 1)
 };
 Layer linear(std::string name, const LinearSpec& spec, DType dtype);
 
@@ -64,6 +65,9 @@ struct AttentionSpec {
   bool flash = false;         // FlashAttention-style kernel: no s x s tensors kept
   std::int64_t head_dim = 0;  // d; 0 means h / a. Q and the projection input are a*d wide
   std::optional<bool> out_bias = std::nullopt;  // output projection bias; unset: = bias
+  // Autocast: softmax runs in fp32 and keeps its fp32 output; attn x V keeps its 16-bit cast.
+  bool softmax_fp32 = false;
+  std::int64_t gemm_input_bytes = 0;  // kept QKV and projection inputs; 0: the dtype's (fp8: 1)
 };
 Layer attention(std::string name, const AttentionSpec& spec, DType dtype);
 
@@ -83,6 +87,7 @@ struct MlpSpec {
   std::int64_t experts = 0;  // 0 or 1: a dense MLP
   std::int64_t top_k = 0;    // experts per token, 1..experts (required when experts > 1)
   bool save_input = true;    // false when another layer keeps the same input (a shared norm)
+  std::int64_t gemm_input_bytes = 0;  // kept fc1/gate/up and fc2/down inputs; 0: the dtype's
 };
 Layer mlp(std::string name, const MlpSpec& spec, DType dtype);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 // Every figure here is traced in docs/devices.md. Two rules keep the table consistent:
@@ -48,6 +49,19 @@ constexpr double kNvlinkStepUs = 3.4;
 constexpr double kPcieStepUs = 5.7;
 constexpr double kNetStepUs = 9.6;
 
+// Dense FP8 tensor-core peaks (data sheets give them with 2:4 sparsity; halved here):
+// H100 SXM5 and H200 SXM 3,958 -> 1,978.9 TFLOPS (NVIDIA H100 / H200 datasheets); L4 485 ->
+// 242.5 (L4 datasheet); RTX 4090 660.6 -> 330.3 with FP32 accumulate (Ada Lovelace whitepaper,
+// appendix table); MI300X 5,229.8 -> 2,614.9 (AMD MI300X datasheet). Volta and Ampere have no
+// FP8 tensor cores.
+void set_fp8_peaks(std::vector<DeviceSpec>& v) {
+  const std::pair<const char*, double> peaks[] = {
+      {"h100-80gb", 1978.9}, {"h200-141gb", 1978.9}, {"l4", 242.5}, {"rtx-4090", 330.3}, {"mi300x", 2614.9}};
+  for (auto& d : v)
+    for (const auto& [name, tf] : peaks)
+      if (d.name == name) d.peak_fp8 = tflops(tf);
+}
+
 std::vector<DeviceSpec> make_devices() {
   std::vector<DeviceSpec> v;
   // NVIDIA Volta: no TF32 and no BF16; peak_16bit is the FP16 tensor-core peak.
@@ -88,6 +102,7 @@ std::vector<DeviceSpec> make_devices() {
                tflops(1307.4), gb_per_s(5300), mib(1536), 0.50, 0.80, us(5),
                "AMD Instinct MI300X datasheet: 163.4 TFLOPS FP32 vector, 653.7 TF32, "
                "1,307.4 BF16/FP16 TFLOPS dense (2,614.9 with sparsity), 192 GB HBM3 at 5.3 TB/s"});
+  set_fp8_peaks(v);
   return v;
 }
 

@@ -58,6 +58,7 @@ enum class TensorKind : std::uint8_t {
   param_grad,    // a layer's parameter gradients, held from the first backward to the optimizer
   offload_grad,  // a micro-batch's gradients on their way to host memory (optimizer offload)
   bucket,        // a data-parallel gradient reduction bucket
+  weight_cast,   // a layer's GEMM weights cast per forward (autocast, fp8), kept for its backward
 };
 
 struct MemEffect {
