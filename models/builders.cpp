@@ -51,15 +51,17 @@ namespace detail {
 // Appends c.layers blocks after `x` (see BlockLayout); returns the last block's output.
 Vertex add_blocks(Model& m, Vertex x, const TransformerConfig& c, std::int64_t tokens,
                   const BuildOptions& opts) {
-  const DType dt = opts.activation_dtype;
+  const DType dt = opts.activation_dtype, dt32 = opts.fp32_ops_dtype();
   const std::int64_t sh = tokens * c.hidden;
   auto norm = [&](std::string name, int block, bool save_input = true) {
     const kinds::NormSpec spec{tokens, c.hidden, save_input};
-    return in_block(c.norm == NormKind::layernorm ? kinds::layernorm(std::move(name), spec, dt)
-                                                  : kinds::rmsnorm(std::move(name), spec, dt),
+    return in_block(c.norm == NormKind::layernorm ? kinds::layernorm(std::move(name), spec, dt32)
+                                                  : kinds::rmsnorm(std::move(name), spec, dt32),
                     block);
   };
-  const kinds::AttentionSpec att = attention_spec(c, tokens, opts.flash_attention);
+  kinds::AttentionSpec att = attention_spec(c, tokens, opts.flash_attention);
+  att.softmax_fp32 = opts.autocast;
+  att.gemm_input_bytes = opts.gemm_input_bytes();
   std::optional<kinds::MlaSpec> mla = c.mla;
   if (mla) {
     mla->tokens = tokens;
@@ -75,11 +77,12 @@ Vertex add_blocks(Model& m, Vertex x, const TransformerConfig& c, std::int64_t t
       return add_after(m, in_block(std::move(l), i), {in});
     };
     auto mlp = [&](Vertex in, bool save_input) {
-      return add_after(
-          m, in_block(kinds::mlp(p + "mlp", mlp_spec(c, tokens, save_input, i), dt), i), {in});
+      kinds::MlpSpec spec = mlp_spec(c, tokens, save_input, i);
+      spec.gemm_input_bytes = opts.gemm_input_bytes();
+      return add_after(m, in_block(kinds::mlp(p + "mlp", spec, dt), i), {in});
     };
     auto add = [&](const char* name, Vertex a, Vertex b) {
-      return add_after(m, in_block(kinds::add(p + name, sh, dt), i), {a, b});
+      return add_after(m, in_block(kinds::add(p + name, sh, dt32), i), {a, b});
     };
     switch (c.layout) {
       case BlockLayout::sequential: {
@@ -129,7 +132,8 @@ Model build_transformer(const TransformerConfig& c, const BuildOptions& opts) {
                                   ") exceeds max_positions (" + std::to_string(c.max_positions) +
                                   ") of the learned position embeddings");
   }
-  const DType dt = opts.activation_dtype;
+  // Under autocast the embeddings, norms and residual adds run in fp32 (dt32).
+  const DType dt = opts.activation_dtype, dt32 = opts.fp32_ops_dtype();
   const std::int64_t s = opts.seq_len, h = c.hidden;
 
   Model m;
@@ -142,12 +146,12 @@ Model build_transformer(const TransformerConfig& c, const BuildOptions& opts) {
 
   auto norm = [&](std::string name) {
     const kinds::NormSpec spec{s, h, true};
-    return c.norm == NormKind::layernorm ? kinds::layernorm(std::move(name), spec, dt)
-                                         : kinds::rmsnorm(std::move(name), spec, dt);
+    return c.norm == NormKind::layernorm ? kinds::layernorm(std::move(name), spec, dt32)
+                                         : kinds::rmsnorm(std::move(name), spec, dt32);
   };
   const kinds::EmbeddingSpec emb{
       s, c.vocab, h, c.learned_positions ? c.max_positions : 0, c.dropout, c.token_types};
-  Vertex x = add_layer(m, kinds::embedding("embed", emb, dt));
+  Vertex x = add_layer(m, kinds::embedding("embed", emb, dt32));
   const bool post = c.layout == BlockLayout::post_norm;
   if (post) x = add_after(m, norm("embed_ln"), {x});
   x = detail::add_blocks(m, x, c, s, opts);
@@ -157,7 +161,7 @@ Model build_transformer(const TransformerConfig& c, const BuildOptions& opts) {
                              c.head_bias};
   if (c.pooler) {
     // The pooler reads the first token; its output feeds the (next-sentence) loss.
-    const Vertex pool = add_after(m, kinds::linear("pooler", {1, h, h, true}, dt), {x});
+    const Vertex pool = add_after(m, kinds::linear("pooler", {1, h, h, true, opts.gemm_input_bytes()}, dt), {x});
     add_after(m, kinds::loss("loss", loss, dt), {x, pool});
   } else {
     add_after(m, kinds::loss("loss", loss, dt), {x});

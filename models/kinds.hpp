@@ -28,6 +28,7 @@ struct LinearSpec {
   std::int64_t in = 0;
   std::int64_t out = 0;
   bool bias = true;
+  std::int64_t gemm_input_bytes = 0;  // bytes per element of the kept input; 0: the dtype's (fp8: 1)
 };
 Layer linear(std::string name, const LinearSpec& spec, DType dtype);
 
@@ -65,6 +66,9 @@ struct AttentionSpec {
   std::int64_t head_dim = 0;  // d; 0 means h / a. Q and the projection input are a*d wide
   std::optional<bool> out_bias = std::nullopt;  // output projection bias; unset: = bias
   bool qk_norm = false;  // RMSNorm over the whole Q (a*d) and K (k*d) projections (OLMoE)
+  // Autocast: softmax runs in fp32 and keeps its fp32 output; attn x V keeps its 16-bit cast.
+  bool softmax_fp32 = false;
+  std::int64_t gemm_input_bytes = 0;  // kept QKV and projection inputs; 0: the dtype's (fp8: 1)
 };
 Layer attention(std::string name, const AttentionSpec& spec, DType dtype);
 
@@ -105,6 +109,7 @@ struct MlpSpec {
   std::int64_t shared_ffn = 0;  // > 0: an always-active shared expert of this width (MoE only)
   bool shared_gate = false;     // the shared expert's output scaled by a sigmoid gate h -> 1
   bool expert_bias = false;     // the router's per-expert score bias (DeepSeek-V3), E values
+  std::int64_t gemm_input_bytes = 0;  // kept fc1/gate/up and fc2/down inputs; 0: the dtype's
 };
 Layer mlp(std::string name, const MlpSpec& spec, DType dtype);
 

@@ -61,6 +61,7 @@ Layer conv2d(std::string name, const Conv2dSpec& c, DType dtype) {
   l.name = std::move(name);
   l.kind = LayerKind::conv2d;
   l.params = sum({prod({c.out_channels, in_per_group, k2}), c.bias ? c.out_channels : 0});
+  l.gemm_params = l.params;  // autocast casts a conv's weight (and bias) like a linear's
   const Bytes input = bytes({e, c.in_channels, c.height, c.width});
   l.saved = c.save_input ? input : Bytes{};
   l.output = bytes({e, c.out_channels, oh, ow});

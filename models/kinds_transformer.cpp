@@ -14,7 +14,7 @@ using detail::sum;
 using detail::require_positive;
 
 // linear: params = in*out (+ out bias), replicated.
-// saved = e*t*in (input, for the weight gradient); output = e*t*out; flops = 2*t*in*out;
+// saved = e*t*in (input, for the weight gradient; g*t*in with gemm_input_bytes g); output = e*t*out; flops = 2*t*in*out;
 // io = e*t*(in + out).
 Layer linear(std::string name, const LinearSpec& spec, DType dtype) {
   require_positive(spec.tokens, "tokens");
@@ -24,8 +24,10 @@ Layer linear(std::string name, const LinearSpec& spec, DType dtype) {
   Layer l;
   l.name = std::move(name);
   l.kind = LayerKind::linear;
+  const std::int64_t g = spec.gemm_input_bytes > 0 ? spec.gemm_input_bytes : e;
   l.params = sum({prod({spec.in, spec.out}), spec.bias ? spec.out : 0});
-  l.saved = bytes({e, t, spec.in});
+  l.gemm_params = l.params;
+  l.saved = bytes({g, t, spec.in});
   l.output = bytes({e, t, spec.out});
   l.flops = 2.0 * double(t) * double(spec.in) * double(spec.out);
   l.matmul = true;
@@ -112,6 +114,9 @@ Layer rmsnorm(std::string name, const NormSpec& spec, DType dtype) {
 //   flash:    4*a*s fp32 log-sum-exp and no s^2 term (the kernel recomputes the scores).
 //   With dropout, e=2, k=a: 11*s*h + 5*a*s^2 (Korthikanti et al. 2022, eq. 1 attention part).
 // saved_attention_core = the s^2 terms (what selective recomputation drops; 0 with flash).
+// softmax_fp32 (autocast): the standard core keeps the fp32 softmax output, its mask and the
+//   e-byte cast attn x V reads: (4 + e)*a*s^2 [+ a*s^2].
+// gemm_input_bytes g (fp8: 1): the QKV input and the proj input are kept at g bytes, not e.
 // flops = 2*s*h*(h + 2hk) + 2*s^2*h (QK^T) + 2*s^2*h (attn x V) + 2*s*h^2; core = 4*s^2*h.
 // qk_norm (OLMoE's RMSNorm over the whole Q and K): + hq + hk weights (split with the heads),
 //   + e*s*(hq + hk) saved (split: the norms' inputs), + 4*s*(hq + hk) FLOPs, + 2e*s*(hq + hk) io.
@@ -143,11 +148,18 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
   l.linears[static_cast<std::size_t>(LinearRole::v)] = {h, hk, 1, s};
   l.linears[static_cast<std::size_t>(LinearRole::o)] = {hq, h, 1, s, true};
 
-  const Bytes replicated = bytes({e, sh}) + (spec.dropout ? Bytes{sh} : Bytes{});
-  const Bytes core =
-      spec.flash ? Bytes{} : bytes({e, ass}) + (spec.dropout ? bytes({1 + e, ass}) : Bytes{});
+  l.gemm_params = l.params;
+
+  const std::int64_t g = spec.gemm_input_bytes > 0 ? spec.gemm_input_bytes : e;
+  const Bytes replicated = bytes({g, sh}) + (spec.dropout ? Bytes{sh} : Bytes{});
+  Bytes core{};
+  if (!spec.flash && spec.softmax_fp32)
+    core = bytes({4 + e, ass}) + (spec.dropout ? Bytes{ass} : Bytes{});
+  else if (!spec.flash)
+    core = bytes({e, ass}) + (spec.dropout ? bytes({1 + e, ass}) : Bytes{});
   const Bytes lse = spec.flash ? bytes({4, a, s}) : Bytes{};
-  l.saved_split = bytes({e, 2, sum({shq, shk})}) + lse + core;  // Q, proj input, K, V
+  // Q, K, V and the projection's input.
+  l.saved_split = bytes({e, sum({shq, prod({2, shk})})}) + bytes({g, shq}) + lse + core;
   l.saved_attention_core = core;
   if (spec.qk_norm) {  // the norms' weights and inputs: the un-normed Q and K
     l.params_split = sum({l.params_split, hq, hk});
@@ -199,6 +211,7 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
 //   flops = 6*s*h*f.
 // mlp, geglu: as swiglu with gelu(gate) (Gemma).
 // Without save_input the e*s*h input is not counted (another layer keeps the same tensor).
+// gemm_input_bytes g (fp8: 1): the fc1/gate/up input and the fc2/down input are kept at g bytes.
 // mixture of experts (E = experts > 1, k = top_k): params = E * (expert params above) + h*E
 //   router weight (replicated; experts split as dense MLPs). saved: e*s*h input and 4*s*E fp32
 //   router probabilities (replicated) + k * (split saved of one dense expert): each token's
@@ -246,12 +259,17 @@ Layer mlp(std::string name, const MlpSpec& spec, DType dtype) {
   l.linears[static_cast<std::size_t>(LinearRole::up)] = {h, f, E, prod({s, k})};
   l.linears[static_cast<std::size_t>(LinearRole::down)] = {f, h, E, prod({s, k}), true};
 
-  const Bytes replicated = (spec.save_input ? bytes({e, sh}) : Bytes{}) +
+  l.gemm_params = l.params;
+
+  const std::int64_t g = spec.gemm_input_bytes > 0 ? spec.gemm_input_bytes : e;
+  const Bytes replicated = (spec.save_input ? bytes({g, sh}) : Bytes{}) +
                            (spec.dropout ? Bytes{sh} : Bytes{}) +
                            (moe ? bytes({4, s, E}) : Bytes{}) +
                            (spec.shared_gate ? bytes({e, s}) : Bytes{});
-  const Bytes routed_saved = bytes({k, e, (glu ? 3 : 2), sf});
-  l.saved_split = routed_saved + bytes({e, (glu ? 3 : 2), s, fs});
+  // Kept per token and ffn feature: the activation's inputs at e, the down/fc2 input at g.
+  const std::int64_t per_feature = sum({prod({e, (glu ? 2 : 1)}), g});
+  const Bytes routed_saved = bytes({k, per_feature, sf});
+  l.saved_split = routed_saved + bytes({per_feature, s, fs});
   l.saved = replicated + l.saved_split;
   l.output = bytes({e, sh});
   const double routed_flops =
@@ -317,6 +335,7 @@ Layer loss(std::string name, const LossSpec& spec, DType dtype) {
     throw std::invalid_argument("a head bias needs an untied head");
   l.params = spec.head == LossHead::untied ? sum({prod({V, h}), spec.head_bias ? V : 0}) : 0;
   l.params_split = l.params;
+  l.gemm_params = head ? prod({V, h}) + (spec.head_bias ? V : 0) : 0;
   l.output = Bytes{4};
   l.flops = 3.0 * double(s) * double(V);
   if (head) {

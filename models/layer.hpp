@@ -84,6 +84,9 @@ struct Layer {
   double backward_factor = 2.0;
   double attention_core_flops = 0;  // part of `flops` in QK^T, softmax and attn x V
   bool matmul = false;              // dominated by GEMMs (tensor cores) vs memory-bound
+  // Parameters its GEMMs read as weights (a tied LM head reads the embedding's V*h): what a
+  // precision that casts weights per forward (autocast, fp8) copies. Split like params_split.
+  std::int64_t gemm_params = 0;
   // Activation bytes read and written by the forward kernel(s), per sample (roofline input).
   core::Bytes io_bytes{};
 

@@ -30,6 +30,15 @@ struct BuildOptions {
   std::int64_t seq_len = 512;
   DType activation_dtype = DType::bf16;
   bool flash_attention = false;  // keep no s x s scores (FlashAttention-style kernel)
+  // PyTorch autocast: GEMMs run in activation_dtype, the ops autocast runs in fp32 (softmax,
+  // layer_norm, the loss) and the residual stream around them stay fp32 (docs/models.md).
+  bool autocast = false;
+  // fp8 linears (Transformer Engine, torchao float8): a GEMM keeps its input in fp8.
+  bool fp8_gemm_inputs = false;
+  // The dtype of the ops autocast leaves in fp32 (norms, embeddings, residual adds).
+  DType fp32_ops_dtype() const { return autocast ? DType::fp32 : activation_dtype; }
+  // Bytes per element of what a GEMM keeps of its input for backward (0: the activation dtype).
+  std::int64_t gemm_input_bytes() const { return fp8_gemm_inputs ? 1 : 0; }
   std::int64_t max_layers = kDefaultMaxLayers;  // refused before building past it
 };
 

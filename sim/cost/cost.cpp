@@ -36,7 +36,8 @@ double compute_rate(const hw::DeviceSpec& d, MathMode mode, bool matmul) {
   double rate = d.peak_fp32.per_s;
   if (matmul) {
     if (mode == MathMode::tf32 && d.peak_tf32.per_s > 0) rate = d.peak_tf32.per_s;
-    if (mode == MathMode::half && d.peak_16bit.per_s > 0) rate = d.peak_16bit.per_s;
+    if ((mode == MathMode::half || mode == MathMode::fp8) && d.peak_16bit.per_s > 0) rate = d.peak_16bit.per_s;
+    if (mode == MathMode::fp8 && d.peak_fp8.per_s > 0) rate = d.peak_fp8.per_s;
   }
   if (rate > 0) return rate;
   double slowest = 0;
@@ -75,6 +76,7 @@ std::int64_t ceil_log2(std::int64_t n) {
 
 bool same_kernel_speed(const hw::DeviceSpec& a, const hw::DeviceSpec& b) {
   return a.peak_fp32 == b.peak_fp32 && a.peak_tf32 == b.peak_tf32 && a.peak_16bit == b.peak_16bit &&
+         a.peak_fp8 == b.peak_fp8 &&
          a.memory_bandwidth == b.memory_bandwidth && a.matmul_efficiency == b.matmul_efficiency &&
          a.memory_efficiency == b.memory_efficiency && a.kernel_launch == b.kernel_launch &&
          a.matmul_ramp_s == b.matmul_ramp_s;

@@ -7,7 +7,8 @@
 
 namespace trainsim::cost {
 
-enum class MathMode { fp32, tf32, half };  // half = fp16/bf16 tensor cores
+// half = fp16/bf16 tensor cores; fp8 = fp8 tensor cores (Hopper, Ada), 16-bit where a device has none
+enum class MathMode { fp32, tf32, half, fp8 };
 
 // One kernel's work: FLOPs and bytes moved to/from device memory.
 struct KernelWork {

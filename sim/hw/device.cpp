@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 // Every figure here is traced in docs/devices.md. Two rules keep the table consistent:
@@ -46,6 +47,22 @@ constexpr double kEthernetFraction = 0.90;         // RoCEv2 headers and congest
 constexpr double kNvlinkStepUs = 3.4;
 constexpr double kPcieStepUs = 5.7;
 constexpr double kNetStepUs = 9.6;
+
+// Dense FP8 tensor-core peaks (data sheets give them with 2:4 sparsity; halved here):
+// H100 SXM5 and H200 SXM 3,958 -> 1,978.9 TFLOPS (NVIDIA H100 / H200 datasheets); L4 485 ->
+// 242.5 (L4 datasheet); RTX 4090 660.6 -> 330.3 with FP32 accumulate (Ada Lovelace whitepaper,
+// appendix table); MI300X 5,229.8 -> 2,614.9 (AMD MI300X datasheet). Volta and Ampere have no
+// FP8 tensor cores. H100 PCIe 3,026 -> 1,513 and H100 NVL 3,341 -> 1,670.5 (H100 datasheet);
+// GH200 3,958 -> 1,978.9 (GH200 datasheet); L40S 1,466 -> 733 (L40S datasheet); B200 9,000 ->
+// 4,500 (HGX B200: 72 PFLOPS FP8 with sparsity for 8 GPUs). MI250X has no FP8.
+void set_fp8_peaks(std::vector<DeviceSpec>& v) {
+  const std::pair<const char*, double> peaks[] = {
+      {"h100-80gb", 1978.9}, {"h200-141gb", 1978.9}, {"l4", 242.5}, {"rtx-4090", 330.3}, {"mi300x", 2614.9},
+      {"h100-pcie", 1513.0}, {"h100-nvl", 1670.5}, {"gh200-96gb", 1978.9}, {"l40s", 733.0}, {"b200", 4500.0}};
+  for (auto& d : v)
+    for (const auto& [name, tf] : peaks)
+      if (d.name == name) d.peak_fp8 = tflops(tf);
+}
 
 // `memory` is the total PyTorch reports (torch.cuda.get_device_properties(0).total_memory, i.e.
 // cudaDeviceProp::totalGlobalMem, the figure deviceQuery prints), from a published printout;
@@ -156,6 +173,7 @@ std::vector<DeviceSpec> make_devices() {
   std::vector<DeviceSpec> v;
   add_datacenter_devices(v);
   add_pcie_devices(v);
+  set_fp8_peaks(v);
   return v;
 }
 

@@ -29,6 +29,9 @@ struct DeviceSpec {
   // matmul_efficiency x F / (F + peak x matmul_ramp_s), i.e. it reaches half its ceiling when
   // its work would take matmul_ramp_s at peak (too few tiles to fill the SMs; see devices.md).
   double matmul_ramp_s = 1.6e-6;
+  // Dense FP8 tensor-core peak (Hopper, Ada, CDNA3); 0 where the device has no FP8 GEMMs, and
+  // then training.precision fp8 is refused.
+  core::FlopRate peak_fp8{};
 };
 
 // A link class between devices (intra-node fabric or inter-node network), alpha-beta model:

@@ -133,8 +133,7 @@ Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
   plan.microbatches = L.microbatches;
   plan.samples = s.training.global_batch;
   plan.tokens = s.model.sequence_model ? core::checked_mul(plan.samples, s.training.seq_len) : 0;
-  plan.math = s.training.precision == scenario::Precision::fp32 ? cost::MathMode::fp32
-                                                                : cost::MathMode::half;
+  plan.math = scenario::math_mode(s.training.precision);
   plan.compressed = options.compress;
   plan.caching_allocator = s.training.caching_allocator;
   plan.programs.resize(L.stages);

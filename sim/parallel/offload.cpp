@@ -14,7 +14,7 @@ HostStateBytes host_state_bytes_per_param(const scenario::Scenario& s) {
   const auto sb = scenario::state_bytes_per_param(s.training.precision, s.training.optimizer);
   h.optimizer_states = sb.optimizer_states;
   h.gradients = 4;
-  if (s.training.precision == scenario::Precision::fp32) h.weights = 4;  // also serves parameter offload
+  if (!scenario::master_weights(s.training.precision)) h.weights = sb.weights;  // also serves parameter offload
   else if (off.parameters_on_cpu()) h.weights = sb.weights;
   return h;
 }
@@ -62,7 +62,7 @@ Op pcie_copy_op(OpKind kind, std::int32_t layer, std::int32_t microbatch, std::i
 
 core::Bytes cpu_optimizer_traffic(const scenario::Scenario& s, std::int64_t params) {
   const auto sb = scenario::state_bytes_per_param(s.training.precision, s.training.optimizer);
-  const std::int64_t weight_rw = s.training.precision == scenario::Precision::fp32 ? 8 : sb.weights;
+  const std::int64_t weight_rw = sb.master > 0 ? sb.weights : 2 * sb.weights;
   return core::Bytes{params} * (4 + 2 * sb.optimizer_states + weight_rw);
 }
 

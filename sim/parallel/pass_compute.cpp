@@ -21,6 +21,13 @@ constexpr std::string_view kKeys[] = {"model",
                                       "training.optimizer",
                                       "training.lora"};
 
+// The low-precision copies of layer i's GEMM weights one forward makes (autocast's cast cache,
+// fp8's quantized weights); the GEMMs keep them for their backward. Once per micro-batch: the
+// cast cache is emptied when the autocast region (the forward) is left.
+core::Bytes weight_casts(const LowerContext& L, std::int32_t i) {
+  return core::Bytes{L.shards[i].gemm_params} * scenario::weight_cast_bytes(L.s.training.precision);
+}
+
 class ComputePass final : public LoweringPass {
  public:
   void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
@@ -44,6 +51,8 @@ class ComputePass final : public LoweringPass {
     dequantize(lo, sh, i, TensorKind::dequantized);
     lo.allocs.push_back(activation(sh.output * mb_samples, TensorKind::output, i));
     lo.allocs.push_back(activation(L.kept[i].saved * mb_samples, TensorKind::saved, i));
+    if (const core::Bytes casts = weight_casts(L, i); casts.value > 0)
+      lo.allocs.push_back(activation(casts, TensorKind::weight_cast, i));
     // Free at the end: outputs whose last consumer is this layer.
     for (auto pr : L.producers[i])
       if (L.last_consumer[pr] == i && L.chunk_of[pr] == g)
@@ -93,6 +102,8 @@ class ComputePass final : public LoweringPass {
     const core::Bytes core_bytes = L.kept[i].core * mb_samples;
     lo.frees.push_back(activation(sh.saved * mb_samples - core_bytes, TensorKind::saved, i));
     lo.frees.push_back(activation(core_bytes, TensorKind::core, i));
+    if (const core::Bytes casts = weight_casts(L, i); casts.value > 0)
+      lo.frees.push_back(activation(casts, TensorKind::weight_cast, i));
     lo.frees.push_back(activation(input_grad, TensorKind::input_grad, i));
     const bool has_grad_out = sh.grad_out && (i + 1 == nlayers || i + 1 == r.end ||
                               (L.last_consumer[i] >= 0 && L.last_consumer[i] < r.end));

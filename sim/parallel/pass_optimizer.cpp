@@ -17,8 +17,9 @@ class OptimizerPass final : public LoweringPass {
   void end_step(StageContext& c) override {
     if (c.optimizer_on_host) return;
     const scenario::StateBytes& sb = c.L.state_bytes;
-    const std::int64_t weight_rw =
-        sb.weights == 4 ? 8 : 2;  // fp32 updates in place; mixed writes a 16-bit copy
+    // Updated in place where there is no master (read and write); mixed precision writes the
+    // 16-bit copy of the master (read and written with the optimizer states).
+    const std::int64_t weight_rw = sb.master > 0 ? sb.weights : 2 * sb.weights;
     const core::Bytes traffic =
         core::Bytes{c.update_params} * (sb.gradients + 2 * sb.optimizer_states + weight_rw);
     Op opt = compute_op(OpKind::optimizer, -1, -1, 0, 0, traffic, false);

@@ -67,14 +67,12 @@ enum class TensorKind : std::uint8_t {
   param_grad,    // a layer's parameter gradients, held from the first backward to the optimizer
   offload_grad,  // a micro-batch's gradients on their way to host memory (optimizer offload)
   bucket,        // a data-parallel gradient reduction bucket
-// FSDP (pass_fsdp.cpp): a unit's parameter all-gather, its gradient reduce-scatter, and HSDP's
-// all-reduce of the reduced shard across the replica groups. all_to_all: expert parallelism's
-// dispatch and combine of routed tokens (pass_expert.cpp).
-enum class CommPurpose : std::uint8_t {
-  none, tensor, data, pipeline, zero, offload_pcie, offload_cpu_optimizer,
-  fsdp_all_gather, fsdp_reduce_scatter, hsdp_all_reduce, all_to_all,
-};
-inline constexpr std::size_t kCommPurposes = static_cast<std::size_t>(CommPurpose::all_to_all) + 1;
+  unsharded_grad,  // FSDP: a layer's unsharded gradients, to its unit's reduce-scatter copy-in
+  reduce_input,    // FSDP: a unit's reduce-scatter input, from the copy-in to the collective's end
+  dequantized,   // a quantized layer's weight in the compute dtype, for its forward (QLoRA)
+  dequantized_backward,  // the same for its backward
+  routed,        // tokens dispatched to a layer's experts (expert parallelism's all-to-all)
+  weight_cast,   // a layer's GEMM weights cast per forward (autocast, fp8), kept for its backward
 };
 
 struct MemEffect {

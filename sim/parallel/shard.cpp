@@ -10,6 +10,8 @@ std::vector<LayerShard> shard_layers(const models::Model& m, std::int64_t t, boo
     LayerShard s;
     const std::int64_t replicated_params = l.params - l.params_split;
     s.params = l.params_split / t + replicated_params;
+    // A GEMM's weights split like the layer's (a tied head's vocab rows like the embedding's).
+    s.gemm_params = (l.params_split > 0 || l.vocab > 0) ? l.gemm_params / t : l.gemm_params;
     const core::Bytes replicated_saved = l.saved - l.saved_split;
     s.saved = l.saved_split / t + (sp ? replicated_saved / t : replicated_saved);
     s.saved_core = l.saved_attention_core / t;
@@ -39,7 +41,7 @@ void apply_training(const scenario::Scenario& s, std::int64_t t, std::vector<Lay
   const auto& m = s.model;
   const auto& lora = s.training.lora;
   const int wb = scenario::state_bytes_per_param(s.training.precision, s.training.optimizer).weights;
-  const int e = models::dtype_bytes(scenario::activation_dtype(s.training));
+  const int e = models::dtype_bytes(scenario::activation_dtype(s.training.precision));
   std::size_t lowest = shards.size();
   for (std::size_t i = 0; i < shards.size(); ++i) {
     LayerShard& sh = shards[i];

@@ -12,6 +12,7 @@ namespace trainsim::parallel {
 struct LayerShard {
   std::int64_t params = 0;        // parameters on this device (before ZeRO-3)
   std::int64_t expert_params = 0; // of which routed experts' (expert parallelism; pass_expert)
+  std::int64_t gemm_params = 0;   // of the weights its GEMMs read, those on this device
   core::Bytes saved{};            // saved for backward, per sample
   core::Bytes saved_core{};       // of which selective recomputation drops, per sample
   core::Bytes output{};           // output, per sample, as held on this device

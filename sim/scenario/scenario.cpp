@@ -14,23 +14,6 @@
 
 namespace trainsim::scenario {
 
-std::string_view to_string(Precision p) {
-  switch (p) {
-    case Precision::fp32: return "fp32";
-    case Precision::fp16: return "fp16";
-    case Precision::bf16: return "bf16";
-  }
-  return "?";
-}
-std::string_view to_string(Optimizer o) {
-  switch (o) {
-    case Optimizer::sgd: return "sgd";
-    case Optimizer::momentum: return "momentum";
-    case Optimizer::adam: return "adam";
-    case Optimizer::adamw: return "adamw";
-  }
-  return "?";
-}
 std::string_view to_string(Recompute r) {
   switch (r) {
     case Recompute::none: return "none";
@@ -80,19 +63,6 @@ const hw::DeviceSpec& Scenario::stage_device(std::int64_t stage) const {
 bool Scenario::buckets_kept() const {
   return parallel.bucket_buffers != BucketBuffers::transient && (parallel.data == 1 || parallel.zero <= 1) &&
          !training.offload.optimizer_on_cpu();
-}
-
-models::DType activation_dtype(const TrainingSpec& t) {
-  return t.precision == Precision::fp32   ? models::DType::fp32
-         : t.precision == Precision::fp16 ? models::DType::fp16
-                                          : models::DType::bf16;
-}
-
-StateBytes state_bytes_per_param(Precision p, Optimizer o) {
-  // Per-parameter optimizer state in fp32: momentum keeps one buffer, Adam two (m and v).
-  const int opt = o == Optimizer::sgd ? 0 : (o == Optimizer::momentum ? 4 : 8);
-  if (p == Precision::fp32) return {4, 4, opt};
-  return {2, 2, 4 + opt};  // mixed precision: fp32 master weights live with the optimizer
 }
 
 namespace {
@@ -210,12 +180,17 @@ TrainingSpec read_training(const YamlContext& ctx, const YAML::Node& node, bool&
   }
   seq_len_given = m.has("seq_len");
   t.seq_len = m.int_in_or("seq_len", ranges::kSeqLen, 0);
-  const auto prec = m.choice("precision", {"fp32", "fp16", "bf16"}, "bf16");
-  t.precision = prec == "fp32" ? Precision::fp32 : (prec == "fp16" ? Precision::fp16 : Precision::bf16);
-  const auto opt = m.choice("optimizer", {"sgd", "momentum", "adam", "adamw"}, "adamw");
+  {
+    const auto& names = precision_names();
+    const std::string prec = m.choice(
+        "precision", {"fp32", "fp16", "bf16", "fp16-true", "bf16-true", "amp-fp16", "amp-bf16", "fp8"}, "bf16");
+    t.precision = static_cast<Precision>(std::find(names.begin(), names.end(), prec) - names.begin());
+  }
+  const auto opt = m.choice("optimizer", {"sgd", "momentum", "adam", "adamw", "lion"}, "adamw");
   t.optimizer = opt == "sgd"        ? Optimizer::sgd
                 : opt == "momentum" ? Optimizer::momentum
                 : opt == "adam"     ? Optimizer::adam
+                : opt == "lion"     ? Optimizer::lion
                                     : Optimizer::adamw;
   const auto rc = m.choice("recompute", {"none", "selective", "full"}, "none");
   t.recompute = rc == "none" ? Recompute::none : (rc == "selective" ? Recompute::selective : Recompute::full);
@@ -443,7 +418,8 @@ bool preset_model(const YAML::Node& node) {
 std::string model_key(const std::string& node_text, const std::string& path,
                       const models::BuildOptions& opts) {
   return node_text + "\n" + path + "\n" + std::to_string(opts.seq_len) + " " +
-         std::to_string(static_cast<int>(opts.activation_dtype)) + " " +
+         std::to_string(static_cast<int>(opts.activation_dtype)) + (opts.autocast ? "a" : "") +
+         (opts.fp8_gemm_inputs ? "8" : "") + " " +
          (opts.flash_attention ? "1" : "0");
 }
 std::string model_key(const YAML::Node& node, const std::string& path, const models::BuildOptions& opts,
@@ -455,7 +431,9 @@ std::string model_key(const YAML::Node& node, const std::string& path, const mod
 models::BuildOptions build_options(const TrainingSpec& t) {
   models::BuildOptions opts;
   opts.seq_len = t.seq_len > 0 ? t.seq_len : 1;
-  opts.activation_dtype = activation_dtype(t);
+  opts.activation_dtype = activation_dtype(t.precision);
+  opts.autocast = autocast(t.precision);
+  opts.fp8_gemm_inputs = t.precision == Precision::fp8;
   opts.flash_attention = t.flash_attention;
   return opts;
 }
@@ -470,6 +448,16 @@ void complete(const YamlContext& ctx, Scenario& s, const ScenarioMemo::Training&
     ctx.fail(training_map, "training.seq_len",
              "missing required key 'seq_len' (model '" + s.model.name + "' is a sequence model)");
   if (!s.model.sequence_model) s.training.seq_len = 0;
+  if (s.training.precision == Precision::fp8) {
+    // fp8 GEMMs need FP8 tensor cores (Hopper, Ada, CDNA3) on every device of the job.
+    std::vector<const hw::DeviceSpec*> devices{&s.device};
+    for (const auto& sd : s.parallel.stage_devices) devices.push_back(&sd.device);
+    for (const hw::DeviceSpec* d : devices)
+      if (d->peak_fp8.per_s <= 0)
+        ctx.fail(training_map["precision"], "training.precision",
+                 "fp8 needs FP8 tensor cores, and device '" + d->name +
+                     "' has none (FP8 GEMMs came with Hopper, Ada and CDNA3); use bf16 or fp16");
+  }
 
   // Batch arithmetic: global = micro x accumulation x data; give any two.
   auto& t = s.training;

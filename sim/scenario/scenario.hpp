@@ -12,6 +12,7 @@
 #include "sim/cost/cost.hpp"
 #include "sim/hw/device.hpp"
 #include "sim/scenario/finetune.hpp"
+#include "sim/scenario/precision.hpp"
 
 namespace YAML {
 class Node;
@@ -19,8 +20,6 @@ class Node;
 
 namespace trainsim::scenario {
 
-enum class Precision { fp32, fp16, bf16 };
-enum class Optimizer { sgd, momentum, adam, adamw };
 enum class Recompute { none, selective, full };
 enum class Schedule { gpipe, one_f_one_b, interleaved };
 // Where a data-parallel reduction bucket's gradients sit while it is reduced
@@ -40,8 +39,6 @@ std::string_view to_string(BucketBuffers b);
 // The three parallel dimensions, as named in `cluster.placement`.
 enum class ParallelDim { tensor, pipeline, data };
 
-std::string_view to_string(Precision p);
-std::string_view to_string(Optimizer o);
 std::string_view to_string(Recompute r);
 std::string_view to_string(Schedule s);
 std::string_view to_string(ParallelDim d);
@@ -82,18 +79,7 @@ struct TrainingSpec {
   double expert_imbalance = 1.0;
 };
 
-// Bytes per parameter of each model-state category for a precision x optimizer pair.
-// Mixed precision keeps 16-bit weights and gradients plus an fp32 master copy counted with the
-// optimizer states (ZeRO's K = 12 for Adam): 2 + 2 + 12 = 16 bytes per parameter.
-struct StateBytes {
-  int weights = 0;
-  int gradients = 0;
-  int optimizer_states = 0;
-  int total() const { return weights + gradients + optimizer_states; }
-};
-StateBytes state_bytes_per_param(Precision p, Optimizer o);
-// The dtype activations are computed and kept in (the model is built with it).
-models::DType activation_dtype(const TrainingSpec& t);
+// Bytes per model state: state_bytes_per_param (sim/scenario/precision.hpp).
 
 // `parallel.stage_devices` entry: these pipeline stages run on `device` instead of the
 // scenario's `device`.

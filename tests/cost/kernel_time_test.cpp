@@ -41,6 +41,21 @@ TEST_CASE("a compute-bound matmul takes its FLOPs at the efficient tensor peak p
   CHECK(cost::kernel_time(w, d, MathMode::fp32).ns == 200'000'000 + 5'000);
 }
 
+TEST_CASE("fp8 GEMMs run at the FP8 peak, and at the 16-bit peak on a device without one",
+          "[cost][roofline]") {
+  auto d = toy_device();
+  const KernelWork w{1e12, Bytes{1'000'000}, true};
+  // No FP8 tensor cores: as half, 1e12 / (100e12 x 0.5) = 20 ms.
+  CHECK(cost::kernel_time(w, d, MathMode::fp8).ns == 20'000'000 + 5'000);
+  // FP8 at twice the 16-bit peak: 1e12 / (200e12 x 0.5) = 10 ms.
+  d.peak_fp8 = core::FlopRate{200e12};
+  CHECK(cost::kernel_time(w, d, MathMode::fp8).ns == 10'000'000 + 5'000);
+  CHECK(cost::kernel_time(w, d, MathMode::half).ns == 20'000'000 + 5'000);
+  // Non-matmul work stays on the vector units: 1e9 FLOP / (10e12 x 0.5) = 200 us.
+  const KernelWork v{1e9, Bytes{0}, false};
+  CHECK(cost::kernel_time(v, d, MathMode::fp8).ns == 200'000 + 5'000);
+}
+
 TEST_CASE("a memory-bound kernel takes its bytes at the efficient bandwidth plus launch",
           "[cost][roofline]") {
   const auto d = toy_device();

@@ -305,8 +305,14 @@ TEST_CASE("an unknown link preset lists the known ones") {
 }
 
 TEST_CASE("an unknown precision lists the choices") {
+  expect_error(kBase + "  precision: fp4\n",
+               {6, 14, "training.precision",
+                "expected one of fp32 | fp16 | bf16 | fp16-true | bf16-true | amp-fp16 | amp-bf16 | fp8, got 'fp4'"});
+}
+
+TEST_CASE("fp8 on a device without FP8 tensor cores is refused at the precision") {
   expect_error(kBase + "  precision: fp8\n",
-               {6, 14, "training.precision", "expected one of fp32 | fp16 | bf16, got 'fp8'"});
+               {6, 14, "training.precision", "fp8 needs FP8 tensor cores, and device 'a100-80gb' has none"});
 }
 
 TEST_CASE("an unknown optimizer lists the choices") {

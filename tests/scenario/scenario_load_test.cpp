@@ -397,6 +397,82 @@ TEST_CASE("momentum keeps one fp32 buffer") {
   CHECK(state_bytes_per_param(Precision::fp16, Optimizer::momentum).total() == 12);
 }
 
+TEST_CASE("true 16-bit keeps every state in the parameter dtype, no master") {
+  // Lightning bf16-true: torch.optim allocates m and v with zeros_like(param), so 2-byte
+  // states beside 2-byte weights and gradients: Adam 2 + 2 + (2 + 2) = 8 bytes per parameter.
+  for (auto p : {Precision::bf16_true, Precision::fp16_true}) {
+    const StateBytes adam = state_bytes_per_param(p, Optimizer::adamw);
+    CHECK(adam.weights == 2);
+    CHECK(adam.gradients == 2);
+    CHECK(adam.optimizer_states == 4);
+    CHECK(adam.master == 0);
+    CHECK(adam.total() == 8);
+    CHECK(state_bytes_per_param(p, Optimizer::momentum).total() == 6);  // 2 + 2 + 2
+    CHECK(state_bytes_per_param(p, Optimizer::sgd).total() == 4);       // 2 + 2
+  }
+}
+
+TEST_CASE("autocast keeps fp32 weights, gradients and states with no separate master") {
+  // HF Trainer fp16=True / bf16=True: the model stays fp32, 4 + 4 + 8 = 16 bytes per parameter
+  // for AdamW, as fp32 training (the 16-bit weight copies are per-forward activations).
+  for (auto p : {Precision::amp_bf16, Precision::amp_fp16}) {
+    const StateBytes b = state_bytes_per_param(p, Optimizer::adamw);
+    CHECK(b.weights == 4);
+    CHECK(b.gradients == 4);
+    CHECK(b.optimizer_states == 8);
+    CHECK(b.master == 0);
+    CHECK(b.total() == 16);
+    CHECK(weight_cast_bytes(p) == 2);
+    CHECK(autocast(p));
+  }
+  CHECK(weight_cast_bytes(Precision::bf16) == 0);
+  CHECK(weight_cast_bytes(Precision::fp32) == 0);
+}
+
+TEST_CASE("fp8 keeps mixed precision's states and casts GEMM weights to one byte") {
+  const StateBytes b = state_bytes_per_param(Precision::fp8, Optimizer::adamw);
+  CHECK(b.total() == 16);  // 2 + 2 + (4 master + 4 + 4)
+  CHECK(b.master == 4);
+  CHECK(weight_cast_bytes(Precision::fp8) == 1);
+  CHECK(math_mode(Precision::fp8) == cost::MathMode::fp8);
+  CHECK(math_mode(Precision::amp_bf16) == cost::MathMode::half);
+  CHECK(math_mode(Precision::fp32) == cost::MathMode::fp32);
+}
+
+TEST_CASE("Lion keeps one momentum buffer, like momentum SGD") {
+  // fp32: 4 + 4 + 4; mixed: 2 + 2 + (4 master + 4); bf16-true: 2 + 2 + 2.
+  CHECK(state_bytes_per_param(Precision::fp32, Optimizer::lion).total() == 12);
+  CHECK(state_bytes_per_param(Precision::bf16, Optimizer::lion).optimizer_states == 8);
+  CHECK(state_bytes_per_param(Precision::bf16_true, Optimizer::lion).total() == 6);
+  TempDir dir;
+  CHECK(load_text(dir, kBase + "  optimizer: lion\n").training.optimizer == Optimizer::lion);
+}
+
+TEST_CASE("every precision is read under its name") {
+  TempDir dir;
+  CHECK(precision_names().size() == 8);
+  for (const std::string& name : precision_names()) {
+    if (name == "fp8") continue;  // the base's A100 has no FP8 tensor cores (below)
+    const Scenario s = load_text(dir, kBase + "  precision: " + name + "\n");
+    CHECK(to_string(s.training.precision) == name);
+  }
+}
+
+TEST_CASE("fp8 needs a device with FP8 tensor cores") {
+  TempDir dir;
+  const std::string h100 = std::string(kBase).replace(kBase.find("a100-80gb"), 9, "h100-80gb");
+  CHECK(load_text(dir, h100 + "  precision: fp8\n").training.precision == Precision::fp8);
+  try {
+    load_text(dir, kBase + "  precision: fp8\n");
+    FAIL("fp8 on an A100 loaded");
+  } catch (const core::ConfigError& e) {
+    const std::string what = e.what();
+    CHECK(what.find(":6:") != std::string::npos);  // the precision line
+    CHECK(what.find("training.precision") != std::string::npos);
+    CHECK(what.find("a100-80gb") != std::string::npos);
+  }
+}
+
 TEST_CASE("enum names match the scenario spelling") {
   CHECK(to_string(Precision::bf16) == "bf16");
   CHECK(to_string(Optimizer::adamw) == "adamw");

@@ -1,0 +1,90 @@
+#include "sim/scenario/precision.hpp"
+
+#include <string>
+
+namespace trainsim::scenario {
+
+std::string_view to_string(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+    case Precision::fp16_true: return "fp16-true";
+    case Precision::bf16_true: return "bf16-true";
+    case Precision::amp_fp16: return "amp-fp16";
+    case Precision::amp_bf16: return "amp-bf16";
+    case Precision::fp8: return "fp8";
+  }
+  return "?";
+}
+
+std::string_view to_string(Optimizer o) {
+  switch (o) {
+    case Optimizer::sgd: return "sgd";
+    case Optimizer::momentum: return "momentum";
+    case Optimizer::adam: return "adam";
+    case Optimizer::adamw: return "adamw";
+    case Optimizer::lion: return "lion";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& precision_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (int i = 0; i <= static_cast<int>(Precision::fp8); ++i)
+      v.emplace_back(to_string(static_cast<Precision>(i)));
+    return v;
+  }();
+  return names;
+}
+
+bool autocast(Precision p) { return p == Precision::amp_fp16 || p == Precision::amp_bf16; }
+
+bool master_weights(Precision p) {
+  return p == Precision::fp16 || p == Precision::bf16 || p == Precision::fp8;
+}
+
+models::DType activation_dtype(Precision p) {
+  switch (p) {
+    case Precision::fp32: return models::DType::fp32;
+    case Precision::fp16:
+    case Precision::fp16_true:
+    case Precision::amp_fp16: return models::DType::fp16;
+    default: return models::DType::bf16;
+  }
+}
+
+cost::MathMode math_mode(Precision p) {
+  if (p == Precision::fp32) return cost::MathMode::fp32;
+  return p == Precision::fp8 ? cost::MathMode::fp8 : cost::MathMode::half;
+}
+
+int weight_cast_bytes(Precision p) {
+  if (autocast(p)) return 2;
+  return p == Precision::fp8 ? 1 : 0;
+}
+
+StateBytes state_bytes_per_param(Precision p, Optimizer o) {
+  // Optimizer buffers per parameter: momentum and Lion keep one, Adam two (m and v).
+  const int buffers =
+      o == Optimizer::sgd ? 0 : (o == Optimizer::momentum || o == Optimizer::lion ? 1 : 2);
+  switch (p) {
+    case Precision::fp32:
+    case Precision::amp_fp16:
+    case Precision::amp_bf16:
+      // Autocast leaves the parameters fp32: the optimizer updates them in place, no master.
+      return {4, 4, 4 * buffers, 0};
+    case Precision::fp16_true:
+    case Precision::bf16_true:
+      // torch.optim keeps its states in the parameter's dtype (zeros_like(param)).
+      return {2, 2, 2 * buffers, 0};
+    case Precision::fp16:
+    case Precision::bf16:
+    case Precision::fp8:
+      break;
+  }
+  return {2, 2, 4 + 4 * buffers, 4};  // mixed precision: fp32 master weights live with the optimizer
+}
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,54 @@
+#pragma once
+// What `training.precision` and `training.optimizer` mean for bytes: the dtype of each model
+// state and of the activations, as each framework spends them (docs/scenarios.md, "Precision").
+//   fp32              everything fp32.
+//   fp16 / bf16       mixed precision as Megatron-LM and DeepSpeed do it: 16-bit weights and
+//                     gradients, an fp32 master copy counted with the optimizer states.
+//   fp16-true /       everything 16-bit, optimizer states in the parameter dtype, no master
+//   bf16-true         (Lightning's precision="bf16-true").
+//   amp-fp16 /        PyTorch autocast (Hugging Face Trainer fp16=True / bf16=True): fp32
+//   amp-bf16          weights, gradients and states; 16-bit copies of the weights cast per
+//                     forward; 16-bit activations where autocast runs the op in 16 bits.
+//   fp8               Transformer Engine / torchao float8 linears over bf16 mixed precision:
+//                     GEMM inputs kept in fp8 for backward, an fp8 copy of each GEMM weight.
+#include <string_view>
+#include <vector>
+
+#include "models/layer.hpp"
+#include "sim/cost/cost.hpp"
+
+namespace trainsim::scenario {
+
+enum class Precision { fp32, fp16, bf16, fp16_true, bf16_true, amp_fp16, amp_bf16, fp8 };
+// lion: one momentum buffer (Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms").
+enum class Optimizer { sgd, momentum, adam, adamw, lion };
+
+std::string_view to_string(Precision p);
+std::string_view to_string(Optimizer o);
+// Every precision's scenario spelling, in enum order.
+const std::vector<std::string>& precision_names();
+
+bool autocast(Precision p);        // amp-fp16, amp-bf16
+bool master_weights(Precision p);  // fp16, bf16, fp8: an fp32 master copy beside 16-bit weights
+// The activation dtype a model is built with (the 16-bit type of the GEMMs for autocast).
+models::DType activation_dtype(Precision p);
+// The tensor-core mode the GEMMs run in.
+cost::MathMode math_mode(Precision p);
+// Bytes of the low-precision copy of each GEMM weight made per forward and kept by the GEMM for
+// its backward: 2 under autocast (its cast cache), 1 for fp8; 0 where the weights are already
+// in the GEMM's dtype.
+int weight_cast_bytes(Precision p);
+
+// Bytes per parameter of each model-state category for a precision x optimizer pair.
+// Mixed precision keeps 16-bit weights and gradients plus an fp32 master copy counted with the
+// optimizer states (ZeRO's K = 12 for Adam): 2 + 2 + 12 = 16 bytes per parameter.
+struct StateBytes {
+  int weights = 0;
+  int gradients = 0;
+  int optimizer_states = 0;  // the master copy included
+  int master = 0;            // of which the fp32 master weights
+  int total() const { return weights + gradients + optimizer_states; }
+};
+StateBytes state_bytes_per_param(Precision p, Optimizer o);
+
+}  // namespace trainsim::scenario
