@@ -58,7 +58,7 @@ void Player::account() {
   // Per-purpose sums kept in an array and moved into tl.comm at the end: a map lookup per op
   // cost more than the rest of this loop. (Sums of non-negative durations: any order is exact.)
   constexpr std::size_t kPurposes =
-      static_cast<std::size_t>(parallel::CommPurpose::offload_cpu_optimizer) + 1;
+      static_cast<std::size_t>(parallel::CommPurpose::context_kv) + 1;
   std::array<CommStats, kPurposes> comm{};
   std::array<bool, kPurposes> used{};
   auto stats = [&](parallel::CommPurpose c) -> CommStats& {

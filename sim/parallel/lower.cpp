@@ -10,11 +10,12 @@ namespace trainsim::parallel {
 
 std::span<const PassEntry> lowering_passes() {
   // One concern each, in the order they act at each point of the stage walk: the compute op
-  // before what recomputation adds to it; parameter fetches (offload) before gathers (ZeRO-3);
+  // before what recomputation adds to it; context parallelism's K/V exchange before parameter
+  // fetches and gathers, which then follow it; parameter fetches (offload) before gathers (ZeRO-3);
   // the optimizer step, on the host or the GPU, before ZeRO-1/2's all-gather that follows it.
   static const PassEntry passes[] = {
-      compute_pass(),   tensor_pass(),       recompute_pass(), pipeline_pass(), offload_pass(),
-      optimizer_pass(), model_states_pass(), data_pass(),      devices_pass(),
+      compute_pass(),  tensor_pass(),    recompute_pass(),    pipeline_pass(), context_pass(),
+      offload_pass(),  optimizer_pass(), model_states_pass(), data_pass(),     devices_pass(),
   };
   return passes;
 }
@@ -44,7 +45,9 @@ void prepare_layers(LowerContext& L) {
                          ? static_cast<int>(s.parallel.virtual_stages)
                          : 1;
   L.tensor = s.parallel.tensor;
-  L.data = s.parallel.data;
+  // Gradients reduce (and ZeRO shards) over data x context ranks: context ranks hold the same
+  // weights and see different tokens of the same samples.
+  L.data = s.parallel.data * s.parallel.context;
   L.zero = L.data > 1 ? s.parallel.zero : 0;
   L.mb_samples = s.training.micro_batch;
   L.microbatches = static_cast<std::int32_t>(s.training.gradient_accumulation);
@@ -74,12 +77,16 @@ void prepare_layers(LowerContext& L) {
 }
 
 // FLOPs of the whole job for one step (MFU counts model work; HFU adds recomputation).
-void count_flops(const models::Model& m, Plan& plan) {
+void count_flops(const models::Model& m, std::int64_t context, Plan& plan) {
   double per_sample = 0, recompute_per_sample = 0;
   for (const auto v : m.order) {
     const models::Layer& l = m.graph[v];
     per_sample += l.flops * (1 + l.backward_factor);
+    // Context parallelism: the layers hold seq_len / C tokens; a sample's queries meet C times
+    // the keys of one chunk, and C ranks share the sample.
+    per_sample += l.attention_core_flops * static_cast<double>(context - 1) * (1 + l.backward_factor);
   }
+  per_sample *= static_cast<double>(context);
   for (const auto& P : plan.programs) {
     // Each macro template's replayed FLOPs, summed once.
     std::vector<double> template_recompute(P.macros.size(), 0.0);
@@ -136,7 +143,7 @@ Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
   }
   apply_plan_settings(plan, s);
   for (const auto& pass : passes) pass->finish(L, plan);
-  count_flops(s.model, plan);
+  count_flops(s.model, s.parallel.context, plan);
   return plan;
 }
 

@@ -198,6 +198,7 @@ PassEntry offload_pass();
 PassEntry optimizer_pass();
 PassEntry model_states_pass();
 PassEntry data_pass();
+PassEntry context_pass();
 PassEntry devices_pass();
 
 // The list, in the order passes act at each point of the stage walk.

@@ -46,6 +46,8 @@ std::string_view to_string(CommPurpose p) {
       return "offload_pcie";
     case CommPurpose::offload_cpu_optimizer:
       return "offload_cpu_optimizer";
+    case CommPurpose::context_kv:
+      return "context_kv";
   }
   return "?";
 }

@@ -31,7 +31,8 @@ std::string_view to_string(OpKind k);
 // What the communication is for: reported separately ("comm" in the JSON report).
 // offload_pcie: PCIe copies between a GPU and host memory; offload_cpu_optimizer: the CPU's
 // optimizer step (not communication, but host work the GPU waits for, reported alongside).
-enum class CommPurpose : std::uint8_t { none, tensor, data, pipeline, zero, offload_pcie, offload_cpu_optimizer };
+// context_kv: context parallelism's key/value exchange in attention (and its gradients).
+enum class CommPurpose : std::uint8_t { none, tensor, data, pipeline, zero, offload_pcie, offload_cpu_optimizer, context_kv };
 std::string_view to_string(CommPurpose p);
 
 // Streams: compute and collective communication each run their ops in program order, one at a
@@ -58,6 +59,7 @@ enum class TensorKind : std::uint8_t {
   param_grad,    // a layer's parameter gradients, held from the first backward to the optimizer
   offload_grad,  // a micro-batch's gradients on their way to host memory (optimizer offload)
   bucket,        // a data-parallel gradient reduction bucket
+  context_kv,    // context parallelism: K/V chunks received, gathered K/V, or their gradients
 };
 
 struct MemEffect {
