@@ -41,6 +41,7 @@ std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int
   add("parallel.schedule", l.interleaved ? "interleaved" : "1f1b");
   add("parallel.virtual_stages", num(l.virtual_stages));
   add("parallel.zero", num(l.zero));
+  if (l.context > 1 || c.s0.parallel.context > 1) add("parallel.context", num(l.context));
   if (!c.s0.parallel.split_points.empty()) add("parallel.split_points", "[]");
   add("training.micro_batch", num(l.micro_batch));
   add("training.gradient_accumulation", num(ga));
@@ -55,7 +56,7 @@ std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int
 // bytes each keeps after ZeRO sharding: a sound lower bound of the peak.
 bool states_may_fit(const scenario::Scenario& s0, const Layout& l) {
   const auto b = scenario::state_bytes_per_param(s0.training.precision, s0.training.optimizer);
-  const double d = static_cast<double>(l.data);
+  const double d = static_cast<double>(l.data * l.context);  // ZeRO shards over data x context
   const double per_param = b.weights / (l.zero >= 3 ? d : 1.0) + b.gradients / (l.zero >= 2 ? d : 1.0) +
                            b.optimizer_states / (l.zero >= 1 ? d : 1.0);
   const double params = static_cast<double>(s0.model.parameters()) / static_cast<double>(l.tensor * l.pipeline);
@@ -133,6 +134,14 @@ std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n
   const auto layers = static_cast<std::int64_t>(s0.model.order.size());
   const std::int64_t blocks = s0.model.num_blocks, g = s0.training.global_batch;
 
+  // Context degrees for long sequences (docs/scenarios.md, "Context parallelism"): 2, 4 and 8
+  // where they divide seq_len / 2, with flash attention and attention layers.
+  std::vector<std::int64_t> contexts{1};
+  bool attention = false;
+  for (auto v : s0.model.order) attention |= s0.model.graph[v].kind == models::LayerKind::attention;
+  if (attention && s0.training.flash_attention && s0.training.seq_len >= 32768)
+    for (std::int64_t c = 2; c <= 8; c *= 2)
+      if (s0.training.seq_len % (2 * c) == 0) contexts.push_back(c);
   std::vector<Item> active;
   Refusals refused;
   auto str = [](std::int64_t v) { return std::to_string(v); };
@@ -155,33 +164,37 @@ std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n
                     " blocks");
         continue;
       }
-      const std::int64_t d = n / (t * p);
-      if (g % d) {
-        refused.add("data " + str(d) + " (tensor " + str(t) + ", pipeline " + str(p) +
-                    ") does not divide the global batch " + str(g));
-        continue;
-      }
-      for (std::int64_t mb = 1; mb <= o.max_micro_batch; mb *= 2) {
-        if ((g / d) % mb) continue;
-        const std::int64_t ga = g / (d * mb);
-        for (std::int64_t v : {1, 2, 4}) {
-          if (v > 1 && (p == 1 || (blocks > 0 && blocks % (p * v)) || p * v > layers || ga % p)) continue;
-          ++res.layouts;
-          Item it;
-          it.l = {d, t, p, v, mb, ga, v > 1, 0, Recompute::none};
-          if (p > 1 && ga < p) {  // the pipeline never fills: over half of it idle
-            ++res.pruned;
-            continue;
+      for (const std::int64_t c : contexts) {
+        if ((n / (t * p)) % c) continue;
+        const std::int64_t d = n / (t * p * c);
+        if (g % d) {
+          refused.add("data " + str(d) + " (tensor " + str(t) + ", pipeline " + str(p) +
+                      (c > 1 ? ", context " + str(c) : std::string()) + ") does not divide the global batch " +
+                      str(g));
+          continue;
+        }
+        for (std::int64_t mb = 1; mb <= o.max_micro_batch; mb *= 2) {
+          if ((g / d) % mb) continue;
+          const std::int64_t ga = g / (d * mb);
+          for (std::int64_t v : {1, 2, 4}) {
+            if (v > 1 && (p == 1 || (blocks > 0 && blocks % (p * v)) || p * v > layers || ga % p)) continue;
+            ++res.layouts;
+            Item it;
+            it.l = {d, t, p, v, mb, ga, v > 1, 0, Recompute::none, c};
+            if (p > 1 && ga < p) {  // the pipeline never fills: over half of it idle
+              ++res.pruned;
+              continue;
+            }
+            const auto lad = ladder(d * c);
+            while (it.rung < lad.size()) {
+              it.l.zero = lad[it.rung].zero;
+              it.l.recompute = lad[it.rung].recompute;
+              if (states_may_fit(s0, it.l)) break;
+              ++it.rung;
+            }
+            if (it.rung == lad.size()) ++res.pruned;
+            else active.push_back(it);
           }
-          const auto lad = ladder(d);
-          while (it.rung < lad.size()) {
-            it.l.zero = lad[it.rung].zero;
-            it.l.recompute = lad[it.rung].recompute;
-            if (states_may_fit(s0, it.l)) break;
-            ++it.rung;
-          }
-          if (it.rung == lad.size()) ++res.pruned;
-          else active.push_back(it);
         }
       }
     }
@@ -222,6 +235,7 @@ std::string describe(const Layout& l) {
   s += std::to_string(l.zero);
   s += ' ';
   s += scenario::to_string(l.recompute);
+  if (l.context > 1) s += " context" + std::to_string(l.context);
   return s;
 }
 
@@ -243,7 +257,7 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
   // before), so each layout's leanest setting is ranked.
   std::vector<Candidate> fits;
   auto climb = [&](Item it, std::vector<Item>& next) {
-    const auto lad = ladder(it.l.data);
+    const auto lad = ladder(it.l.data * it.l.context);
     for (++it.rung; it.rung < lad.size(); ++it.rung) {
       it.l.zero = lad[it.rung].zero;
       it.l.recompute = lad[it.rung].recompute;

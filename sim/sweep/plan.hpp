@@ -35,6 +35,7 @@ struct Layout {
   bool interleaved = false;
   int zero = 0;
   scenario::Recompute recompute = scenario::Recompute::none;
+  std::int64_t context = 1;  // parallel.context (searched for long sequences)
 };
 
 struct Candidate {
