@@ -80,14 +80,14 @@ class ContextPass final : public LoweringPass {
     if (C_ == 1 || ring_ || kv_[lo.layer].value == 0) return;
     const core::Bytes full = kv_[lo.layer] * c.L.mb_samples * C_;
     lo.frees.push_back(activation(full, TensorKind::context_kv, lo.layer));
-    if (!u.forward()) lo.allocs.push_back(activation(full, TensorKind::context_kv, lo.layer));
+    if (!u.forward()) lo.allocs.push_back(activation(full, TensorKind::context_kv_grad, lo.layer));
   }
 
   void after_layer(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t op) override {
     if (C_ == 1 || ring_ || u.forward() || kv_[i].value == 0) return;
     // dK/dV of the whole sequence, summed onto the ranks that own each chunk.
     const core::Bytes full = kv_[i] * c.L.mb_samples * C_;
-    const MemEffect grads = activation(full, TensorKind::context_kv, i);
+    const MemEffect grads = activation(full, TensorKind::context_kv_grad, i);
     pending_ = c.last_comm =
         c.B.emit(exchange(OpKind::reduce_scatter, u, i, full, C_), {}, {grads}, {c.B.ref(op)});
   }
