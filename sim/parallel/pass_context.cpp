@@ -11,8 +11,8 @@
 //   backward passes K/V and their gradients dK/dV (twice the bytes per step). The layer after
 //   attention waits for the last step.
 // - allgather (Llama 3 paper, section 3.3.2): one all-gather of the full sequence's K/V before
-//   attention, held until the attention op ends; the backward gathers them again and
-//   reduce-scatters dK/dV, which the next layer waits for.
+//   attention, held until the attention op ends; the backward gathers them again into a buffer
+//   with room for dK/dV, reduce-scatters dK/dV and frees it; the next layer waits for that.
 // Gradients reduce over data x context ranks (lower.cpp: LowerContext::data).
 #include "sim/parallel/pass.hpp"
 
@@ -71,23 +71,24 @@ class ContextPass final : public LoweringPass {
       }
       return;
     }
-    const MemEffect gathered = activation(kv * C_, TensorKind::context_kv, i);
+    // Backward: one buffer for the gathered K/V and the dK/dV accumulated against them, freed
+    // once the reduce-scatter has summed dK/dV onto their owners.
+    const MemEffect gathered =
+        activation(kv * C_ * (u.forward() ? 1 : 2), TensorKind::context_kv, i);
     c.last_comm = c.B.emit(exchange(OpKind::all_gather, u, i, kv * C_, C_), {gathered}, {}, {after});
     c.param_ready = c.last_comm;  // attention needs every chunk's K/V
   }
 
   void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
-    if (C_ == 1 || ring_ || kv_[lo.layer].value == 0) return;
-    const core::Bytes full = kv_[lo.layer] * c.L.mb_samples * C_;
-    lo.frees.push_back(activation(full, TensorKind::context_kv, lo.layer));
-    if (!u.forward()) lo.allocs.push_back(activation(full, TensorKind::context_kv_grad, lo.layer));
+    if (C_ == 1 || ring_ || !u.forward() || kv_[lo.layer].value == 0) return;
+    lo.frees.push_back(activation(kv_[lo.layer] * c.L.mb_samples * C_, TensorKind::context_kv, lo.layer));
   }
 
   void after_layer(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t op) override {
     if (C_ == 1 || ring_ || u.forward() || kv_[i].value == 0) return;
     // dK/dV of the whole sequence, summed onto the ranks that own each chunk.
     const core::Bytes full = kv_[i] * c.L.mb_samples * C_;
-    const MemEffect grads = activation(full, TensorKind::context_kv_grad, i);
+    const MemEffect grads = activation(full * 2, TensorKind::context_kv, i);
     pending_ = c.last_comm =
         c.B.emit(exchange(OpKind::reduce_scatter, u, i, full, C_), {}, {grads}, {c.B.ref(op)});
   }

@@ -59,8 +59,7 @@ enum class TensorKind : std::uint8_t {
   param_grad,    // a layer's parameter gradients, held from the first backward to the optimizer
   offload_grad,  // a micro-batch's gradients on their way to host memory (optimizer offload)
   bucket,        // a data-parallel gradient reduction bucket
-  context_kv,    // context parallelism: K/V chunks in flight (ring) or gathered (all-gather)
-  context_kv_grad,  // context parallelism's gathered dK/dV, until reduce-scattered
+  context_kv,    // context parallelism: K/V chunks received, gathered K/V, or their gradients
 };
 
 struct MemEffect {
