@@ -118,14 +118,14 @@ TEST_CASE("gradients reduce over data x context ranks", "[parallel][context]") {
 TEST_CASE("context parallelism's located errors", "[parallel][context]") {
   const std::string base = "device: h100-80gb\n";
   // 1024 / 2 = 512 is not a multiple of 3.
-  CHECK_THAT(refusal(base + "model: gpt2\ntraining: {seq_len: 1024, attention: flash}\n"
+  CHECK_THAT(refusal(base + "model: gpt2\ntraining: {micro_batch: 1, seq_len: 1024, attention: flash}\n"
                             "parallel: {context: 3}\n"),
              Catch::Contains("parallel.context") && Catch::Contains("seq_len / 2"));
-  CHECK_THAT(refusal(base + "model: gpt2\ntraining: {seq_len: 1024}\nparallel: {context: 2}\n"),
+  CHECK_THAT(refusal(base + "model: gpt2\ntraining: {micro_batch: 1, seq_len: 1024}\nparallel: {context: 2}\n"),
              Catch::Contains("training.attention") && Catch::Contains("flash"));
   CHECK_THAT(refusal(base + "model: resnet50\ntraining: {micro_batch: 1}\nparallel: {context: 2}\n"),
              Catch::Contains("parallel.context") && Catch::Contains("has none"));
-  CHECK_THAT(refusal(base + "model: gpt2\ntraining: {seq_len: 1024, attention: flash}\n"
+  CHECK_THAT(refusal(base + "model: gpt2\ntraining: {micro_batch: 1, seq_len: 1024, attention: flash}\n"
                             "parallel: {context: 2, context_attention: star}\n"),
              Catch::Contains("parallel.context_attention"));
 }
