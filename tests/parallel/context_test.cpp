@@ -129,3 +129,12 @@ TEST_CASE("context parallelism's located errors", "[parallel][context]") {
                             "parallel: {context: 2, context_attention: star}\n"),
              Catch::Contains("parallel.context_attention"));
 }
+
+TEST_CASE("context parallelism leaves the job's model FLOPs as they are", "[parallel][context]") {
+  // Per sample: C ranks x (linear / C + C x core(s/C)) = linear + C^2 x 4(s/C)^2 h = linear +
+  // 4 s^2 h, the unsplit layer's FLOPs (forward and backward alike).
+  const double one = parallel::lower(load("{data: 1}"), {}).model_flops;
+  const double four = parallel::lower(load("{data: 1, context: 4}"), {}).model_flops;
+  REQUIRE(one > 0);
+  CHECK(four == Approx(one).epsilon(1e-12));
+}
