@@ -198,6 +198,7 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
   l.tp_allreduce_bytes = l.output;
   l.heads = a;
   l.kv_heads = kv;
+  l.kv_width = hk;
   return l;
 }
 

@@ -101,6 +101,7 @@ struct Layer {
   // Divisibility facts for validating tensor degrees (0 when not applicable).
   std::int64_t heads = 0;
   std::int64_t kv_heads = 0;
+  std::int64_t kv_width = 0;  // attention: K (= V) width, kv_heads x head_dim (context parallelism)
   std::int64_t vocab = 0;
 
   // Mixture of experts (0 for dense layers): `experts` routed experts, `top_k` per token.

@@ -229,6 +229,42 @@ bool largest_micro_batch(const scenario::Scenario& s, Search& search, const Sets
   return false;
 }
 
+// Long sequences (seq_len >= kLongSequence): context parallelism, C in {2, 4, 8} dividing
+// seq_len / 2 — first on the same GPUs, trading data-parallel ranks for context ranks (the
+// accumulation grows by C, so the global batch stays), then on C times the GPUs. Each rank then
+// holds seq_len / C tokens (docs/scenarios.md, "Context parallelism"); it needs flash attention.
+constexpr std::int64_t kLongSequence = 32768;
+void context_remedies(const scenario::Scenario& s, Search& search) {
+  const auto& t = s.training;
+  const auto& p = s.parallel;
+  bool attention = false;
+  for (auto v : s.model.order) attention |= s.model.graph[v].kind == models::LayerKind::attention;
+  if (t.seq_len < kLongSequence || !attention) return;
+  const Sets flash = t.flash_attention ? Sets{} : Sets{{"training.attention", "flash"}};
+  for (std::int64_t c = p.context * 2; c <= 8 * p.context; c *= 2) {
+    if (t.seq_len % (2 * c) != 0 || p.data % (c / p.context) != 0) continue;
+    const std::int64_t k = c / p.context;
+    Remedy r;
+    r.description = "context parallelism over " + str(c) + " GPUs per sequence, in place of " +
+                    str(k) + "x data parallelism (same GPUs, same global batch)";
+    r.set = {{"parallel.context", str(c)}, {"parallel.data", str(p.data / k)},
+             {"training.gradient_accumulation", str(t.gradient_accumulation * k)},
+             {"training.global_batch", str(t.global_batch)}};
+    append(r.set, flash);
+    if (search.consider(r)) return;
+  }
+  for (std::int64_t c = p.context * 2; c <= 8 * p.context; c *= 2) {
+    if (t.seq_len % (2 * c) != 0) continue;
+    const std::int64_t devices = p.devices() / p.context * c;
+    Remedy r;
+    r.description = "context parallelism over " + str(c) + " GPUs per sequence (" + str(devices) + " GPUs)";
+    r.set = {{"parallel.context", str(c)}};
+    append(r.set, flash);
+    append(r.set, cluster_for(s, devices));
+    if (search.consider(r)) return;
+  }
+}
+
 // Smaller micro-batches, recomputation, flash attention; a shorter sequence only as a last resort.
 void activation_remedies(const scenario::Scenario& s, Search& search) {
   const auto& t = s.training;
@@ -249,6 +285,7 @@ void activation_remedies(const scenario::Scenario& s, Search& search) {
   }
   if (search.none_found())
     largest_micro_batch(s, search, {{"training.recompute", "full"}}, " and full recomputation");
+  if (seq && search.none_found()) context_remedies(s, search);
   if (seq && search.none_found()) {
     for (std::int64_t len = t.seq_len / 2; len >= 128; len /= 2) {
       Remedy r;

@@ -10,13 +10,14 @@ namespace trainsim::parallel {
 
 std::span<const PassEntry> lowering_passes() {
   // One concern each, in the order they act at each point of the stage walk: the compute op
-  // before what recomputation adds to it; parameter fetches (offload) before gathers (ZeRO-3);
+  // before what recomputation adds to it; context parallelism's K/V exchange before parameter
+  // fetches and gathers, which then follow it; parameter fetches (offload) before gathers (ZeRO-3);
   // the optimizer step, on the host or the GPU, before ZeRO-1/2's all-gather that follows it.
   // Under FSDP the fsdp pass books and reduces what model_states and data would.
   static const PassEntry passes[] = {
       compute_pass(),   tensor_pass(),       expert_pass(), recompute_pass(), pipeline_pass(),
-      offload_pass(),   optimizer_pass(),    model_states_pass(), fsdp_pass(), data_pass(),
-      devices_pass(),
+      context_pass(),   offload_pass(),      optimizer_pass(), model_states_pass(), fsdp_pass(),
+      data_pass(),      devices_pass(),
   };
   return passes;
 }
@@ -46,7 +47,9 @@ void prepare_layers(LowerContext& L) {
                          ? static_cast<int>(s.parallel.virtual_stages)
                          : 1;
   L.tensor = s.parallel.tensor;
-  L.data = s.parallel.data;
+  // Gradients reduce (and ZeRO shards) over data x context ranks: context ranks hold the same
+  // weights and see different tokens of the same samples.
+  L.data = s.parallel.data * s.parallel.context;
   L.zero = L.data > 1 ? s.parallel.zero : 0;
   L.fsdp = s.parallel.fsdp.enabled;
   L.mb_samples = s.training.micro_batch;
@@ -79,9 +82,12 @@ void prepare_layers(LowerContext& L) {
 
 // FLOPs of the whole job for one step (MFU counts model work; HFU adds recomputation). With
 // LoRA the model work is what fine-tuning does: adapters added, frozen GEMMs' backward halved,
-// nothing below the lowest adapter (apply_training on the unsharded layers).
+// nothing below the lowest adapter (apply_training on the unsharded layers). With context
+// parallelism the layers hold seq_len / C tokens: a sample's queries meet C times the keys of
+// one chunk, and C ranks share the sample (LoRA with context parallelism is refused).
 void count_flops(const scenario::Scenario& s, Plan& plan) {
   const models::Model& m = s.model;
+  const std::int64_t context = s.parallel.context;
   double per_sample = 0, recompute_per_sample = 0;
   if (s.training.lora) {
     auto whole = shard_layers(m, 1, false);
@@ -91,8 +97,10 @@ void count_flops(const scenario::Scenario& s, Plan& plan) {
     for (const auto v : m.order) {
       const models::Layer& l = m.graph[v];
       per_sample += l.flops * (1 + l.backward_factor);
+      per_sample += l.attention_core_flops * static_cast<double>(context - 1) * (1 + l.backward_factor);
     }
   }
+  per_sample *= static_cast<double>(context);
   for (const auto& P : plan.programs) {
     // Each macro template's replayed FLOPs, summed once.
     std::vector<double> template_recompute(P.macros.size(), 0.0);

@@ -205,6 +205,7 @@ PassEntry optimizer_pass();
 PassEntry model_states_pass();
 PassEntry fsdp_pass();
 PassEntry data_pass();
+PassEntry context_pass();
 PassEntry devices_pass();
 
 // The list, in the order passes act at each point of the stage walk.

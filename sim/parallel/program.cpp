@@ -56,6 +56,8 @@ std::string_view to_string(CommPurpose p) {
       return "hsdp_all_reduce";
     case CommPurpose::all_to_all:
       return "all_to_all";
+    case CommPurpose::context_kv:
+      return "context_kv";
   }
   return "?";
 }

@@ -35,12 +35,13 @@ std::string_view to_string(OpKind k);
 // optimizer step (not communication, but host work the GPU waits for, reported alongside).
 // FSDP (pass_fsdp.cpp): a unit's parameter all-gather, its gradient reduce-scatter, and HSDP's
 // all-reduce of the reduced shard across the replica groups. all_to_all: expert parallelism's
-// dispatch and combine of routed tokens (pass_expert.cpp).
+// dispatch and combine of routed tokens (pass_expert.cpp). context_kv: context parallelism's
+// key/value exchange in attention and its gradients (pass_context.cpp).
 enum class CommPurpose : std::uint8_t {
   none, tensor, data, pipeline, zero, offload_pcie, offload_cpu_optimizer,
-  fsdp_all_gather, fsdp_reduce_scatter, hsdp_all_reduce, all_to_all,
+  fsdp_all_gather, fsdp_reduce_scatter, hsdp_all_reduce, all_to_all, context_kv,
 };
-inline constexpr std::size_t kCommPurposes = static_cast<std::size_t>(CommPurpose::all_to_all) + 1;
+inline constexpr std::size_t kCommPurposes = static_cast<std::size_t>(CommPurpose::context_kv) + 1;
 std::string_view to_string(CommPurpose p);
 
 // Streams: compute and collective communication each run their ops in program order, one at a
@@ -73,6 +74,7 @@ enum class TensorKind : std::uint8_t {
   dequantized_backward,  // the same for its backward
   routed,        // tokens dispatched to a layer's experts (expert parallelism's all-to-all)
   weight_cast,   // a layer's GEMM weights cast per forward (autocast, fp8), kept for its backward
+  context_kv,    // context parallelism: K/V chunks received, gathered K/V, or their gradients
 };
 
 struct MemEffect {

@@ -12,7 +12,7 @@ std::int64_t degree(const scenario::Scenario& s, scenario::ParallelDim d) {
     case scenario::ParallelDim::pipeline:
       return s.parallel.pipeline;
     case scenario::ParallelDim::data:
-      return s.parallel.data;
+      return s.parallel.data * s.parallel.context;  // context ranks sit inside data
   }
   return 1;
 }
@@ -30,6 +30,15 @@ std::int64_t rank_stride(const scenario::Scenario& s, scenario::ParallelDim dim)
 GroupSpan group_span(const scenario::Scenario& s, scenario::ParallelDim dim) {
   const std::int64_t gpn = s.cluster.gpus_per_node;
   const std::int64_t stride = rank_stride(s, dim), n = degree(s, dim);
+  GroupSpan g;
+  g.per_node = stride >= gpn ? 1 : std::min(n, gpn / stride);
+  g.inter_node = n > 1 && stride * n > gpn;
+  return g;
+}
+
+GroupSpan context_span(const scenario::Scenario& s) {
+  const std::int64_t gpn = s.cluster.gpus_per_node;
+  const std::int64_t stride = rank_stride(s, scenario::ParallelDim::data), n = s.parallel.context;
   GroupSpan g;
   g.per_node = stride >= gpn ? 1 : std::min(n, gpn / stride);
   g.inter_node = n > 1 && stride * n > gpn;

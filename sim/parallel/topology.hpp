@@ -19,7 +19,10 @@ struct GroupSpan {
   bool inter_node = false;
   std::int64_t per_node = 1;
 };
+// The data dimension holds data x context ranks, the context ranks varying fastest: its group
+// is the gradient group (data x context ranks), context_span one sequence's context ranks.
 GroupSpan group_span(const scenario::Scenario& s, scenario::ParallelDim dim);
+GroupSpan context_span(const scenario::Scenario& s);
 
 // Pipeline boundary from_stage -> to_stage, judged on the stages' rank 0 (tensor and data
 // index 0): other ranks of the two stages may sit differently when a node boundary falls

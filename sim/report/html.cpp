@@ -48,6 +48,9 @@ void summary_table(std::ostream& out, const Summary& r) {
                     std::to_string(r.parallel.data) + " x tensor " +
                     std::to_string(r.parallel.tensor) + " x pipeline " +
                     std::to_string(r.parallel.pipeline);
+  if (r.parallel.context > 1)
+    par += " x context " + std::to_string(r.parallel.context) + " (" +
+           std::string(scenario::to_string(r.parallel.context_attention)) + ")";
   if (r.parallel.zero > 0) par += "   ZeRO-" + std::to_string(r.parallel.zero);
   if (r.parallel.pipeline > 1)
     par += "   schedule " + std::string(scenario::to_string(r.parallel.schedule));

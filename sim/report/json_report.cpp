@@ -73,6 +73,10 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
   j.field("allreduce", r.parallel.allreduce == cost::CollectiveAlgo::tree ? "tree" : "ring");
   j.field("bucket_size_bytes", r.parallel.bucket_size.value);
   j.field("bucket_buffers", scenario::to_string(r.parallel.bucket_buffers));
+  if (r.parallel.context > 1) {  // absent without context parallelism (earlier reports unchanged)
+    j.field("context", r.parallel.context);
+    j.field("context_attention", scenario::to_string(r.parallel.context_attention));
+  }
   j.end_object();
   j.key("devices").begin_array();
   for (const auto& d : r.devices) {

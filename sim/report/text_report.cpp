@@ -99,6 +99,9 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
   out << "\n";
   out << "Devices    " << r.devices_total << " x " << device_kinds(r) << "   data " << r.parallel.data
       << " x tensor " << r.parallel.tensor << " x pipeline " << r.parallel.pipeline;
+  if (r.parallel.context > 1)
+    out << " x context " << r.parallel.context << " (" << scenario::to_string(r.parallel.context_attention)
+        << ")";
   if (r.parallel.zero > 0) out << "   ZeRO-" << r.parallel.zero;
   if (r.parallel.pipeline > 1) out << "   schedule " << scenario::to_string(r.parallel.schedule);
   out << "\n";

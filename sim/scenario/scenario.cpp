@@ -8,6 +8,7 @@
 #include "models/model_yaml.hpp"
 #include "sim/scenario/fsdp_read.hpp"
 #include "sim/scenario/lora_read.hpp"
+#include "sim/scenario/context.hpp"
 #include "sim/scenario/overrides.hpp"
 #include "sim/scenario/validate.hpp"
 #include "sim/scenario/yaml_read.hpp"
@@ -222,11 +223,16 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
   p.data = m.int_in_or("data", ranges::kDegree, 1);
   p.tensor = m.int_in_or("tensor", ranges::kDegree, 1);
   p.pipeline = m.int_in_or("pipeline", ranges::kDegree, 1);
-  // Each degree is at most 2^20, so the product fits in 64 bits.
+  // Each degree is at most 2^20, so each product below fits in 64 bits.
   if (p.devices() > ranges::kMaxDevices)
     ctx.fail(node, "parallel",
              "data x tensor x pipeline = " + std::to_string(p.devices()) + " devices, above the " +
                  std::to_string(ranges::kMaxDevices) + " trainsim simulates");
+  read_context(m, p);
+  if (p.devices() > ranges::kMaxDevices)
+    ctx.fail(node, "parallel",
+             "data x tensor x pipeline x context = " + std::to_string(p.devices()) +
+                 " devices, above the " + std::to_string(ranges::kMaxDevices) + " trainsim simulates");
   p.zero = static_cast<int>(m.int_in_or("zero", ranges::kZeroStage, 0));
   const auto s = m.choice("schedule", {"gpipe", "1f1b", "interleaved"}, "1f1b");
   p.schedule = s == "gpipe" ? Schedule::gpipe : (s == "1f1b" ? Schedule::one_f_one_b : Schedule::interleaved);
@@ -428,9 +434,10 @@ std::string model_key(const YAML::Node& node, const std::string& path, const mod
   return model_key(node_text.empty() ? YAML::Dump(node) : node_text, path, opts);
 }
 
-models::BuildOptions build_options(const TrainingSpec& t) {
+// Each rank's layers see seq_len / context tokens (context parallelism splits the sequence).
+models::BuildOptions build_options(const TrainingSpec& t, const ParallelSpec& p) {
   models::BuildOptions opts;
-  opts.seq_len = t.seq_len > 0 ? t.seq_len : 1;
+  opts.seq_len = std::max<std::int64_t>(p.tokens_per_rank(t.seq_len), 1);
   opts.activation_dtype = activation_dtype(t.precision);
   opts.autocast = autocast(t.precision);
   opts.fp8_gemm_inputs = t.precision == Precision::fp8;
@@ -488,6 +495,7 @@ void complete(const YamlContext& ctx, Scenario& s, const ScenarioMemo::Training&
   s.limits.ops_key = read.ops_key;
   s.limits.ops_at = read.ops_at;
   validate_layout(ctx, s, nodes);
+  validate_context(ctx, s, nodes);
 }
 
 }  // namespace
@@ -547,7 +555,7 @@ Scenario load_scenario_tree(YAML::Node root, const std::string& path,
   YAML::Node model_node = top.node("model");
   top.finish();
 
-  models::BuildOptions opts = build_options(s.training);
+  models::BuildOptions opts = build_options(s.training, s.parallel);
   opts.max_layers = s.limits.max_layers;
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
   try {
@@ -668,7 +676,7 @@ std::optional<Scenario> ScenarioMemo::load(const std::string& path,
   s.cluster = cluster->spec;
   s.limits.max_ops = limits->first;
   s.limits.max_layers = limits->second;
-  const std::string key = model_key(cache->node_text, path, build_options(s.training));
+  const std::string key = model_key(cache->node_text, path, build_options(s.training, s.parallel));
   std::optional<models::Model> kept = cache->take(key);
   if (!kept) return std::nullopt;
   if (static_cast<std::int64_t>(kept->order.size()) > s.limits.max_layers) {

@@ -36,7 +36,10 @@ enum class Schedule { gpipe, one_f_one_b, interleaved };
 // elsewhere the buffer stays transient.
 enum class BucketBuffers { transient, in_place, persistent };
 std::string_view to_string(BucketBuffers b);
-// The three parallel dimensions, as named in `cluster.placement`.
+// parallel.context_attention: how context-parallel ranks exchange keys and values.
+enum class ContextAttention { ring, allgather };
+std::string_view to_string(ContextAttention a);
+// The three parallel dimensions, as named in `cluster.placement` (context ranks sit inside data).
 enum class ParallelDim { tensor, pipeline, data };
 
 std::string_view to_string(Recompute r);
@@ -115,7 +118,14 @@ struct ParallelSpec {
   // Expert parallelism: each MoE layer's experts split over groups of `expert` data-parallel
   // ranks (the group lies inside the data ranks, so it adds no devices).
   std::int64_t expert = 1;
-  std::int64_t devices() const { return data * tensor * pipeline; }
+  // Context parallelism (parallel.context): each sequence split over `context` ranks, which sit
+  // inside the data dimension of cluster.placement (context fastest). How attention exchanges
+  // keys and values: `ring` (point-to-point steps) or `allgather` (sim/parallel/pass_context.cpp).
+  std::int64_t context = 1;
+  ContextAttention context_attention = ContextAttention::ring;
+  std::int64_t devices() const { return data * tensor * pipeline * context; }
+  // Tokens of a sample each rank holds: seq_len / context.
+  std::int64_t tokens_per_rank(std::int64_t seq_len) const { return seq_len / context; }
   // Ranks each FSDP shard group holds: shard_size, else every data rank.
   std::int64_t fsdp_shard() const { return fsdp.shard_size > 0 ? fsdp.shard_size : data; }
 };

@@ -52,6 +52,7 @@ std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int
   else if (c.s0.parallel.fsdp.enabled)
     add("parallel.fsdp", "false");
   if (l.expert > 1 || c.s0.parallel.expert > 1) add("parallel.expert", num(l.expert));
+  if (l.context > 1 || c.s0.parallel.context > 1) add("parallel.context", num(l.context));
   if (!c.s0.parallel.split_points.empty()) add("parallel.split_points", "[]");
   add("training.micro_batch", num(l.micro_batch));
   add("training.gradient_accumulation", num(ga));
@@ -66,7 +67,7 @@ std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int
 // bytes each keeps after ZeRO sharding: a sound lower bound of the peak.
 bool states_may_fit(const scenario::Scenario& s0, const Layout& l) {
   const auto b = scenario::state_bytes_per_param(s0.training.precision, s0.training.optimizer);
-  const double d = static_cast<double>(l.data);
+  const double d = static_cast<double>(l.data * l.context);  // ZeRO shards over data x context
   // FSDP: fp32 parameters and gradients and the optimizer states, all over the shard group.
   const double fsdp_per_param =
       (8.0 + scenario::state_bytes_per_param(scenario::Precision::fp32, s0.training.optimizer)
@@ -158,6 +159,14 @@ std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n
   const auto layers = static_cast<std::int64_t>(s0.model.order.size());
   const std::int64_t blocks = s0.model.num_blocks, g = s0.training.global_batch;
 
+  // Context degrees for long sequences (docs/scenarios.md, "Context parallelism"): 2, 4 and 8
+  // where they divide seq_len / 2, with flash attention and attention layers.
+  std::vector<std::int64_t> contexts{1};
+  bool attention = false;
+  for (auto v : s0.model.order) attention |= s0.model.graph[v].kind == models::LayerKind::attention;
+  if (attention && s0.training.flash_attention && s0.training.seq_len >= 32768)
+    for (std::int64_t c = 2; c <= 8; c *= 2)
+      if (s0.training.seq_len % (2 * c) == 0) contexts.push_back(c);
   std::vector<Item> active;
   Refusals refused;
   auto str = [](std::int64_t v) { return std::to_string(v); };
@@ -180,46 +189,54 @@ std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n
                     " blocks");
         continue;
       }
-      const std::int64_t d = n / (t * p);
-      if (g % d) {
-        refused.add("data " + str(d) + " (tensor " + str(t) + ", pipeline " + str(p) +
-                    ") does not divide the global batch " + str(g));
-        continue;
-      }
-      for (std::int64_t mb = 1; mb <= o.max_micro_batch; mb *= 2) {
-        if ((g / d) % mb) continue;
-        const std::int64_t ga = g / (d * mb);
-        for (std::int64_t v : {1, 2, 4}) {
-          if (v > 1 && (p == 1 || (blocks > 0 && blocks % (p * v)) || p * v > layers || ga % p)) continue;
-          ++res.layouts;
-          Item it;
-          it.l = {d, t, p, v, mb, ga, v > 1, 0, Recompute::none};
-          // MoE models: the largest expert degree dividing data and every layer's experts
-          // (fewest expert parameters per device).
-          it.l.expert = experts > 1 ? std::gcd(d, experts) : 1;
-          if (p > 1 && ga < p) {  // the pipeline never fills: over half of it idle
-            ++res.pruned;
-            continue;
-          }
-          // ZeRO's ladder, then FSDP over every data rank and, across nodes, HSDP within each
-          // node (without pipeline parallelism, which FSDP does not compose with yet, nor
-          // expert parallelism).
-          std::vector<std::int64_t> shards = {0};
-          if (d > 1 && p == 1 && it.l.expert == 1) shards.push_back(d);
-          if (d > gpn && p == 1 && gpn > 1 && d % gpn == 0 && it.l.expert == 1) shards.push_back(gpn);
-          for (const std::int64_t shard : shards) {
-            Item at = it;
-            at.l.fsdp_shard = shard;
-            if (shard > 0) ++res.layouts;
-            const auto lad = ladder(d, shard, at.l.expert);
-            while (at.rung < lad.size()) {
-              at.l.zero = lad[at.rung].zero;
-              at.l.recompute = lad[at.rung].recompute;
-              if (states_may_fit(s0, at.l)) break;
-              ++at.rung;
+      for (const std::int64_t c : contexts) {
+        if ((n / (t * p)) % c) continue;
+        // Context parallelism is modelled without experts or FSDP (scenario checks).
+        if (c > 1 && experts > 1) continue;
+        const std::int64_t d = n / (t * p * c);
+        if (g % d) {
+          refused.add("data " + str(d) + " (tensor " + str(t) + ", pipeline " + str(p) +
+                      (c > 1 ? ", context " + str(c) : std::string()) + ") does not divide the global batch " +
+                      str(g));
+          continue;
+        }
+        for (std::int64_t mb = 1; mb <= o.max_micro_batch; mb *= 2) {
+          if ((g / d) % mb) continue;
+          const std::int64_t ga = g / (d * mb);
+          for (std::int64_t v : {1, 2, 4}) {
+            if (v > 1 && (p == 1 || (blocks > 0 && blocks % (p * v)) || p * v > layers || ga % p)) continue;
+            ++res.layouts;
+            Item it;
+            it.l = {d, t, p, v, mb, ga, v > 1, 0, Recompute::none};
+            it.l.context = c;
+            // MoE models: the largest expert degree dividing data and every layer's experts
+            // (fewest expert parameters per device).
+            it.l.expert = experts > 1 ? std::gcd(d, experts) : 1;
+            if (p > 1 && ga < p) {  // the pipeline never fills: over half of it idle
+              ++res.pruned;
+              continue;
             }
-            if (at.rung == lad.size()) ++res.pruned;
-            else active.push_back(at);
+            // ZeRO's ladder, then FSDP over every data rank and, across nodes, HSDP within each
+            // node (without pipeline, expert or context parallelism, which FSDP does not
+            // compose with yet).
+            std::vector<std::int64_t> shards = {0};
+            const bool fsdp_ok = p == 1 && it.l.expert == 1 && c == 1;
+            if (d > 1 && fsdp_ok) shards.push_back(d);
+            if (d > gpn && fsdp_ok && gpn > 1 && d % gpn == 0) shards.push_back(gpn);
+            for (const std::int64_t shard : shards) {
+              Item at = it;
+              at.l.fsdp_shard = shard;
+              if (shard > 0) ++res.layouts;
+              const auto lad = ladder(d * c, shard, at.l.expert);
+              while (at.rung < lad.size()) {
+                at.l.zero = lad[at.rung].zero;
+                at.l.recompute = lad[at.rung].recompute;
+                if (states_may_fit(s0, at.l)) break;
+                ++at.rung;
+              }
+              if (at.rung == lad.size()) ++res.pruned;
+              else active.push_back(at);
+            }
           }
         }
       }
@@ -300,6 +317,7 @@ std::string describe(const Layout& l) {
   s += ' ';
   s += scenario::to_string(l.recompute);
   if (l.expert > 1) s += " expert" + std::to_string(l.expert);
+  if (l.context > 1) s += " context" + std::to_string(l.context);
   return s;
 }
 
@@ -327,7 +345,7 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
   // before), so each layout's leanest setting is ranked.
   std::vector<Candidate> fits;
   auto climb = [&](Item it, std::vector<Item>& next) {
-    const auto lad = ladder(it.l.data, it.l.fsdp_shard, it.l.expert);
+    const auto lad = ladder(it.l.data * it.l.context, it.l.fsdp_shard, it.l.expert);
     for (++it.rung; it.rung < lad.size(); ++it.rung) {
       it.l.zero = lad[it.rung].zero;
       it.l.recompute = lad[it.rung].recompute;

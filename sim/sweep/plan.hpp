@@ -50,6 +50,7 @@ struct Layout {
   // FSDP's shard group (parallel.fsdp.shard_size): 0 without FSDP, `data` for FSDP, below it HSDP.
   std::int64_t fsdp_shard = 0;
   std::int64_t expert = 1;  // parallel.expert (mixture-of-experts models)
+  std::int64_t context = 1;  // parallel.context (searched for long sequences)
 };
 
 struct Candidate {

@@ -1,0 +1,116 @@
+// Context parallelism (parallel.context = C): each sequence is split over C ranks, each holding
+// seq_len / C tokens (the model is built with that many tokens per sample, so every layer's
+// activations and linear FLOPs fall by C). For causal attention the sequence is cut into 2C
+// halves and rank r holds halves r and 2C-1-r (Megatron-LM context parallelism; Brandon et al.
+// 2023, striped attention), so every rank does the same attention work: its queries against
+// the whole sequence's keys, 1/C of the total — C times the core FLOPs its own chunk would cost.
+// Keys and values are exchanged per attention layer on the comm stream (CommPurpose::context_kv):
+// - ring (Liu et al. 2023, Ring Attention; Megatron-LM's default): C-1 point-to-point steps,
+//   each passing a K/V chunk of 2 x (seq_len/C) x kv_width/t x e bytes per sample to the next
+//   rank while attention runs; two chunk buffers (send, receive) live through the steps. The
+//   backward passes K/V and their gradients dK/dV (twice the bytes per step). The layer after
+//   attention waits for the last step.
+// - allgather (Llama 3 paper, section 3.3.2): one all-gather of the full sequence's K/V before
+//   attention, held until the attention op ends; the backward gathers them again into a buffer
+//   with room for dK/dV, reduce-scatters dK/dV and frees it; the next layer waits for that.
+// Gradients reduce over data x context ranks (lower.cpp: LowerContext::data).
+#include "sim/parallel/pass.hpp"
+
+namespace trainsim::parallel {
+
+namespace {
+
+constexpr std::string_view kKeys[] = {"parallel.context", "parallel.context_attention"};
+
+class ContextPass final : public LoweringPass {
+ public:
+  void prepare(LowerContext& L) override {
+    C_ = L.s.parallel.context;
+    if (C_ == 1) return;
+    ring_ = L.s.parallel.context_attention == scenario::ContextAttention::ring;
+    span_ = context_span(L.s);
+    kv_.assign(L.shards.size(), core::Bytes{});
+    const std::int64_t e = L.s.training.precision == scenario::Precision::fp32 ? 4 : 2;
+    const std::int64_t tokens = L.s.parallel.tokens_per_rank(L.s.training.seq_len);
+    for (std::size_t i = 0; i < L.shards.size(); ++i) {
+      const models::Layer& l = L.m.graph[L.m.order[i]];
+      if (l.kind != models::LayerKind::attention || l.kv_width == 0) continue;
+      // K/V heads split over the tensor ranks, or one per rank when fewer than t.
+      const std::int64_t heads = l.kv_heads % L.tensor == 0 ? l.kv_heads / L.tensor : 1;
+      kv_[i] = core::Bytes{2 * tokens * heads * (l.kv_width / l.kv_heads) * e};
+      LayerShard& sh = L.shards[i];
+      const double extra = sh.core_flops * static_cast<double>(C_ - 1);
+      sh.flops += extra;  // queries of this rank against the other C-1 chunks' keys
+      sh.core_flops += extra;
+      sh.io += kv_[i] * (C_ - 1);  // the other chunks' K/V read by the kernel
+    }
+  }
+
+  void begin_stage(StageContext&) override { pending_ = -1; }
+  int ops_per_layer(const LowerContext&) const override {
+    return C_ == 1 ? 0 : static_cast<int>(ring_ ? C_ - 1 : 2);
+  }
+  bool expands_units(const LowerContext&) const override { return C_ > 1; }
+  bool repeats(const StageContext&, const UnitStep&) const override { return C_ == 1; }
+
+  void before_layer(StageContext& c, UnitStep& u, std::int32_t i) override {
+    if (C_ == 1) return;
+    if (pending_ >= 0) c.param_ready = pending_;  // the previous attention's exchange
+    pending_ = -1;
+    if (kv_[i].value == 0) return;
+    const core::Bytes kv = kv_[i] * c.L.mb_samples;
+    const OpRef after = c.ref_or_none(c.recent[1]);
+    if (ring_) {
+      const core::Bytes step = u.forward() ? kv : kv * 2;  // backward: K/V and dK/dV
+      const MemEffect buffers = activation(step * 2, TensorKind::context_kv, i);
+      for (std::int64_t k = 0; k + 1 < C_; ++k) {
+        const bool first = k == 0, last = k + 2 == C_;
+        const std::span<const MemEffect> alloc(&buffers, first ? 1 : 0), free(&buffers, last ? 1 : 0);
+        pending_ = c.last_comm = c.B.emit(exchange(OpKind::p2p, u, i, step, 2), alloc, free,
+                                          {first ? after : OpRef{}});
+      }
+      return;
+    }
+    // Backward: one buffer for the gathered K/V and the dK/dV accumulated against them, freed
+    // once the reduce-scatter has summed dK/dV onto their owners.
+    const MemEffect gathered =
+        activation(kv * C_ * (u.forward() ? 1 : 2), TensorKind::context_kv, i);
+    c.last_comm = c.B.emit(exchange(OpKind::all_gather, u, i, kv * C_, C_), {gathered}, {}, {after});
+    c.param_ready = c.last_comm;  // attention needs every chunk's K/V
+  }
+
+  void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
+    if (C_ == 1 || ring_ || !u.forward() || kv_[lo.layer].value == 0) return;
+    lo.frees.push_back(activation(kv_[lo.layer] * c.L.mb_samples * C_, TensorKind::context_kv, lo.layer));
+  }
+
+  void after_layer(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t op) override {
+    if (C_ == 1 || ring_ || u.forward() || kv_[i].value == 0) return;
+    // dK/dV of the whole sequence, summed onto the ranks that own each chunk.
+    const core::Bytes full = kv_[i] * c.L.mb_samples * C_;
+    const MemEffect grads = activation(full * 2, TensorKind::context_kv, i);
+    pending_ = c.last_comm =
+        c.B.emit(exchange(OpKind::reduce_scatter, u, i, full, C_), {}, {grads}, {c.B.ref(op)});
+  }
+
+ private:
+  Op exchange(OpKind kind, const UnitStep& u, std::int32_t i, core::Bytes bytes,
+              std::int64_t ranks) const {
+    return comm_op(kind, StreamKind::comm, CommPurpose::context_kv, i, u.microbatch(), u.chunk(),
+                   bytes, ranks, span_.inter_node, span_.per_node);
+  }
+
+  std::int64_t C_ = 1;
+  bool ring_ = true;
+  GroupSpan span_;
+  std::vector<core::Bytes> kv_;  // per layer: this rank's K/V chunk per sample (attention only)
+  std::int32_t pending_ = -1;    // the exchange the next layer waits for
+};
+
+}  // namespace
+
+PassEntry context_pass() {
+  return {"context", kKeys, {}, make_pass<ContextPass>};
+}
+
+}  // namespace trainsim::parallel
