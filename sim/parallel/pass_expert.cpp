@@ -50,6 +50,8 @@ class ExpertPass final : public LoweringPass {
       const std::int64_t local = l.expert_params / L.tensor;
       sh.expert_params = local / E_;
       sh.params -= local - sh.expert_params;
+      sh.trainable -= local - sh.expert_params;  // every expert is trained (no LoRA with experts)
+      sh.weight_bytes -= core::Bytes{local - sh.expert_params} * L.state_bytes.weights;
       // The busiest rank's extra routed work and activations.
       if (f > 1) {
         sh.flops += (f - 1) * l.expert_flops / static_cast<double>(L.tensor);

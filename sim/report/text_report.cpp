@@ -36,11 +36,8 @@ struct Paint {
   std::string bold(const std::string& s) const { return on ? "\033[1m" + s + "\033[0m" : s; }
 };
 
-}  // namespace
-
-void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
-  const Paint paint{opt.color};
-  // Verdict first.
+// The first lines: FITS with the peak, or OUT OF MEMORY with where, why and the cure's kind.
+void write_verdict(std::ostream& out, const Summary& r, const Paint& paint) {
   if (r.fits) {
     const DeviceSummary* fullest = &r.devices.front();
     for (const auto& d : r.devices)
@@ -89,6 +86,13 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
         << (o.cause == "host_memory" ? "\n  the GPUs' own peak is " : "\n  the step would need ") << both(r.peak)
         << " on its fullest device\n";
   }
+}
+
+}  // namespace
+
+void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
+  const Paint paint{opt.color};
+  write_verdict(out, r, paint);
   out << "\n";
   out << "Scenario   " << r.name << (r.file.empty() ? "" : "  (" + r.file + ")") << "\n";
   out << "Model      " << r.model_name << "  " << grouped(r.parameters) << " parameters";

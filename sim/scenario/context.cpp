@@ -14,16 +14,6 @@ void read_context(MapReader& m, ParallelSpec& p) {
   p.context_attention = a == "ring" ? ContextAttention::ring : ContextAttention::allgather;
 }
 
-namespace {
-YAML::Node child_or(const YAML::Node& parent, const char* key) {
-  if (parent.IsDefined() && parent.IsMap()) {
-    const YAML::Node& cp = parent;
-    if (cp[key].IsDefined()) return cp[key];
-  }
-  return parent;
-}
-}  // namespace
-
 void validate_context(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
   const std::int64_t c = s.parallel.context;
   if (c == 1) return;

@@ -5,7 +5,6 @@
 
 namespace trainsim::scenario {
 
-namespace {
 YAML::Node child_or(const YAML::Node& parent, const char* key) {
   if (parent.IsDefined() && parent.IsMap()) {
     const YAML::Node& cp = parent;
@@ -13,6 +12,13 @@ YAML::Node child_or(const YAML::Node& parent, const char* key) {
   }
   return parent;
 }
+
+YAML::Node key_or(const YAML::Node& parent, const char* key, const YAML::Node& fallback) {
+  const YAML::Node child = child_or(parent, key);
+  return child.IsDefined() ? child : fallback;
+}
+
+namespace {
 std::string str(std::int64_t v) { return std::to_string(v); }
 }  // namespace
 

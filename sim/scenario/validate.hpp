@@ -14,6 +14,11 @@ struct LayoutNodes {
   bool cluster_given = false;
 };
 
+// `parent[key]` when the mapping has it, else `parent` (an error then points at the section).
+YAML::Node child_or(const YAML::Node& parent, const char* key);
+// The same, falling back to `fallback` where `parent` itself is undefined (an absent section).
+YAML::Node key_or(const YAML::Node& parent, const char* key, const YAML::Node& fallback);
+
 // Checks the parallel layout against the model and the cluster, and refuses a step that is sure
 // to hold more than s.limits.max_ops ops (parallel::lower counts the plan's real ones).
 void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNodes& nodes);

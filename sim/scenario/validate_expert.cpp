@@ -10,13 +10,6 @@
 namespace trainsim::scenario {
 
 namespace {
-YAML::Node key_or(const YAML::Node& parent, const char* key, const YAML::Node& fallback) {
-  if (parent.IsDefined() && parent.IsMap()) {
-    const YAML::Node& cp = parent;
-    if (cp[key].IsDefined()) return cp[key];
-  }
-  return parent.IsDefined() ? parent : fallback;
-}
 std::string str(std::int64_t v) { return std::to_string(v); }
 }  // namespace
 

@@ -58,7 +58,11 @@ def test_diagnose_of_text_is_the_diagnose_command(cli_json):
     # The remedies of a scenario held in memory are loaded from that text too.
     _, expected = cli_json("diagnose", ACTIVATION_OOM)
     assert trainsim.diagnose(ACTIVATION_OOM) == expected
-    assert trainsim.diagnose(pathlib.Path(ACTIVATION_OOM).read_text()) == expected
+    # Text has no file to name, so only each remedy's command line differs: the same --set list.
+    from_text = trainsim.diagnose(pathlib.Path(ACTIVATION_OOM).read_text())
+    for got, want in zip(from_text["diagnosis"]["remedies"], expected["diagnosis"]["remedies"]):
+        assert got.pop("command").split(" --set ")[1:] == want.pop("command").split(" --set ")[1:]
+    assert from_text == expected
 
 
 def test_report_object_shows_html_in_jupyter():
