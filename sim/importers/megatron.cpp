@@ -225,6 +225,10 @@ std::string model_yaml(const Args& a, const std::string& file, std::int64_t tens
   const std::string family = llama ? "with --swiglu (the llama2-7b preset's architecture)"
                                    : "without --swiglu (the gpt3 preset's architecture)";
   auto depart = [&](const std::string& option, const std::string& what) {
+    if (!a.has(option))  // the option's default departs from the family: nothing to point at
+      throw core::ConfigError({file, 1, 1}, option,
+                              what + " (the default) " + family + " is not supported by trainsim yet: give " +
+                                  option + " explicitly");
     unsupported(a.at(option), option, what + " " + family);
   };
   const std::string norm = a.word("--normalization", {"LayerNorm", "RMSNorm"}).value_or("LayerNorm");
