@@ -166,7 +166,8 @@ TEST_CASE("QLoRA: each quantized layer dequantizes its largest linear weight per
 TEST_CASE("no training.lora trains everything as before", "[finetune]") {
   const auto t = mixed_adamw();
   const auto s = make_scenario(preset("llama2-7b"), ideal_device(1LL << 40), t);
-  const auto& P = parallel::lower(s).programs.at(0);
+  const auto plan = parallel::lower(s);  // kept: P refers into it
+  const auto& P = plan.programs.at(0);
   const std::int64_t n = 6'738'415'616LL;
   CHECK(P.model_states[MemCategory::weights].value == n * 2);
   CHECK(P.model_states[MemCategory::gradients].value == n * 2);
