@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <filesystem>
 
 #include "sim/importers/import.hpp"
 
@@ -114,12 +113,9 @@ Draft import_deepspeed(const std::string& text, const std::string& path, const I
   d.kind = "deepspeed";
   d.source = path;
   JsonObject ds(parse_json(text, path), path, "");
-  auto model = model_from_option(o, d);
-  if (!model)
-    throw core::ConfigError({"trainsim import", 0, 0}, "--model",
-                            "a DeepSpeed config does not describe the model: give --model (a preset or a config.json)");
-  d.model = *model;
-  d.name = std::filesystem::path(path).stem().string();
+  require_model(o, path,
+                "a DeepSpeed config does not describe the model: give --model (a preset or a config.json)",
+                d);
   Draft::set(d.training, "precision", "fp32");
   const DeepSpeedBatch b = map_deepspeed(ds, d);
   if (!b.optimizer) {

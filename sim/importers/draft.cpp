@@ -116,6 +116,13 @@ std::optional<std::string> model_from_option(const ImportOptions& o, Draft& d) {
   return "{hf_config: " + quote(written) + "}";
 }
 
+void require_model(const ImportOptions& o, const std::string& path, const std::string& why, Draft& d) {
+  auto model = model_from_option(o, d);
+  if (!model) throw core::ConfigError({"trainsim import", 0, 0}, "--model", why);
+  d.model = *model;
+  d.name = fs::path(path).stem().string();
+}
+
 std::optional<std::int64_t> product(std::initializer_list<std::int64_t> factors) {
   std::int64_t p = 1;
   for (const std::int64_t f : factors)

@@ -54,6 +54,9 @@ void apply_common(const ImportOptions& o, std::int64_t devices, Draft& d);
 // relative to the output file's folder when -o is given). Empty optional: --model absent.
 // Throws ConfigError naming --model for an unknown preset or a missing file.
 std::optional<std::string> model_from_option(const ImportOptions& o, Draft& d);
+// For formats that do not describe the model (DeepSpeed, TrainingArguments): sets d.model from
+// --model and d.name from the file's stem; without --model, a ConfigError at --model saying `why`.
+void require_model(const ImportOptions& o, const std::string& path, const std::string& why, Draft& d);
 
 // The product of `factors`, or nullopt when it overflows 64 bits.
 std::optional<std::int64_t> product(std::initializer_list<std::int64_t> factors);

@@ -54,12 +54,9 @@ Draft import_hf_trainer(const std::string& text, const std::string& path, const 
   d.kind = "hf-trainer";
   d.source = path;
   JsonObject args(parse_json(text, path), path, "");
-  auto model = model_from_option(o, d);
-  if (!model)
-    throw core::ConfigError({"trainsim import", 0, 0}, "--model",
-                            "TrainingArguments do not describe the model: give --model (a config.json or a preset)");
-  d.model = *model;
-  d.name = std::filesystem::path(path).stem().string();
+  require_model(o, path,
+                "TrainingArguments do not describe the model: give --model (a config.json or a preset)",
+                d);
   // transformers' defaults: batch 8 per device, accumulation 1, fp32, adamw_torch.
   const std::int64_t micro = args.integer("per_device_train_batch_size", 1, false, std::int64_t{1} << 30).value_or(8);
   const std::int64_t acc = args.integer("gradient_accumulation_steps", 1, false, std::int64_t{1} << 30).value_or(1);
