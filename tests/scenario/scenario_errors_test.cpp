@@ -6,42 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "scenario_files.hpp"
+#include "expect_error.hpp"
 
 using namespace trainsim;
+using trainsim::test::expect_error;
 using trainsim::test::load_error;
 using trainsim::test::TempDir;
 
 namespace {
-
-// Where and what a load must fail with. An empty `file` means the scenario file itself.
-struct Expected {
-  int line;
-  int column;
-  std::string key_path;
-  std::string says;  // a phrase of the message
-  std::string file = "";
-};
-
-void expect_error(const std::string& text, const Expected& x,
-                  const std::vector<std::string>& sets = {}) {
-  TempDir dir;
-  const auto f = load_error(dir, text, sets);
-  INFO("scenario:\n" << text);
-  REQUIRE(f.error.has_value());
-  const core::ConfigError& e = *f.error;
-  INFO("error: " << e.what());
-  CHECK(e.where().file == (x.file.empty() ? f.path : x.file));
-  CHECK(e.where().line == x.line);
-  CHECK(e.where().column == x.column);
-  CHECK(e.key_path() == x.key_path);
-  CHECK_THAT(e.detail(), Catch::Contains(x.says));
-  // The one-line message a user sees starts with file:line:col.
-  if (x.line > 0)
-    CHECK_THAT(std::string(e.what()),
-               Catch::StartsWith(e.where().file + ":" + std::to_string(x.line) + ":" +
-                                 std::to_string(x.column) + ": "));
-}
 
 // A valid scenario (lines 1-5) that cases extend with lines 6 onwards.
 const std::string kBase =

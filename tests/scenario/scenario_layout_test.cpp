@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "scenario_files.hpp"
+#include "expect_error.hpp"
 
 using namespace trainsim;
 using namespace trainsim::scenario;
@@ -26,17 +26,7 @@ const std::string kBase =
 
 void expect_error(const std::string& text, int line, int column, const std::string& key_path,
                   const std::string& says, const std::vector<std::string>& sets = {}) {
-  TempDir dir;
-  const auto f = load_error(dir, text, sets);
-  INFO("scenario:\n" << text);
-  REQUIRE(f.error.has_value());
-  const core::ConfigError& e = *f.error;
-  INFO("error: " << e.what());
-  CHECK(e.where().file == f.path);
-  CHECK(e.where().line == line);
-  CHECK(e.where().column == column);
-  CHECK(e.key_path() == key_path);
-  CHECK_THAT(e.detail(), Catch::Contains(says));
+  test::expect_error(text, {line, column, key_path, says}, sets);
 }
 
 }  // namespace

@@ -6,36 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "scenario_files.hpp"
+#include "expect_error.hpp"
 
 using namespace trainsim;
+using trainsim::test::expect_error;
 using trainsim::test::load_error;
 using trainsim::test::TempDir;
 
 namespace {
-
-struct Expected {
-  int line;
-  int column;
-  std::string key_path;
-  std::string says;
-  std::string file = "";  // empty: the scenario file
-};
-
-void expect_error(const std::string& text, const Expected& x,
-                  const std::vector<std::string>& sets = {}) {
-  TempDir dir;
-  const auto f = load_error(dir, text, sets);
-  INFO("scenario:\n" << text);
-  REQUIRE(f.error.has_value());
-  const core::ConfigError& e = *f.error;
-  INFO("error: " << e.what());
-  CHECK(e.where().file == (x.file.empty() ? f.path : x.file));
-  CHECK(e.where().line == x.line);
-  CHECK(e.where().column == x.column);
-  CHECK(e.key_path() == x.key_path);
-  CHECK_THAT(e.detail(), Catch::Contains(x.says));
-}
 
 // Lines 1-4; cases add line 5 onwards.
 const std::string kBase =
