@@ -2,58 +2,15 @@
 // family-specific structure, and located errors (file:line:column in the JSON file).
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 
-#include "models/model_yaml.hpp"
-#include "sim/core/error.hpp"
+#include "hf_files.hpp"
 
 using namespace trainsim;
 using namespace trainsim::models;
+using namespace trainsim::test;
 
 namespace {
-
-const std::string kRoot = TRAINSIM_SOURCE_DIR;
-
-Model build(const std::string& doc, BuildOptions opts = {128, DType::bf16, false}) {
-  return build_model(YAML::Load(doc)["model"], "scenario.yaml", "model", opts, kRoot);
-}
-
-Model hf(const std::string& dir, BuildOptions opts = {128, DType::bf16, false}) {
-  return build("model: {hf_config: models/hf/" + dir + "/config.json}", opts);
-}
-
-// A config.json written to a fresh temporary folder; returns its path.
-std::string write_json(const std::string& text) {
-  static int n = 0;
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("trainsim_hf_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-  std::filesystem::create_directories(dir);
-  const auto path = dir / "config.json";
-  std::ofstream(path) << text;
-  return path.string();
-}
-
-core::ConfigError error_of(const std::string& json) {
-  const std::string path = write_json(json);
-  try {
-    build("model: {hf_config: " + path + "}");
-  } catch (const core::ConfigError& e) {
-    CHECK(e.where().file == path);
-    CHECK(e.key_path() == "model.hf_config");
-    return e;
-  }
-  FAIL("no error for " << json);
-  throw;
-}
-
-const Layer& layer(const Model& m, const std::string& name) {
-  const auto v = find_layer(m, name);
-  REQUIRE(v);
-  return m.graph[*v];
-}
 
 const std::string kLlama = R"({
   "model_type": "llama",

@@ -3,51 +3,15 @@
 // located errors for the new fields.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-#include <filesystem>
-#include <fstream>
-
-#include "models/model_yaml.hpp"
-#include "sim/core/error.hpp"
+#include "hf_files.hpp"
 
 using namespace trainsim;
 using namespace trainsim::models;
+using namespace trainsim::test;
 
 namespace {
 
-const std::string kRoot = TRAINSIM_SOURCE_DIR;
-
-Model build(const std::string& doc, BuildOptions opts = {128, DType::bf16, false}) {
-  return build_model(YAML::Load(doc)["model"], "scenario.yaml", "model", opts, kRoot);
-}
-Model hf(const std::string& dir) {
-  return build("model: {hf_config: models/hf/" + dir + "/config.json}");
-}
-const Layer& layer(const Model& m, const std::string& name) {
-  const auto v = find_layer(m, name);
-  REQUIRE(v);
-  return m.graph[*v];
-}
-std::string write_json(const std::string& text) {
-  static int n = 0;
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("trainsim_hf_moe_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-  std::filesystem::create_directories(dir);
-  const auto path = dir / "config.json";
-  std::ofstream(path) << text;
-  return path.string();
-}
-std::string error_of(const std::string& json) {
-  const std::string path = write_json(json);
-  try {
-    build("model: {hf_config: " + path + "}");
-  } catch (const core::ConfigError& e) {
-    CHECK(e.where().file == path);
-    return e.what();
-  }
-  FAIL("no error for " << json);
-  return {};
-}
+std::string error_text(const std::string& json) { return error_of(json).what(); }
 
 }  // namespace
 
@@ -140,9 +104,9 @@ TEST_CASE("qwen2_moe dense layers follow decoder_sparse_step and mlp_only_layers
   // A sparse block: 4 * 3*64*32 + router 4*64 + shared 3*64*64 + gate 64.
   CHECK(layer(m, "block.1.mlp").params == 4 * 3 * 64 * 32 + 4 * 64 + 3 * 64 * 64 + 64);
 
-  CHECK_THAT(error_of(base + R"("mlp_only_layers": [4]})"),
+  CHECK_THAT(error_text(base + R"("mlp_only_layers": [4]})"),
              Catch::Contains("'mlp_only_layers': expected layer indices from 0 to 3, got 4"));
-  CHECK_THAT(error_of(base + R"("mlp_only_layers": 1})"),
+  CHECK_THAT(error_text(base + R"("mlp_only_layers": 1})"),
              Catch::Contains("expected an array of layer indices"));
 }
 
@@ -159,11 +123,11 @@ TEST_CASE("deepseek_v3 options and errors", "[hf][moe][errors]") {
   CHECK(layer(m, "block.0.attn").params == 6'408);
   // No shared expert: 4 * 3*64*16 + router 4*64 + score bias 4.
   CHECK(layer(m, "block.0.mlp").params == 4 * 3 * 64 * 16 + 4 * 64 + 4);
-  CHECK_THAT(error_of(base + R"("attention_bias": true})"),
+  CHECK_THAT(error_text(base + R"("attention_bias": true})"),
              Catch::Contains("'attention_bias': true is not supported"));
   std::string eight = base;
   const std::string two = "\"num_experts_per_tok\": 2";
   eight.replace(eight.find(two), two.size(), "\"num_experts_per_tok\": 8");
-  CHECK_THAT(error_of(eight + "\"q_lora_rank\": 16}"),
+  CHECK_THAT(error_text(eight + "\"q_lora_rank\": 16}"),
              Catch::Contains("must be at most the number of experts (4)"));
 }
