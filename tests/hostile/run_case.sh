@@ -6,6 +6,9 @@
 #   trainsim ARGS...             runs the binary (30 s limit, no stdin), output kept
 #   sanitized                    true when TRAINSIM is an AddressSanitizer build
 #   skip REASON                  ends the case as skipped (exit 77; ctest reports it so)
+#   tiny_scenario                writes tiny.yaml: GPT-2 cut to two layers on a V100, fp16
+#   tiny_sweep VALUES            tiny.yaml plus sweep.yaml sweeping training.micro_batch over
+#                                VALUES (a YAML list or {range: ..., step: ...})
 # $REPO is the source tree, for cases that start from a shipped scenario.
 # Whatever the case expects, a run fails when trainsim exits 1 (internal error), dies of a
 # signal, hangs past the limit, or was never run; expecting exit 1 is refused.
@@ -23,6 +26,18 @@ patterns=()
 expect() { expect_exit=$1; shift; patterns=("$@"); }
 sanitized() { grep -q __asan_init "$TS"; }
 skip() { echo "skipped: $*"; exit 77; }
+tiny_scenario() {
+  file tiny.yaml <<'YAML'
+name: tiny
+model: {preset: gpt2, layers: 2}
+device: v100-16gb
+training: {micro_batch: 1, gradient_accumulation: 1, seq_len: 128, precision: fp16}
+YAML
+}
+tiny_sweep() {
+  tiny_scenario
+  printf 'base: {file: tiny.yaml}\naxes:\n  training.micro_batch: %s\n' "$1" > sweep.yaml
+}
 ran=0
 output=""
 code=0

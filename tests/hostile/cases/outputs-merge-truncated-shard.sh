@@ -1,16 +1,6 @@
 # A shard cut short (a killed run: fewer rows than its part of the sweep) is refused with the
 # missing points named (it used to merge what was there: 30 points of a larger sweep).
-file tiny.yaml <<'YAML'
-name: tiny
-model: {preset: gpt2, layers: 2}
-device: v100-16gb
-training: {micro_batch: 1, gradient_accumulation: 1, seq_len: 128, precision: fp16}
-YAML
-file sweep.yaml <<'YAML'
-base: {file: tiny.yaml}
-axes:
-  training.micro_batch: {range: [1, 40], step: 1}
-YAML
+tiny_sweep '{range: [1, 40], step: 1}'
 "$TS" sweep sweep.yaml --shard 1/2 --csv s1.csv -j 1 > /dev/null
 "$TS" sweep sweep.yaml --shard 2/2 --csv s2.csv -j 1 > /dev/null
 head -n 12 s1.csv > cut.csv   # the tag, the header and 10 of its 32 points

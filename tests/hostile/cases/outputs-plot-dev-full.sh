@@ -1,9 +1,4 @@
 # A memory plot (SVG) written to a full disk fails with the file named.
-file tiny.yaml <<'YAML'
-name: tiny
-model: {preset: gpt2, layers: 2}
-device: v100-16gb
-training: {micro_batch: 1, gradient_accumulation: 1, seq_len: 128, precision: fp16}
-YAML
+tiny_scenario
 expect 2 '/dev/full: --plot: cannot write this file: No space left on device'
 trainsim run tiny.yaml --no-diagnosis --plot /dev/full

@@ -1,17 +1,7 @@
 # When the system refuses a worker thread (here: each thread's 2 GiB stack does not fit in
 # 3 GiB of address space), the started ones are joined and the sweep ends with a message and
 # exit 5 (resources exhausted), not "terminate called without an active exception" (SIGABRT).
-file tiny.yaml <<'YAML'
-name: tiny
-model: {preset: gpt2, layers: 2}
-device: v100-16gb
-training: {micro_batch: 1, gradient_accumulation: 1, seq_len: 128, precision: fp16}
-YAML
-file sweep.yaml <<'YAML'
-base: {file: tiny.yaml}
-axes:
-  training.micro_batch: [1, 2, 3, 4]
-YAML
+tiny_sweep '[1, 2, 3, 4]'
 # AddressSanitizer reserves terabytes of address space for its shadow memory: under a 3 GiB
 # limit such a build cannot start at all, so the sanitizer suite skips this case.
 sanitized && skip "an ASan build cannot run under ulimit -v"
