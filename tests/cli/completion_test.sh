@@ -6,33 +6,33 @@ bin=$1
 trainsim() { "$bin" "$@"; }
 source tools/trainsim-completion.bash
 fails=0
-# expect "WORD..." -- COMP_WORDS...: completing the last word must offer every WORD.
-expect() {
-  local want=() words=()
+# complete WANT... -- COMP_WORDS...: sets want=(WANT...), asks for the completion of the last
+# word as bash does, and leaves the offer in COMPREPLY.
+complete_words() {
+  want=()
   while [ "$1" != -- ]; do want+=("$1"); shift; done
   shift
-  words=("$@")
-  COMP_WORDS=("${words[@]}")
-  COMP_CWORD=$((${#words[@]} - 1))
+  COMP_WORDS=("$@")
+  COMP_CWORD=$(($# - 1))
   _trainsim
+}
+# expect "WORD..." -- COMP_WORDS...: completing the last word must offer every WORD.
+expect() {
+  local want
+  complete_words "$@"
   for w in "${want[@]}"; do
     if ! printf '%s\n' "${COMPREPLY[@]}" | grep -qx -- "$w"; then
-      echo "FAIL: completing '${words[*]}' did not offer '$w' (got: ${COMPREPLY[*]})"
+      echo "FAIL: completing '${COMP_WORDS[*]}' did not offer '$w' (got: ${COMPREPLY[*]})"
       fails=1
     fi
   done
 }
 # exactly "WORD..." -- COMP_WORDS...: the offer is exactly these words.
 exactly() {
-  local want=() words=()
-  while [ "$1" != -- ]; do want+=("$1"); shift; done
-  shift
-  words=("$@")
-  COMP_WORDS=("${words[@]}")
-  COMP_CWORD=$((${#words[@]} - 1))
-  _trainsim
+  local want
+  complete_words "$@"
   if [ "$(printf '%s\n' "${COMPREPLY[@]}" | sort)" != "$(printf '%s\n' "${want[@]}" | sort)" ]; then
-    echo "FAIL: completing '${words[*]}' offered '${COMPREPLY[*]}', expected '${want[*]}'"
+    echo "FAIL: completing '${COMP_WORDS[*]}' offered '${COMPREPLY[*]}', expected '${want[*]}'"
     fails=1
   fi
 }
