@@ -63,9 +63,11 @@ TEST_CASE("expanded units: ZeRO-3 on a pipeline writes down its 1F1B steady stat
   // stays expanded (each layer's gather gates its compute op).
   const std::vector<std::string> z3 = {"parallel.zero=3", "training.global_batch=512"};
   const Played fast = check_same(gpt, z3);
-  // The steady state of the first stage spans 64 - 16 micro-batches (its warm-up and cooldown
-  // are 15 each): more than half of the events must be written down.
-  CHECK(fast.skipped * 2 > fast.events);
+  // Every stage is in its steady state from micro-batch 16 (the last stage's first forward) to
+  // micro-batch 48 (the first stage's cooldown), 32 of 64 micro-batches, less the periods it
+  // takes to confirm it (a light mark, a full mark, a period to compare): more than a third of
+  // the events are written down (63,342 of 150,160 when this was written).
+  CHECK(fast.skipped * 3 > fast.events);
   // Out of memory: the gathered layers on A100-40GB (the OOM points are played, the periods
   // after them written down), the first point per device and every one.
   check_same(gpt, {"parallel.zero=3", "training.global_batch=512", "device=a100-40gb"});
