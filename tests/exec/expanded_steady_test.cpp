@@ -1,8 +1,9 @@
-// The steady-state skip on plans whose units stay expanded (ZeRO-3, FSDP/HSDP, expert
-// parallelism): anchored at the first program's compute ops (sim/exec/expanded_anchors.cpp), it
-// must report byte for byte as the expanded plan, which never skips, and as the compressed plan
-// played without the skip — step time, peaks and their breakdown, every comm kind and its exposed
-// part, OOM points (the first per device and every one).
+// The steady-state skip on plans whose units stay expanded (ZeRO-3, FSDP/HSDP, expert and
+// context parallelism): anchored at the first program's compute ops
+// (sim/exec/expanded_anchors.cpp), it must report byte for byte as the expanded plan, which
+// never skips, and as the compressed plan played without the skip — step time, peaks and their
+// breakdown, every comm kind and its exposed part, OOM points (the first per device and every
+// one).
 #include <catch2/catch.hpp>
 
 #include <sstream>
@@ -120,4 +121,21 @@ TEST_CASE("expanded units: expert parallelism on a pipeline writes down its stea
   oom.push_back("training.global_batch=1024");
   check_same(moe, oom);
   check_same(moe, oom, /*all_ooms=*/true);
+}
+
+TEST_CASE("expanded units: context parallelism on a pipeline reports as the expanded plan") {
+  // Llama-3-8B at 128k tokens, context 8 on 2 stages, 16 micro-batches: every attention layer's
+  // K/V exchange keeps its unit expanded; ring and all-gather attention, and out of memory
+  // without full recomputation (the first OOM point and every one).
+  const std::string cp = kRoot + "/scenarios/context/02_llama3_8b_128k_context8.yaml";
+  const std::vector<std::string> pp = {"parallel.pipeline=2", "cluster.nodes=2",
+                                       "training.global_batch=16"};
+  check_same(cp, pp);
+  auto gather = pp;
+  gather.push_back("parallel.context_attention=allgather");
+  check_same(cp, gather);
+  auto oom = pp;
+  oom.push_back("training.recompute=selective");
+  check_same(cp, oom);
+  check_same(cp, oom, /*all_ooms=*/true);
 }
