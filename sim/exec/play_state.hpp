@@ -179,7 +179,10 @@ struct Steady {
   // schedule repeats only a group of as many micro-batches as stages later).
   PeriodDetector<SteadyMark> marks;
   SteadyMark now;                   // the state at the anchor being checked
-  std::vector<std::uint32_t> seen;  // per template: ends so far
+  std::vector<std::uint32_t> seen;  // per template (anchor key): ends so far
+  // A plan without macro ops: per op of the first program, its anchor key (-1: none), which
+  // stands for the template (expanded_anchor_keys).
+  std::vector<std::int32_t> anchor_of;
   std::uint32_t lag = 1;
   std::uint32_t gap = 1, wait = 0;  // anchors between tries, doubled while they fail
 };

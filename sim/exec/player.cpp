@@ -346,8 +346,8 @@ void Player::play_on(bool from_start) {
       continue;
     }
     finish(ev.payload, ev.time);
-    if (steady && ev.payload < first_program_end && plan.programs[0].ops[ev.payload].macro >= 0)
-      steady_anchor(ev.payload, ev.time);
+    if (steady && ev.payload < first_program_end)
+      if (const std::int32_t key = steady_key(ev.payload); key >= 0) steady_anchor(key, ev.time);
   }
   // No op feeds a data-parallel all-reduce (Op::data_reduction): the all-reduce algorithm changes
   // nothing, and a later play may take the whole step.

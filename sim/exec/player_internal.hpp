@@ -28,6 +28,10 @@ using parallel::Plan;
 using parallel::Program;
 using parallel::StreamKind;
 
+// Per op of program P, its steady-state anchor key where P has no macro ops (-1: none); `keys`
+// is set to the number of keys (expanded_anchors.cpp).
+std::vector<std::int32_t> expanded_anchor_keys(const Program& P, std::size_t& keys);
+
 // Functions declared inline here are defined in the one file that calls them, so that they inline
 // into their callers (the event loop's in player.cpp).
 struct Player : PlayState {
@@ -203,8 +207,13 @@ struct Player : PlayState {
   // period can change, taken once a light one was seen to repeat.
   inline void mark_steady(SteadyMark& m, core::TimePoint now, bool full);
 
-  // At the end of op `id` of the first program (a macro op).
-  void steady_anchor(std::uint32_t id, core::TimePoint now);
+  // The anchor key of op `id` of the first program: its macro template, or where the plan has
+  // no macro ops, its place among the expanded compute ops (expanded_anchors.cpp); -1: none.
+  std::int32_t steady_key(std::uint32_t id) const {
+    return steady->anchor_of.empty() ? plan.programs[0].ops[id].macro : steady->anchor_of[id];
+  }
+  // At the end of an op of the first program with anchor key `key`.
+  void steady_anchor(std::size_t key, core::TimePoint now);
 
   // Whether `now` may be `then` a period on: no OOM point since, and every program some ops on
   // with as many touched (light marks suffice). (Memory may have moved: a GPipe phase books or

@@ -8,13 +8,18 @@ namespace trainsim::exec {
 
 void Player::start_steady(bool from_start) {
   if (!from_start || !opt.steady_skip || !plan.compressed || !taps.empty() ||
-      plan.programs.empty() || plan.programs[0].macros.empty())
+      plan.programs.empty())
     return;
+  std::size_t keys = plan.programs[0].macros.size();
+  std::vector<std::int32_t> anchors;
+  if (keys == 0) anchors = expanded_anchor_keys(plan.programs[0], keys);
+  if (keys == 0) return;
   steady.emplace();
+  steady->anchor_of = std::move(anchors);
   steady->lo.assign(plan.programs.size(), 0);
   steady->end.assign(plan.programs.size(), 0);
   steady->lag = plan.steady_lag;
-  steady->seen.assign(plan.programs[0].macros.size(), 0);
+  steady->seen.assign(keys, 0);
 }
 
 inline std::size_t Player::program_of_fine(std::uint64_t fine) const {
@@ -70,9 +75,8 @@ inline void Player::mark_steady(SteadyMark& m, core::TimePoint now, bool full) {
   for (std::size_t p = 0; p < n; ++p) m.logged[p] = memlog[p].size();
 }
 
-void Player::steady_anchor(std::uint32_t id, core::TimePoint now) {
+void Player::steady_anchor(std::size_t t, core::TimePoint now) {
   Steady& st = *steady;
-  const auto t = static_cast<std::size_t>(plan.programs[0].ops[id].macro);
   SteadyMark& m = st.marks.at(t * st.lag + st.seen[t]++ % st.lag);
   if (m.valid) {
     if (!m.full) {
