@@ -259,3 +259,10 @@ TEST_CASE("BertForSequenceClassification has a classifier instead of the MLM hea
   CHECK(std::string(error_of(base + R"(, "num_labels": 0})").what()).find("num_labels") !=
         std::string::npos);
 }
+
+TEST_CASE("Llama-3.2-3B counts as transformers reports it", "[hf]") {
+  // Tied embeddings: 128,256 x 3,072 = 394,002,432; per layer q and o 3,072^2 each, k and v
+  // 3,072 x 1,024 each, the MLP 3 x 3,072 x 8,192, two norms of 3,072: 100,669,440; x 28 layers,
+  // plus the final norm: 3,212,749,824.
+  CHECK(hf("Llama-3.2-3B").parameters() == 3'212'749'824);
+}
