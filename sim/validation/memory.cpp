@@ -68,7 +68,7 @@ std::vector<MemoryCase> read_memory_cases(const std::string& path) {
   const YAML::Node list = top.node("cases");
   if (!list.IsDefined()) top.require("cases");
   if (!list.IsSequence() || list.size() == 0)
-    ctx.fail(list, "cases", "a non-empty list of {id, scenario, kind}");
+    ctx.fail(list, "cases", "expected a non-empty list of {id, scenario, kind}");
   top.finish({"cases"});
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
   std::vector<MemoryCase> out;
@@ -78,9 +78,10 @@ std::vector<MemoryCase> read_memory_cases(const std::string& path) {
     scenario::MapReader e(ctx, list[i], at);
     MemoryCase c;
     c.at = ctx.locate(list[i], at);
+    c.key_path = at;
     c.id = e.string("id");
     if (!seen.insert(c.id).second)
-      ctx.fail(e.node("id"), at + ".id", "an id not listed before, got '" + c.id + "' again");
+      ctx.fail(e.node("id"), at + ".id", "expected an id not listed before, got '" + c.id + "' again");
     c.scenario = (folder / e.string("scenario")).lexically_normal().string();
     if (e.has("kind")) {
       const std::string k = e.choice("kind", {"allocated", "active", "reserved", "nvidia-smi"}, "");
@@ -95,32 +96,32 @@ std::vector<MemoryCase> read_memory_cases(const std::string& path) {
 std::map<std::string, MeasuredMemory> read_measured_memory(const std::string& path) {
   const YAML::Node root = scenario::load_yaml_file(path);
   scenario::YamlContext ctx(path);
-  if (!root.IsMap()) ctx.fail(root, "", "a mapping with a 'cases' list");
+  if (!root.IsMap()) ctx.fail(root, "", "expected a mapping with a 'cases' list");
   const YAML::Node list = root["cases"];
   if (!list.IsDefined() || !list.IsSequence())
-    ctx.fail(list.IsDefined() ? list : root, "cases", "a list of measured cases");
+    ctx.fail(list.IsDefined() ? list : root, "cases", "expected a list of measured cases");
   std::map<std::string, MeasuredMemory> out;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const YAML::Node e = list[i];
     const std::string at = "cases[" + std::to_string(i) + "]";
-    if (!e.IsMap()) ctx.fail(e, at, "a mapping with id and measured");
+    if (!e.IsMap()) ctx.fail(e, at, "expected a mapping with id and measured");
     MeasuredMemory m;
     m.at = ctx.locate(e, at);
     m.id = scenario::read_string(ctx, e["id"], at + ".id");
     if (e["group"].IsDefined()) m.group = scenario::read_string(ctx, e["group"], at + ".group");
     const YAML::Node meas = e["measured"];
-    if (!meas.IsMap()) ctx.fail(meas.IsDefined() ? meas : e, at + ".measured", "a mapping");
+    if (!meas.IsMap()) ctx.fail(meas.IsDefined() ? meas : e, at + ".measured", "expected a mapping");
     const YAML::Node gib = meas["peak_memory_GiB"];
     if (gib.IsDefined() && !gib.IsNull()) {
       double v = 0;
       if (!gib.IsScalar() || !YAML::convert<double>::decode(gib, v) || !(v > 0) || !std::isfinite(v))
-        ctx.fail(gib, at + ".measured.peak_memory_GiB", "a positive finite number of GiB or null");
+        ctx.fail(gib, at + ".measured.peak_memory_GiB", "expected a positive finite number of GiB or null");
       m.gib = v;
     }
     if (meas["kind"].IsDefined())
       m.kind_text = scenario::read_string(ctx, meas["kind"], at + ".measured.kind");
     if (!out.emplace(m.id, m).second)
-      ctx.fail(e["id"], at + ".id", "an id not listed before, got '" + m.id + "' again");
+      ctx.fail(e["id"], at + ".id", "expected an id not listed before, got '" + m.id + "' again");
   }
   return out;
 }
@@ -149,17 +150,17 @@ std::vector<MemoryResult> compare_memory(const std::vector<MemoryCase>& cases,
   for (const MemoryCase& c : cases) {
     const auto it = measured.find(c.id);
     if (it == measured.end())
-      throw core::ConfigError(c.at, "id", "an id of the measured set; '" + c.id + "' is not in it");
+      throw core::ConfigError(c.at, c.key_path + ".id", "expected an id of the measured set; '" + c.id + "' is not in it");
     const MeasuredMemory& m = it->second;
     if (!m.gib)
-      throw core::ConfigError(c.at, "id", "a case with a measured peak; '" + c.id +
+      throw core::ConfigError(c.at, c.key_path + ".id", "expected a case with a measured peak; '" + c.id +
                                               "' has peak_memory_GiB null in the measured set");
     const auto stated = classify_kind(m.kind_text);
     if (c.kind && stated && *c.kind != *stated)
-      throw core::ConfigError(c.at, "kind", "the kind the source states for '" + c.id + "' (" +
+      throw core::ConfigError(c.at, c.key_path + ".kind", "expected the kind the source states for '" + c.id + "' (" +
                                                 kind_name(*stated) + "), got " + kind_name(*c.kind));
     if (!c.kind && !stated)
-      throw core::ConfigError(c.at, "kind", "a kind for '" + c.id + "': its source does not say "
+      throw core::ConfigError(c.at, c.key_path + ".kind", "expected a kind for '" + c.id + "': its source does not say "
                                             "which figure it reports (\"" + m.kind_text + "\")");
     MemoryResult r;
     r.id = c.id;

@@ -36,6 +36,7 @@ struct MemoryCase {
   std::string scenario;              // path, resolved against the case file's folder
   std::optional<MemoryKind> kind;    // unset: the kind the measured description names
   core::SourceLocation at;           // the case's entry in the case file
+  std::string key_path;              // "cases[3]"
 };
 // Throws core::ConfigError at file:line:column for a bad entry (unknown key, missing id or
 // scenario, unknown kind, an id listed twice).

@@ -8,5 +8,5 @@ file cases.yaml <<'YAML'
 cases:
   - {id: a, scenario: s.yaml}
 YAML
-expect 2 "^error: measured\.yaml:3:32: cases\[0\]\.measured\.peak_memory_GiB: expected a positive finite number of GiB or null"
+expect 2 "^error: measured\.yaml:3:33: cases\[0\]\.measured\.peak_memory_GiB: expected a positive finite number of GiB or null"
 trainsim compare-memory cases.yaml --measured measured.yaml
