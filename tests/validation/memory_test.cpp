@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include "sim/core/error.hpp"
+#include "sim/parallel/lower.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "sim/validation/memory.hpp"
 
 using namespace trainsim;
@@ -88,4 +90,30 @@ TEST_CASE("memory subsets average the absolute errors per group and kind", "[val
   CHECK(s.at("group=g").n == 2);
   CHECK(s.at("kind=reserved").mape == Approx(0.10));
   CHECK(s.at("kind=allocated").n == 1);
+}
+
+TEST_CASE("FSDP with LoRA shards the frozen weights as stored and trains the adapters only",
+          "[validation]") {
+  // Llama-2-7B (6,738,415,616 parameters) in bf16, LoRA r8 on q and v: 32 x 2 x 8 x (4096 +
+  // 4096) = 4,194,304 adapter parameters, sharded over 2 ranks. Per rank: weights (4,194,304 x
+  // 4 B fp32 adapter shards + 6,738,415,616 x 2 B frozen bf16) / 2 = 6,746,804,224 B; gradients
+  // 4,194,304 x 4 / 2 = 8,388,608 B; AdamW states 4,194,304 x 8 / 2 = 16,777,216 B. Trained
+  // like every parameter, the states would be 16 B x 6.74e9 / 2 = 53.9 GB.
+  const std::string path = write("fsdp-lora.yaml", R"(name: fsdp lora
+model: llama2-7b
+device: a100-80gb
+cluster: {gpus_per_node: 2}
+parallel: {data: 2, fsdp: true}
+training:
+  micro_batch: 1
+  seq_len: 512
+  precision: bf16-true
+  optimizer: adamw
+  lora: {rank: 8, targets: [q_proj, v_proj]}
+)");
+  const auto plan = parallel::lower(scenario::load_scenario(path));
+  const auto& states = plan.programs.at(0).model_states;
+  CHECK(states[hw::MemCategory::weights].value == 6'746'804'224);
+  CHECK(states[hw::MemCategory::gradients].value == 8'388'608);
+  CHECK(states[hw::MemCategory::optimizer_states].value == 16'777'216);
 }
