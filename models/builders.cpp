@@ -159,7 +159,17 @@ Model build_transformer(const TransformerConfig& c, const BuildOptions& opts) {
   const kinds::LossSpec loss{s, h, c.vocab,
                              c.tied_embeddings ? kinds::LossHead::tied : kinds::LossHead::untied,
                              c.head_bias};
-  if (c.pooler) {
+  if (c.classes > 0) {
+    // BertForSequenceClassification: pooler (dense + tanh on the first token), dropout and
+    // classifier on that one token per sample, cross-entropy over the classes; no LM head, so
+    // no tokens x vocab logits. The pooled dropout (h elements per sample) is not modelled.
+    if (!c.pooler) throw std::invalid_argument("a sequence classifier needs the pooler");
+    const std::int64_t gemm_in = opts.gemm_input_bytes();
+    const Vertex pool = add_after(m, kinds::linear("pooler", {1, h, h, true, gemm_in}, dt), {x});
+    const Vertex cls =
+        add_after(m, kinds::linear("classifier", {1, h, c.classes, true, gemm_in}, dt), {pool});
+    add_after(m, kinds::loss("loss", {1, 0, c.classes, kinds::LossHead::none, false}, dt), {cls});
+  } else if (c.pooler) {
     // The pooler reads the first token; its output feeds the (next-sentence) loss.
     const Vertex pool = add_after(m, kinds::linear("pooler", {1, h, h, true, opts.gemm_input_bytes()}, dt), {x});
     add_after(m, kinds::loss("loss", loss, dt), {x, pool});

@@ -27,7 +27,8 @@ enum class BlockLayout { sequential, parallel, parallel_shared_norm, post_norm }
 // Layers per block are named "block.<i>.<part>" (ln1, attn, add1, ln2, mlp, add2) with
 // Layer.block = i. Before the blocks one "embed" layer (token + learned positions + token
 // types); after them "ln_f" (not with post_norm), optionally "pooler", and "loss" (the LM
-// head folded into the loss: tied or untied weights).
+// head folded into the loss: tied or untied weights), or with `classes` "pooler",
+// "classifier" and "loss" over the classes.
 struct TransformerConfig {
   std::string name;
   int layers = 0;
@@ -51,6 +52,9 @@ struct TransformerConfig {
   BlockLayout layout = BlockLayout::sequential;
   std::int64_t token_types = 0;  // token-type embedding rows (BERT: 2)
   bool pooler = false;           // BERT pooler: h*h + h on the first token, feeding the loss
+  // > 0: a sequence classifier instead of the language-model head (BertForSequenceClassification):
+  // the pooler, then "classifier" (h x classes + bias) and a cross-entropy over the classes.
+  std::int64_t classes = 0;
   std::int64_t experts = 0;      // > 1: mixture-of-experts MLP (all experts counted)
   std::int64_t top_k = 0;        // experts per token (FLOPs and activations)
   std::int64_t expert_ffn = 0;   // width of each routed expert; 0: = ffn

@@ -234,6 +234,30 @@ std::string hf_model_types() {
   return kTypes;
 }
 
+// BertForSequenceClassification (the `architectures` transformers writes when it saves such a
+// model) replaces the pre-training heads by a classifier over the pooled first token: its
+// classes are num_labels, else the entries of id2label, else PretrainedConfig's default 2.
+// Any other architecture keeps the tied language-model head. 0: no classifier.
+static std::int64_t bert_sequence_classes(const JsonReader& j) {
+  const YAML::Node archs = j.get("architectures");
+  if (!archs.IsDefined()) return 0;
+  if (!archs.IsSequence()) j.fail(archs, "'architectures': expected a list of class names");
+  bool classifier = false;
+  for (const auto& a : archs) {
+    if (!a.IsScalar()) j.fail(a, "'architectures': expected a list of class names");
+    classifier = classifier || a.Scalar() == "BertForSequenceClassification";
+  }
+  if (!classifier) return 0;
+  if (j.has("num_labels")) return j.positive("num_labels");
+  const YAML::Node labels = j.get("id2label");
+  if (labels.IsDefined()) {
+    if (!labels.IsMap() || labels.size() == 0)
+      j.fail(labels, "'id2label': expected a non-empty object of class names");
+    return static_cast<std::int64_t>(labels.size());
+  }
+  return 2;
+}
+
 TransformerConfig hf_transformer_config(const YAML::Node& root, const std::string& file,
                                         const std::string& key_path) {
   JsonReader j(root, file, key_path);
@@ -329,6 +353,7 @@ TransformerConfig hf_transformer_config(const YAML::Node& root, const std::strin
     c.tied_embeddings = j.boolean_or("tie_word_embeddings", true);
     c.dropout =
         j.any_dropout({{"hidden_dropout_prob", 0.1}, {"attention_probs_dropout_prob", 0.1}});
+    c.classes = bert_sequence_classes(j);
   } else {
     j.fail(root["model_type"], "unknown model_type '" + type + "'; supported: " + kTypes);
   }

@@ -11,34 +11,13 @@
 #include "sim/core/output_file.hpp"
 #include "sim/report/json_writer.hpp"
 #include "sim/validation/compare.hpp"
+#include "sim/validation/ratchet.hpp"
 #include "tools/commands.hpp"
 #include "tools/progress.hpp"
 
 namespace po = boost::program_options;
 
 namespace trainsim::tools {
-
-namespace {
-
-// Ratchet file lines: "SUBSET MAPE_PERCENT" (e.g. "all 9.8"); '#' starts a comment.
-std::map<std::string, double> read_ratchet(const std::string& path) {
-  std::istringstream in(core::read_text_file(path, {path, 0, 0}, "--ratchet"));
-  std::map<std::string, double> out;
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (const auto hash = line.find('#'); hash != std::string::npos) line = line.substr(0, hash);
-    char name[256];
-    double pct;
-    if (std::sscanf(line.c_str(), "%255s %lf", name, &pct) == 2) out[name] = pct;
-    else if (line.find_first_not_of(" \t\r") != std::string::npos)
-      throw core::ConfigError({path, n, 1}, "", "expected 'SUBSET MAPE_PERCENT'");
-  }
-  return out;
-}
-
-}  // namespace
 
 int cmd_compare(const std::vector<std::string>& args) {
   po::options_description opts("trainsim compare MEASURED.csv [options]");
@@ -130,7 +109,7 @@ int cmd_compare(const std::vector<std::string>& args) {
   }
   if (vm.count("ratchet")) {
     int worse = 0;
-    for (const auto& [name, pct] : read_ratchet(vm["ratchet"].as<std::string>())) {
+    for (const auto& [name, pct] : validation::read_ratchet(vm["ratchet"].as<std::string>())) {
       const auto it = groups.find(name);
       if (it == groups.end()) {
         std::cerr << "ratchet: subset '" << name << "' has no rows\n";

@@ -32,6 +32,7 @@ int cmd_fit(const std::vector<std::string>& args);
 int cmd_plan(const std::vector<std::string>& args);
 int cmd_merge(const std::vector<std::string>& args);
 int cmd_compare(const std::vector<std::string>& args);
+int cmd_compare_memory(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
 int cmd_import(const std::vector<std::string>& args);
 

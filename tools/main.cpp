@@ -37,6 +37,8 @@ constexpr const char* kUsage =
     "  plan SCENARIO      rank parallel layouts for N GPUs (--gpus N)\n"
     "  merge OUT SHARD... join sweep shard outputs in point order\n"
     "  compare CSV        simulate a table of measured runs and report the error\n"
+    "  compare-memory CASES.yaml --measured FILE\n"
+    "                     predicted peak memory against published measurements\n"
     "  calibrate CSV      fit a device's cost-model parameters to measured kernel timings\n"
     "  import KIND FILE   a scenario from a Megatron-LM, DeepSpeed, torchtitan or HF Trainer config\n"
     "\n"
@@ -65,6 +67,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "plan") return tools::cmd_plan(args);
   if (command == "merge") return tools::cmd_merge(args);
   if (command == "compare") return tools::cmd_compare(args);
+  if (command == "compare-memory") return tools::cmd_compare_memory(args);
   if (command == "calibrate") return tools::cmd_calibrate(args);
   if (command == "import") return tools::cmd_import(args);
   std::cerr << "trainsim: unknown command '" << command << "'\n\n" << kUsage;

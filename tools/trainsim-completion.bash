@@ -4,7 +4,7 @@
 # Load it with `source tools/trainsim-completion.bash` (or copy it to
 # ~/.local/share/bash-completion/completions/trainsim); it calls the `trainsim` on your PATH.
 
-_trainsim_commands="run validate diagnose models devices sweep fit plan merge compare calibrate"
+_trainsim_commands="run validate diagnose models devices sweep fit plan merge compare compare-memory calibrate"
 
 # The options a subcommand's --help lists, e.g. "--set --format --quiet".
 _trainsim_options() {

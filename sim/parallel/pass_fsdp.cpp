@@ -16,6 +16,12 @@
 // the unsharded gradients and parameters; the reduce-scatter over the shard group ends the
 // input. HSDP then all-reduces the reduced shard over the data/S replicas. Each layer's sharded
 // fp32 gradients are held from its first backward to the optimizer step.
+//
+// With LoRA only the adapters are trained: fully_shard shards the frozen weights too, in the
+// dtype (or quantized form) they are stored in, but autograd gives them no gradient and the
+// optimizer, built over the trainable parameters, no state. So the frozen weights add their
+// stored bytes / S and nothing else; gradients, reduce-scatters and optimizer states cover the
+// adapters alone.
 #include <algorithm>
 #include <vector>
 
@@ -27,8 +33,9 @@ namespace {
 
 using hw::MemCategory;
 
-constexpr std::string_view kKeys[] = {"parallel.fsdp", "parallel.data", "training.precision",
-                                      "training.optimizer", "cluster.placement",
+constexpr std::string_view kKeys[] = {"parallel.fsdp",      "parallel.data",
+                                      "training.precision", "training.optimizer",
+                                      "training.lora",      "cluster.placement",
                                       "cluster.gpus_per_node"};
 
 std::int64_t dtype_bytes(scenario::Precision p) { return p == scenario::Precision::fp32 ? 4 : 2; }
@@ -74,14 +81,19 @@ class FsdpPass final : public LoweringPass {
     const LowerContext& L = c.L;
     if (!L.fsdp) return;
     Program& P = c.P;
-    const core::Bytes p{c.params};
+    // Trained parameters: fp32 shards of weights and gradients and the optimizer states; frozen
+    // ones (LoRA): their stored bytes only.
+    const core::Bytes trained{c.trainable};
+    const core::Bytes frozen = c.trainable == c.params
+                                   ? core::Bytes{}
+                                   : c.weight_bytes - trained * L.state_bytes.weights;
     P.parameters = (c.params + shard_ - 1) / shard_;
-    P.persistent[MemCategory::weights] = core::ceil_div(p * 4, shard_);
-    P.persistent[MemCategory::optimizer_states] = core::ceil_div(p * optimizer_bytes_, shard_);
+    P.persistent[MemCategory::weights] = core::ceil_div(trained * 4 + frozen, shard_);
+    P.persistent[MemCategory::optimizer_states] = core::ceil_div(trained * optimizer_bytes_, shard_);
     P.model_states[MemCategory::weights] = P.persistent[MemCategory::weights];
     P.model_states[MemCategory::optimizer_states] = P.persistent[MemCategory::optimizer_states];
-    P.model_states[MemCategory::gradients] = core::ceil_div(p * 4, shard_);
-    c.update_params = P.parameters;
+    P.model_states[MemCategory::gradients] = core::ceil_div(trained * 4, shard_);
+    c.update_params = (c.trainable + shard_ - 1) / shard_;
   }
 
   void begin_stage(StageContext& c) override {
@@ -92,6 +104,7 @@ class FsdpPass final : public LoweringPass {
       for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) {
         Unit& u = units_state_[unit_of_[i]];
         u.params += L.shards[i].params;
+        u.trainable += L.shards[i].trainable;
         if (u.first < 0) u.first = i;
         u.last = i;
       }
@@ -145,7 +158,7 @@ class FsdpPass final : public LoweringPass {
       if (i == unit.last && reshard_ && k != 0) free_params(unit, lo);
       return;
     }
-    const std::int64_t params = L.shards[i].params;
+    const std::int64_t params = L.shards[i].trainable;  // frozen weights get no gradient
     if (params > 0) {
       const MemEffect grad = tensor(MemCategory::gradients, core::Bytes{params} * param_bytes_,
                                     TensorKind::unsharded_grad, i);
@@ -164,8 +177,8 @@ class FsdpPass final : public LoweringPass {
     if (i != unit.first) return;
     // The post-backward hook: copy-in to the reduce-scatter input, then free the unsharded
     // gradients and parameters.
-    if (unit.params > 0) {
-      lo.allocs.push_back(tensor(MemCategory::buffers, core::Bytes{unit.params} * reduce_bytes_,
+    if (unit.trainable > 0) {
+      lo.allocs.push_back(tensor(MemCategory::buffers, core::Bytes{unit.trainable} * reduce_bytes_,
                                  TensorKind::reduce_input, unit.first));
       for (const MemEffect& g : unit.grads) lo.frees.push_back(g);
       pending_ = k;
@@ -187,6 +200,7 @@ class FsdpPass final : public LoweringPass {
  private:
   struct Unit {
     std::int64_t params = 0;
+    std::int64_t trainable = 0;  // of which trained: what it reduces
     std::int32_t first = -1, last = -1;  // its first and last layer on the stage
     bool gathered = false;
     TensorKind kind = TensorKind::gathered;
@@ -204,7 +218,7 @@ class FsdpPass final : public LoweringPass {
   // over the replicas), after the backward op that copied its gradients in.
   void reduce(StageContext& c, UnitStep& u) {
     const Unit& unit = units_state_[pending_];
-    const core::Bytes full = core::Bytes{unit.params} * reduce_bytes_;
+    const core::Bytes full = core::Bytes{unit.trainable} * reduce_bytes_;
     const MemEffect input = tensor(MemCategory::buffers, full, TensorKind::reduce_input, unit.first);
     const std::span<const MemEffect> none;
     c.last_comm = c.B.emit(comm_op(OpKind::reduce_scatter, StreamKind::comm,

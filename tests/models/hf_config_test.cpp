@@ -189,3 +189,37 @@ TEST_CASE("HF import errors in the scenario are located there", "[hf][errors]") 
   REQUIRE(e);
   CHECK(e->key_path() == "model.layers");
 }
+
+TEST_CASE("BertForSequenceClassification has a classifier instead of the MLM head", "[hf]") {
+  // transformers' BertModel for bert-large-uncased has 335,141,888 parameters (the test above);
+  // BertForSequenceClassification adds classifier = nn.Linear(1024, num_labels = 2):
+  // 1024 x 2 + 2 = 2,050, so 335,143,938 (what model.num_parameters() prints).
+  const Model cls = hf("bert-large-uncased-cls");
+  CHECK(cls.parameters() == 335'143'938);
+  CHECK(layer(cls, "classifier").params == 2'050);
+  // No tokens x vocab logits: the loss works on one row of 2 classes per sample, while the MLM
+  // head's loss keeps the 128 x 30,522 logits of every sample.
+  const Model mlm = hf("bert-large-uncased");
+  CHECK(layer(cls, "loss").saved.value < layer(mlm, "loss").saved.value / 1000);
+
+  // num_labels, else id2label's entries, else PretrainedConfig's 2.
+  const std::string base = R"({"model_type": "bert", "hidden_size": 64, "num_hidden_layers": 1,
+    "num_attention_heads": 4, "intermediate_size": 256, "vocab_size": 100,
+    "architectures": ["BertForSequenceClassification"])";
+  auto classifier_params = [&](const std::string& extra) {
+    const Model m = build("model: {hf_config: " + write_json(base + extra + "}") + "}");
+    return layer(m, "classifier").params;
+  };
+  CHECK(classifier_params(R"(, "num_labels": 5)") == 64 * 5 + 5);
+  CHECK(classifier_params(R"(, "id2label": {"0": "a", "1": "b", "2": "c"})") == 64 * 3 + 3);
+  CHECK(classifier_params("") == 64 * 2 + 2);
+  CHECK(std::string(error_of(base + R"(, "num_labels": 0})").what()).find("num_labels") !=
+        std::string::npos);
+}
+
+TEST_CASE("Llama-3.2-3B counts as transformers reports it", "[hf]") {
+  // Tied embeddings: 128,256 x 3,072 = 394,002,432; per layer q and o 3,072^2 each, k and v
+  // 3,072 x 1,024 each, the MLP 3 x 3,072 x 8,192, two norms of 3,072: 100,669,440; x 28 layers,
+  // plus the final norm: 3,212,749,824.
+  CHECK(hf("Llama-3.2-3B").parameters() == 3'212'749'824);
+}

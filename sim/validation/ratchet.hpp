@@ -1,0 +1,12 @@
+#pragma once
+// Ratchet files: the error each subset of a comparison may not exceed (tests/validation).
+#include <map>
+#include <string>
+
+namespace trainsim::validation {
+
+// Lines "SUBSET MAPE_PERCENT" (e.g. "all 9.8"); '#' starts a comment. A line of another shape
+// is a core::ConfigError at file:line:1.
+std::map<std::string, double> read_ratchet(const std::string& path);
+
+}  // namespace trainsim::validation
