@@ -40,7 +40,6 @@ class DataPass final : public LoweringPass {
     // carries them as taps (ProgramBuilder::make_template).
     defer_ = zero == 2 && !c.optimizer_on_host;
     reduce_now_ = zero >= 2 || c.optimizer_on_host ? true : u.last_microbatch;
-    if (c.L.fsdp) reduce_now_ = false;  // pass_fsdp.cpp reduce-scatters each unit
   }
 
   // Under ZeRO 0/1 the last backward reduces on the comm stream, interleaved with its compute
@@ -105,7 +104,8 @@ class DataPass final : public LoweringPass {
 }  // namespace
 
 PassEntry data_pass() {
-  return {"data", kKeys, kSettings, make_pass<DataPass>, DataPass::apply_settings};
+  return {"data", kKeys, kSettings, make_pass<DataPass>, DataPass::apply_settings,
+          StatesOwner::data_parallel};
 }
 
 }  // namespace trainsim::parallel
