@@ -102,6 +102,18 @@ TEST_CASE("routed experts' gradients reduce over data / E ranks", "[parallel][ex
   CHECK(dense_bytes == 2 * (all - 2 * 98'304));
 }
 
+TEST_CASE("without expert parallelism every gradient reduces over all data ranks", "[parallel][expert]") {
+  // Expert degree 1: the routed experts' gradients go in the data pass's buckets with the rest:
+  // every parameter's bf16 gradient (2 bytes) over the 4 data ranks, once per step.
+  const auto plan = parallel::lower(moe_scenario(4, 1));
+  std::int64_t bytes = 0;
+  for (const auto* op : ops_of(plan, parallel::OpKind::all_reduce)) {
+    CHECK(op->comm.ranks == 4);
+    bytes += op->comm.bytes.value;
+  }
+  CHECK(bytes == 2 * tiny_moe().parameters());
+}
+
 TEST_CASE("expert imbalance scales the busiest rank's routed work and all-to-all",
           "[parallel][expert]") {
   const auto even = parallel::lower(moe_scenario(4, 4, 1.0));
