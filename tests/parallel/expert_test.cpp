@@ -3,11 +3,14 @@
 // the expert-data-parallel gradient reduction, and the imbalance factor.
 #include <catch2/catch.hpp>
 
+#include <yaml-cpp/yaml.h>
+
 #include "../support/fixtures.hpp"
 #include "models/builders.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/report/summary.hpp"
+#include "sim/scenario/scenario.hpp"
 
 using namespace trainsim;
 using namespace trainsim::testing;
@@ -197,4 +200,19 @@ TEST_CASE("the capacity caps the busiest expert whatever the imbalance", "[paral
   const auto exact = parallel::lower(capped(1.0, 1.5));
   CHECK(moe_forward_flops(exact) == Approx(moe_forward_flops(even)));
   CHECK(ops_of(exact, parallel::OpKind::all_to_all)[0]->comm.bytes.value == 16'384);
+}
+
+TEST_CASE("capacity_factor next to a preset reaches every MoE layer, and only those", "[parallel][expert]") {
+  const auto s = scenario::load_scenario_tree(
+      YAML::Load("model: {preset: mixtral-8x7b, layers: 2, capacity_factor: 1.25}\n"
+                 "device: h100-80gb\n"
+                 "training: {micro_batch: 1, seq_len: 128}\n"),
+      "capacity.yaml");
+  int moe = 0;
+  for (auto v : s.model.order) {
+    const auto& l = s.model.graph[v];
+    CHECK(l.capacity_factor == (l.experts > 1 ? 1.25 : 0.0));
+    moe += l.experts > 1;
+  }
+  CHECK(moe == 2);  // one MoE MLP per block
 }
