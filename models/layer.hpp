@@ -113,6 +113,12 @@ struct Layer {
   std::int64_t expert_params = 0;
   double expert_flops = 0;
   core::Bytes expert_saved{};
+  // Switch Transformer's capacity factor (Fedus et al. 2021, section 2.2): each expert takes at
+  // most ceil(factor x tokens x top_k / experts) of a micro-batch's tokens, its buffer padded to
+  // that many (Megatron-LM --moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity);
+  // tokens past it are dropped. 0: no capacity, no dropping (Mixtral, Qwen2-MoE, OLMoE,
+  // DeepSeek-V3 route every token).
+  double capacity_factor = 0;
 };
 
 }  // namespace trainsim::models

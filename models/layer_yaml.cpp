@@ -57,18 +57,27 @@ Layer attention(const MapReader& r, std::string name, const LayerContext& c) {
 }
 
 Layer mlp(const MapReader& r, std::string name, const LayerContext& c) {
-  only(r, {"hidden", "ffn", "activation", "bias", "dropout", "experts", "top_k", "save_input"});
+  only(r, {"hidden", "ffn", "activation", "bias", "dropout", "experts", "top_k", "save_input",
+           "capacity_factor"});
   const std::string a = r.choice("activation", {"gelu", "swiglu", "geglu"}, "gelu");
   const auto act = a == "gelu"     ? kinds::MlpActivation::gelu
                    : a == "swiglu" ? kinds::MlpActivation::swiglu
                                    : kinds::MlpActivation::geglu;
   const std::int64_t experts = r.positive_or("experts", 1);
   if (experts > 1) r.require("top_k", "experts per token (1..experts)");
-  return kinds::mlp(std::move(name),
-                    {c.tokens, r.positive("hidden"), r.positive("ffn"), act,
-                     r.boolean_or("bias", true), r.boolean_or("dropout", false), experts,
-                     r.positive_or("top_k", 1), r.boolean_or("save_input", true)},
-                    c.dtype);
+  if (experts <= 1 && r.has("capacity_factor"))
+    r.fail_at("capacity_factor", "a capacity factor needs experts > 1 (a mixture-of-experts MLP)");
+  const double capacity = r.number_or("capacity_factor", 0);
+  if (r.has("capacity_factor") && (!(capacity > 0) || capacity > 1e6))
+    r.fail_at("capacity_factor", "expected a number > 0 (each expert's buffer over its balanced "
+                                 "share of the routed tokens)");
+  Layer l = kinds::mlp(std::move(name),
+                       {c.tokens, r.positive("hidden"), r.positive("ffn"), act,
+                        r.boolean_or("bias", true), r.boolean_or("dropout", false), experts,
+                        r.positive_or("top_k", 1), r.boolean_or("save_input", true)},
+                       c.dtype);
+  l.capacity_factor = capacity;
+  return l;
 }
 
 Layer loss(const MapReader& r, std::string name, const LayerContext& c) {

@@ -243,6 +243,26 @@ Model build_layer_graph(const YAML::Node& model_map, const std::string& file,
 
 namespace {
 
+// `capacity_factor` next to a preset or an hf_config: every MoE layer's (Layer::capacity_factor).
+Model with_capacity_factor(const MapReader& r, Model m) {
+  if (!r.has("capacity_factor")) return m;
+  const double f = r.number_or("capacity_factor", 0);
+  if (!(f > 0) || f > 1e6)
+    r.fail_at("capacity_factor",
+              "expected a number > 0 (each expert's buffer over its balanced share of the routed "
+              "tokens), got " + yamlio::describe(r.get("capacity_factor")));
+  bool moe = false;
+  for (const auto v : m.order)
+    if (m.graph[v].experts > 1) {
+      m.graph[v].capacity_factor = f;
+      moe = true;
+    }
+  if (!moe)
+    r.fail_at("capacity_factor", "a capacity factor needs a mixture-of-experts model; '" + m.name +
+                                     "' has no MoE layers (leave capacity_factor out)");
+  return m;
+}
+
 // {preset: NAME, overrides...}: transformer presets take shape overrides, others only a name.
 Model build_preset_map(const MapReader& r, const BuildOptions& opts) {
   const std::string name = r.string("preset");
@@ -252,7 +272,7 @@ Model build_preset_map(const MapReader& r, const BuildOptions& opts) {
   auto config = p->config;
   if (auto* t = std::get_if<TransformerConfig>(&config)) {
     r.only({"preset", "name", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
-            "max_positions", "experts", "top_k"});
+            "max_positions", "experts", "top_k", "capacity_factor"});
     t->name = r.optional_string("name").value_or(t->name);
     const std::int64_t layers = r.positive_or("layers", t->layers);
     if (layers > std::numeric_limits<int>::max())
@@ -276,18 +296,20 @@ Model build_preset_map(const MapReader& r, const BuildOptions& opts) {
     r.only({"preset", "name"});
     std::visit([&](auto& c) { c.name = r.optional_string("name").value_or(c.name); }, config);
   }
+  Model m;
   try {
-    return build_config(config, opts);
+    m = build_config(config, opts);
   } catch (const std::invalid_argument& e) {
     r.fail_here("invalid model '" + name + "' after overrides: " + e.what());
   }
+  return with_capacity_factor(r, std::move(m));
 }
 
 // {hf_config: PATH, name?}: a Hugging Face config.json, relative to base_dir. Errors in the
 // JSON are located in that file; a missing file and a model that does not build (seq_len past
 // learned positions) at the `hf_config` value.
 Model build_hf_model(const MapReader& r, const BuildOptions& opts, const std::string& base_dir) {
-  r.only({"hf_config", "name"});
+  r.only({"hf_config", "name", "capacity_factor"});
   const YAML::Node at = r.get("hf_config");
   std::filesystem::path p = r.string("hf_config");
   if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
@@ -309,7 +331,7 @@ Model build_hf_model(const MapReader& r, const BuildOptions& opts, const std::st
   c.name = r.optional_string("name").value_or(c.name);
   try {
     check_layers(c, opts, r, "hf_config");
-    return build_transformer(c, opts);
+    return with_capacity_factor(r, build_transformer(c, opts));
   } catch (const std::invalid_argument& e) {
     yamlio::fail(at, r.file(), key, "invalid model from '" + path + "': " + e.what());
   } catch (const core::OverflowError&) {

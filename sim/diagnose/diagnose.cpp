@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <numeric>
 
 #include "sim/core/error.hpp"
 #include "sim/exec/player.hpp"
@@ -331,6 +332,42 @@ void state_remedies(const scenario::Scenario& s, Search& search, bool states_exc
                      {{"parallel.zero", "0"}, {"parallel.fsdp", "true"}}});
 }
 
+// Mixture-of-experts model states: expert parallelism holds 1/E of each MoE layer's routed
+// experts, most of such a model's parameters, per device (pass_expert.cpp): E a power of two
+// dividing every MoE layer's experts, first over the scenario's data-parallel ranks (same GPUs,
+// ZeRO off: the two are not modelled together), then, with one replica, over E GPUs for the
+// same global batch. Not with FSDP, offload, LoRA or context parallelism (refused together).
+void expert_remedies(const scenario::Scenario& s, Search& search, bool states_exceed) {
+  const auto& p = s.parallel;
+  const auto& t = s.training;
+  if (!states_exceed || p.fsdp.enabled || t.lora || p.context > 1 ||
+      t.offload.optimizer_on_cpu() || t.offload.parameters_on_cpu())
+    return;
+  std::int64_t experts = 0;
+  for (auto v : s.model.order)
+    if (s.model.graph[v].experts > 1) experts = std::gcd(experts, s.model.graph[v].experts);
+  for (std::int64_t e = p.expert * 2; experts > 0 && e <= experts && e <= p.data; e *= 2) {
+    if (experts % e != 0 || p.data % e != 0) continue;
+    Remedy r;
+    r.description = "expert parallelism: each MoE layer's experts split over " + str(e) + " of the " +
+                    str(p.data) + " data-parallel ranks";
+    r.set = {{"parallel.expert", str(e)}};
+    if (p.zero != 0) r.set.push_back({"parallel.zero", "0"});
+    if (search.consider(r)) return;
+  }
+  for (std::int64_t e = 2; experts > 0 && p.data == 1 && e <= experts; e *= 2) {
+    if (experts % e != 0) continue;
+    if (t.global_batch % (e * t.micro_batch) != 0) break;
+    const std::int64_t devices = e * p.tensor * p.pipeline;
+    Remedy r;
+    r.description = "expert parallelism over " + str(e) + " GPUs (same global batch)";
+    r.set = {{"parallel.data", str(e)}, {"parallel.expert", str(e)}, {"parallel.zero", "0"},
+             {"training.gradient_accumulation", str(t.global_batch / (e * t.micro_batch))}};
+    append(r.set, cluster_for(s, devices));
+    if (search.consider(r)) return;
+  }
+}
+
 // Fine-tuning remedies for model states that do not fit: train LoRA adapters instead of every
 // parameter (frozen weights keep no gradient and no optimizer state), then QLoRA (the frozen
 // linear weights in 4-bit NF4 with double-quantized constants). Both train something other than
@@ -463,6 +500,7 @@ report::Diagnosis diagnose(const Loader& load, const std::vector<std::string>& s
     activation_remedies(s, search);
   }
   state_remedies(s, search, fullest.states_exceed);
+  expert_remedies(s, search, fullest.states_exceed);
   split_remedies(s, search, fullest.states_exceed);
   finetune_remedies(s, search, fullest.states_exceed);
   return search.ranked(std::move(d), gpus, options.max_remedies);

@@ -13,7 +13,8 @@ std::span<const PassEntry> lowering_passes() {
   // before what recomputation adds to it; context parallelism's K/V exchange before parameter
   // fetches and gathers, which then follow it; parameter fetches (offload) before gathers (ZeRO-3);
   // the optimizer step, on the host or the GPU, before ZeRO-1/2's all-gather that follows it.
-  // Under FSDP the fsdp pass books and reduces what model_states and data would.
+  // The model states and their gradients' reduction belong to model_states and data, or under
+  // FSDP to fsdp (PassEntry::owner): lower() builds one side.
   static const PassEntry passes[] = {
       compute_pass(),   tensor_pass(),       expert_pass(), recompute_pass(), pipeline_pass(),
       context_pass(),   offload_pass(),      optimizer_pass(), model_states_pass(), fsdp_pass(),
@@ -51,13 +52,14 @@ void prepare_layers(LowerContext& L) {
   // weights and see different tokens of the same samples.
   L.data = s.parallel.data * s.parallel.context;
   L.zero = L.data > 1 ? s.parallel.zero : 0;
-  L.fsdp = s.parallel.fsdp.enabled;
+  L.states_owner = s.parallel.fsdp.enabled ? StatesOwner::fsdp : StatesOwner::data_parallel;
   L.mb_samples = s.training.micro_batch;
   L.microbatches = static_cast<std::int32_t>(s.training.gradient_accumulation);
   L.state_bytes = scenario::state_bytes_per_param(s.training.precision, s.training.optimizer);
   L.tensor_span = group_span(s, scenario::ParallelDim::tensor);
   L.data_span = group_span(s, scenario::ParallelDim::data);
-  L.shards = shard_layers(m, L.tensor, s.parallel.sequence_parallel && L.tensor > 1);
+  L.shards = shard_layers(m, L.tensor, s.parallel.sequence_parallel && L.tensor > 1,
+                          s.parallel.expert);
   apply_training(s, L.tensor, L.shards);
   const int G = L.chunk_count();
   L.chunks = partition_layers(m, L.shards, G, s.parallel.split_points);
@@ -90,7 +92,7 @@ void count_flops(const scenario::Scenario& s, Plan& plan) {
   const std::int64_t context = s.parallel.context;
   double per_sample = 0, recompute_per_sample = 0;
   if (s.training.lora) {
-    auto whole = shard_layers(m, 1, false);
+    auto whole = shard_layers(m, 1, false, 1);
     apply_training(s, 1, whole);
     for (const auto& l : whole) per_sample += l.flops * (1 + l.backward_factor);
   } else {
@@ -133,7 +135,8 @@ Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
   L.compress = options.compress;
   prepare_layers(L);
   std::vector<std::unique_ptr<LoweringPass>> passes;
-  for (const PassEntry& e : lowering_passes()) passes.push_back(e.make());
+  for (const PassEntry& e : lowering_passes())
+    if (!e.owner || *e.owner == L.states_owner) passes.push_back(e.make());
   for (const auto& pass : passes) pass->prepare(L);
 
   Plan plan;

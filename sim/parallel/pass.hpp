@@ -7,6 +7,7 @@
 // one line in the list (lower.cpp).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,11 @@ struct KeptActivations {
   core::Bytes core{};   // re-created apart before the backward (selective recomputation)
 };
 
+// Which sharding owns the model states and the gradient reduction: data parallelism with ZeRO
+// stage LowerContext::zero (the model_states and data passes), or FSDP (the fsdp pass). Set in
+// one place (lower.cpp); lower() builds only the passes of the owner in effect.
+enum class StatesOwner { data_parallel, fsdp };
+
 // What lowering derives from the scenario once, shared by every stage and pass.
 struct LowerContext {
   const scenario::Scenario& s;
@@ -42,9 +48,7 @@ struct LowerContext {
   std::int64_t mb_samples = 1;    // samples per micro-batch (training.micro_batch)
   std::int64_t tensor = 1, data = 1;
   int zero = 0;  // ZeRO stage in effect: 0 without data parallelism
-  // FSDP shards the model states and reduces the gradients (pass_fsdp.cpp) in place of the
-  // model states and data passes.
-  bool fsdp = false;
+  StatesOwner states_owner = StatesOwner::data_parallel;
   scenario::StateBytes state_bytes;
   GroupSpan tensor_span, data_span;  // how each group sits on the nodes
   bool compress = false;             // LowerOptions::compress
@@ -117,6 +121,9 @@ struct StageContext {
   std::int32_t param_ready = -1;  // the op the layer about to run waits for (its parameters)
   std::int32_t update_op = -1;    // after it, this rank's updated weights are on the GPU
   std::int32_t recent[2] = {-1, -1};  // the last two layer compute ops (ZeRO-3 prefetch)
+  // The layer's last compute op: its own until a pass adds compute after it (ring attention's
+  // chunks); the passes after that one, and the unit's end, wait for it.
+  std::int32_t layer_end = -1;
 
   StageContext(LowerContext& l, Program& p, std::span<const std::unique_ptr<LoweringPass>> list)
       : L(l), P(p), B(l, p, p.stage), passes(list) {}
@@ -163,7 +170,8 @@ class LoweringPass {
   virtual void layer_op(StageContext&, const UnitStep&, LayerOp&) {}
   // Any compute op just emitted: what runs with it (tensor-parallel collectives).
   virtual void on_compute(StageContext&, const ComputeOp&) {}
-  // After a layer's compute op `op` (its index).
+  // After a layer's compute op `op` (its index; StageContext::layer_end once a pass before this
+  // one added compute ops after it).
   virtual void after_layer(StageContext&, UnitStep&, std::int32_t /*layer*/, std::int32_t /*op*/) {}
   // Op `op` reduced a gradient bucket (StageContext::reduced).
   virtual void after_reduction(StageContext&, UnitStep&, std::int32_t /*op*/,
@@ -187,6 +195,8 @@ struct PassEntry {
   std::span<const std::string_view> settings;
   std::unique_ptr<LoweringPass> (*make)();
   void (*apply_settings)(Plan&, const scenario::Scenario&) = nullptr;
+  // The passes of one owner of the model states only take part when it owns them.
+  std::optional<StatesOwner> owner = std::nullopt;
 };
 
 template <class Pass>

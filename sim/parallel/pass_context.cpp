@@ -7,9 +7,14 @@
 // Keys and values are exchanged per attention layer on the comm stream (CommPurpose::context_kv):
 // - ring (Liu et al. 2023, Ring Attention; Megatron-LM's default): C-1 point-to-point steps,
 //   each passing a K/V chunk of 2 x (seq_len/C) x kv_width/t x e bytes per sample to the next
-//   rank while attention runs; two chunk buffers (send, receive) live through the steps. The
-//   backward passes K/V and their gradients dK/dV (twice the bytes per step). The layer after
-//   attention waits for the last step.
+//   rank while the attention of the chunk at hand runs. The layer's op computes its projections
+//   and its own chunk's attention while step 1 sends that chunk on; then chunk k (k = 1..C-1)
+//   runs as a compute op of its own once step k brought it, and step k+1 starts once step k has
+//   ended and the chunk whose buffer it refills (k-1) was computed (two chunk buffers, send and
+//   receive, live from step 1 to the last chunk). So a step of t seconds against a chunk of a
+//   exposes max(0, t - a) each, (C-1) x (t - a) per layer when communication dominates. The
+//   backward runs the same with K/V and their gradients dK/dV (twice the bytes per step) and the
+//   chunks' backward; the gradient reductions and the next layer wait for the last chunk.
 // - allgather (Llama 3 paper, section 3.3.2): one all-gather of the full sequence's K/V before
 //   attention, held until the attention op ends; the backward gathers them again into a buffer
 //   with room for dK/dV, reduce-scatters dK/dV and frees it; the next layer waits for that.
@@ -30,6 +35,7 @@ class ContextPass final : public LoweringPass {
     ring_ = L.s.parallel.context_attention == scenario::ContextAttention::ring;
     span_ = context_span(L.s);
     kv_.assign(L.shards.size(), core::Bytes{});
+    chunk_flops_.assign(L.shards.size(), 0.0);
     const std::int64_t e = L.s.training.precision == scenario::Precision::fp32 ? 4 : 2;
     const std::int64_t tokens = L.s.parallel.tokens_per_rank(L.s.training.seq_len);
     for (std::size_t i = 0; i < L.shards.size(); ++i) {
@@ -39,6 +45,7 @@ class ContextPass final : public LoweringPass {
       const std::int64_t heads = l.kv_heads % L.tensor == 0 ? l.kv_heads / L.tensor : 1;
       kv_[i] = core::Bytes{2 * tokens * heads * (l.kv_width / l.kv_heads) * e};
       LayerShard& sh = L.shards[i];
+      chunk_flops_[i] = sh.core_flops;
       const double extra = sh.core_flops * static_cast<double>(C_ - 1);
       sh.flops += extra;  // queries of this rank against the other C-1 chunks' keys
       sh.core_flops += extra;
@@ -48,7 +55,7 @@ class ContextPass final : public LoweringPass {
 
   void begin_stage(StageContext&) override { pending_ = -1; }
   int ops_per_layer(const LowerContext&) const override {
-    return C_ == 1 ? 0 : static_cast<int>(ring_ ? C_ - 1 : 2);
+    return C_ == 1 ? 0 : static_cast<int>(ring_ ? 2 * (C_ - 1) : 2);
   }
   bool expands_units(const LowerContext&) const override { return C_ > 1; }
   bool repeats(const StageContext&, const UnitStep&) const override { return C_ == 1; }
@@ -61,14 +68,10 @@ class ContextPass final : public LoweringPass {
     const core::Bytes kv = kv_[i] * c.L.mb_samples;
     const OpRef after = c.ref_or_none(c.recent[1]);
     if (ring_) {
-      const core::Bytes step = u.forward() ? kv : kv * 2;  // backward: K/V and dK/dV
-      const MemEffect buffers = activation(step * 2, TensorKind::context_kv, i);
-      for (std::int64_t k = 0; k + 1 < C_; ++k) {
-        const bool first = k == 0, last = k + 2 == C_;
-        const std::span<const MemEffect> alloc(&buffers, first ? 1 : 0), free(&buffers, last ? 1 : 0);
-        pending_ = c.last_comm = c.B.emit(exchange(OpKind::p2p, u, i, step, 2), alloc, free,
-                                          {first ? after : OpRef{}});
-      }
+      // Step 1 sends this rank's chunk as soon as the op before has produced the layer's input.
+      const MemEffect buffers = activation(step_bytes(c, u, i) * 2, TensorKind::context_kv, i);
+      first_step_ = c.last_comm = c.B.emit(exchange(OpKind::p2p, u, i, step_bytes(c, u, i), 2),
+                                           {buffers}, {}, {after});
       return;
     }
     // Backward: one buffer for the gathered K/V and the dK/dV accumulated against them, freed
@@ -80,12 +83,24 @@ class ContextPass final : public LoweringPass {
   }
 
   void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
-    if (C_ == 1 || ring_ || !u.forward() || kv_[lo.layer].value == 0) return;
+    if (C_ == 1 || kv_[lo.layer].value == 0) return;
+    if (ring_) {  // the other chunks' attention runs in ops of their own (after_layer)
+      const Op chunk = chunk_op(c, u, lo.layer);
+      lo.op.work.flops -= chunk.work.flops * static_cast<double>(C_ - 1);
+      lo.op.work.bytes -= chunk.work.bytes * (C_ - 1);
+      return;
+    }
+    if (!u.forward()) return;
     lo.frees.push_back(activation(kv_[lo.layer] * c.L.mb_samples * C_, TensorKind::context_kv, lo.layer));
   }
 
   void after_layer(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t op) override {
-    if (C_ == 1 || ring_ || u.forward() || kv_[i].value == 0) return;
+    if (C_ == 1 || kv_[i].value == 0) return;
+    if (ring_) {
+      ring_steps(c, u, i, op);
+      return;
+    }
+    if (u.forward()) return;
     // dK/dV of the whole sequence, summed onto the ranks that own each chunk.
     const core::Bytes full = kv_[i] * c.L.mb_samples * C_;
     const MemEffect grads = activation(full * 2, TensorKind::context_kv, i);
@@ -94,6 +109,41 @@ class ContextPass final : public LoweringPass {
   }
 
  private:
+  // Bytes of one ring step: a K/V chunk, with its gradients dK/dV in backward.
+  core::Bytes step_bytes(const StageContext& c, const UnitStep& u, std::int32_t i) const {
+    return kv_[i] * c.L.mb_samples * (u.forward() ? 1 : 2);
+  }
+
+  // The attention of one other rank's chunk: this rank's queries against its K/V (the core's
+  // FLOPs of one chunk, the backward's by the layer's factor), reading the chunk (and, in
+  // backward, writing its dK/dV). One kernel.
+  Op chunk_op(const StageContext& c, const UnitStep& u, std::int32_t i) const {
+    const LayerShard& sh = c.L.shards[i];
+    const double flops = chunk_flops_[i] * static_cast<double>(c.L.mb_samples) *
+                         (u.forward() ? 1.0 : sh.backward_factor);
+    Op op = compute_op(u.forward() ? OpKind::forward : OpKind::backward, i, u.microbatch(),
+                       u.chunk(), flops, step_bytes(c, u, i), sh.matmul);
+    op.kernels = 1;
+    return op;
+  }
+
+  // Chunks 1..C-1 after the layer's op (chunk 0, its own): chunk k waits for step k, which
+  // waits for step k-1 (the comm stream) and for chunk k-2, whose buffer it refills. The last
+  // chunk frees the two buffers; what follows the layer waits for it.
+  void ring_steps(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t op) {
+    const MemEffect buffers = activation(step_bytes(c, u, i) * 2, TensorKind::context_kv, i);
+    std::int32_t before = -1, last = op, step = first_step_;  // chunks k-2, k-1; step k
+    for (std::int64_t k = 1; k < C_; ++k) {
+      if (k > 1)
+        step = c.last_comm = c.B.emit(exchange(OpKind::p2p, u, i, step_bytes(c, u, i), 2), {},
+                                      {}, {c.ref_or_none(before)});
+      const std::span<const MemEffect> free(&buffers, k + 1 == C_ ? 1 : 0);
+      before = last;
+      last = c.B.emit(chunk_op(c, u, i), {}, free, {c.B.ref(step)});
+    }
+    c.layer_end = last;
+  }
+
   Op exchange(OpKind kind, const UnitStep& u, std::int32_t i, core::Bytes bytes,
               std::int64_t ranks) const {
     return comm_op(kind, StreamKind::comm, CommPurpose::context_kv, i, u.microbatch(), u.chunk(),
@@ -104,7 +154,9 @@ class ContextPass final : public LoweringPass {
   bool ring_ = true;
   GroupSpan span_;
   std::vector<core::Bytes> kv_;  // per layer: this rank's K/V chunk per sample (attention only)
-  std::int32_t pending_ = -1;    // the exchange the next layer waits for
+  std::vector<double> chunk_flops_;  // per layer: the core's FLOPs of one chunk per sample
+  std::int32_t pending_ = -1;    // the exchange the next layer waits for (all-gather)
+  std::int32_t first_step_ = -1;  // the ring's first step of the layer being built
 };
 
 }  // namespace

@@ -40,7 +40,6 @@ class DataPass final : public LoweringPass {
     // carries them as taps (ProgramBuilder::make_template).
     defer_ = zero == 2 && !c.optimizer_on_host;
     reduce_now_ = zero >= 2 || c.optimizer_on_host ? true : u.last_microbatch;
-    if (c.L.fsdp) reduce_now_ = false;  // pass_fsdp.cpp reduce-scatters each unit
   }
 
   // Under ZeRO 0/1 the last backward reduces on the comm stream, interleaved with its compute
@@ -52,8 +51,10 @@ class DataPass final : public LoweringPass {
   void after_layer(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t op) override {
     const LowerContext& L = c.L;
     if (u.forward() || !reduce_now_ || L.shards[i].trainable == 0 || L.data == 1) return;
-    // Routed experts' gradients reduce over their own group (pass_expert.cpp).
-    bucket_ += core::Bytes{L.shards[i].trainable - L.shards[i].expert_params} * L.state_bytes.gradients;
+    // Under expert parallelism the routed experts' gradients reduce over their own group
+    // (pass_expert.cpp); without it, here with the rest (their group is every data rank).
+    const std::int64_t routed = L.s.parallel.expert > 1 ? L.shards[i].expert_params : 0;
+    bucket_ += core::Bytes{L.shards[i].trainable - routed} * L.state_bytes.gradients;
     if (bucket_ >= L.s.parallel.bucket_size || L.zero == 3) flush(c, u, op, i);
   }
 
@@ -105,7 +106,8 @@ class DataPass final : public LoweringPass {
 }  // namespace
 
 PassEntry data_pass() {
-  return {"data", kKeys, kSettings, make_pass<DataPass>, DataPass::apply_settings};
+  return {"data", kKeys, kSettings, make_pass<DataPass>, DataPass::apply_settings,
+          StatesOwner::data_parallel};
 }
 
 }  // namespace trainsim::parallel

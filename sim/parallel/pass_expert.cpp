@@ -2,17 +2,24 @@
 // Transformer, Fedus et al. 2021; DeepSpeed-MoE, Rajbhandari et al. 2022; Megatron-LM's
 // expert_model_parallel_size). `parallel.expert` = E data-parallel ranks share one copy of each
 // MoE layer's experts, 1/E of them each, so a device holds expert_params / (tensor x E) of a
-// layer's routed experts. Each token's top-k routing becomes an all-to-all dispatch of the routed
+// layer's routed experts (shard_layers splits them, before apply_training counts them). Each token's top-k routing becomes an all-to-all dispatch of the routed
 // tokens to their experts' ranks before the experts and an all-to-all combine after, on the comm
 // stream, gating the compute: forward dispatch, experts, combine; backward the same with the
 // gradients. Each all-to-all moves tokens x k x hidden x activation bytes per rank, (E-1)/E of
 // them leaving it. `training.expert_imbalance` (>= 1) scales the busiest rank's routed tokens:
-// its expert FLOPs, their saved activations and its all-to-all bytes. Routed experts' gradients
+// its expert FLOPs, their saved activations and its all-to-all bytes. A layer with a capacity
+// factor (Layer::capacity_factor; Switch Transformer, Fedus et al. 2021, section 2.2) gives each
+// expert a buffer of capacity = ceil(factor x T x k / experts) tokens for the T tokens of a
+// micro-batch on this rank, padded to it (Megatron-LM's --moe-pad-expert-input-to-capacity) and
+// dropping what exceeds it: every rank then routes experts x capacity tokens whatever the
+// imbalance, so the routed work, saved activations and all-to-all bytes scale by
+// experts x capacity / (T x k) in its place. Routed experts' gradients
 // reduce over the E-strided expert-data-parallel group (data / E ranks), after the last
 // micro-batch's backward of their layer; everything else over all data ranks (the data pass).
 #include "sim/parallel/pass.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/parallel/topology.hpp"
 
@@ -34,29 +41,35 @@ GroupSpan data_subgroup_span(const scenario::Scenario& s, std::int64_t size, std
   return g;
 }
 
+// The busiest rank's routed tokens over the balanced share T x k / experts per expert:
+// experts x capacity / (T x k) under a capacity factor (padded buffers), else the imbalance.
+double routed_factor(const LowerContext& L, const models::Layer& l) {
+  if (l.capacity_factor <= 0) return L.s.training.expert_imbalance;
+  const std::int64_t per_sample =
+      L.m.sequence_model ? L.s.parallel.tokens_per_rank(L.s.training.seq_len) : 1;
+  const double routed = static_cast<double>(per_sample * L.mb_samples * l.top_k);
+  const double capacity = std::ceil(l.capacity_factor * routed / static_cast<double>(l.experts));
+  return static_cast<double>(l.experts) * capacity / routed;
+}
+
 class ExpertPass final : public LoweringPass {
  public:
   void prepare(LowerContext& L) override {
     E_ = L.s.parallel.expert;
-    const double f = L.s.training.expert_imbalance;
     const auto n = static_cast<std::int32_t>(L.m.order.size());
     moe_.assign(static_cast<std::size_t>(n), 0);
     routed_.assign(static_cast<std::size_t>(n), core::Bytes{});
     for (std::int32_t i = 0; i < n; ++i) {
       const models::Layer& l = L.m.graph[L.m.order[i]];
       if (l.experts <= 1) continue;
-      LayerShard& sh = L.shards[i];
-      // Experts split over the tensor ranks as before, then over the expert ranks.
-      const std::int64_t local = l.expert_params / L.tensor;
-      sh.expert_params = local / E_;
-      sh.params -= local - sh.expert_params;
-      sh.trainable -= local - sh.expert_params;  // every expert is trained (no LoRA with experts)
-      sh.weight_bytes -= core::Bytes{local - sh.expert_params} * L.state_bytes.weights;
-      // The busiest rank's extra routed work and activations.
-      if (f > 1) {
+      const double f = routed_factor(L, l);
+      LayerShard& sh = L.shards[i];  // its experts split by shard_layers
+      // The busiest rank's extra routed work and activations (less, f < 1, when the capacity
+      // drops tokens).
+      if (f != 1) {
         sh.flops += (f - 1) * l.expert_flops / static_cast<double>(L.tensor);
-        const core::Bytes extra =
-            core::Bytes{static_cast<std::int64_t>((f - 1) * double((l.expert_saved / L.tensor).value))};
+        const core::Bytes extra = core::Bytes{static_cast<std::int64_t>(
+            std::floor((f - 1) * double((l.expert_saved / L.tensor).value)))};
         sh.saved += extra;
         L.kept[i].saved += extra;
       }
@@ -64,8 +77,10 @@ class ExpertPass final : public LoweringPass {
         moe_[i] = 1;
         // tokens x k x hidden x e per sample (the layer's output is e*s*h), on the busiest rank.
         const core::Bytes per_sample = l.output * l.top_k;
-        routed_[i] = core::Bytes{static_cast<std::int64_t>(f * double(per_sample.value))} *
-                     L.mb_samples;
+        routed_[i] = l.capacity_factor > 0  // experts x capacity tokens, exactly
+                         ? core::Bytes{std::llround(f * double((per_sample * L.mb_samples).value))}
+                         : core::Bytes{static_cast<std::int64_t>(f * double(per_sample.value))} *
+                               L.mb_samples;
       }
     }
     active_ = std::find(moe_.begin(), moe_.end(), 1) != moe_.end();

@@ -51,7 +51,6 @@ GroupSpan span_of(std::int64_t stride, std::int64_t n, std::int64_t gpn) {
 class FsdpPass final : public LoweringPass {
  public:
   void prepare(LowerContext& L) override {
-    if (!L.fsdp) return;
     const scenario::Scenario& s = L.s;
     const scenario::FsdpSpec& f = s.parallel.fsdp;
     shard_ = s.parallel.fsdp_shard();
@@ -79,7 +78,6 @@ class FsdpPass final : public LoweringPass {
 
   void book_states(StageContext& c) override {
     const LowerContext& L = c.L;
-    if (!L.fsdp) return;
     Program& P = c.P;
     // Trained parameters: fp32 shards of weights and gradients and the optimizer states; frozen
     // ones (LoRA): their stored bytes only.
@@ -97,7 +95,6 @@ class FsdpPass final : public LoweringPass {
   }
 
   void begin_stage(StageContext& c) override {
-    if (!c.L.fsdp) return;
     const LowerContext& L = c.L;
     units_state_.assign(units_, Unit{});
     for (std::int32_t g = c.stage(); g < L.chunk_count(); g += L.stages)
@@ -114,13 +111,12 @@ class FsdpPass final : public LoweringPass {
     pending_ = pending_op_ = -1;
   }
 
-  int ops_per_layer(const LowerContext& L) const override { return L.fsdp ? 1 : 0; }
-  bool expands_units(const LowerContext& L) const override { return L.fsdp; }
+  int ops_per_layer(const LowerContext&) const override { return 1; }
+  bool expands_units(const LowerContext&) const override { return true; }
   // A unit's gathers gate its compute ops on the comm stream.
-  bool repeats(const StageContext& c, const UnitStep&) const override { return !c.L.fsdp; }
+  bool repeats(const StageContext&, const UnitStep&) const override { return false; }
 
   void before_layer(StageContext& c, UnitStep& u, std::int32_t i) override {
-    if (!c.L.fsdp) return;
     const std::int32_t k = unit_of_[i];
     // A new unit of the walk may start its gather once the unit before the previous one ended;
     // a unit gathered again as the walk stays in it (the root's next forward) once the op
@@ -149,7 +145,6 @@ class FsdpPass final : public LoweringPass {
   }
 
   void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
-    if (!c.L.fsdp) return;
     const LowerContext& L = c.L;
     const std::int32_t i = lo.layer;
     const std::int32_t k = unit_of_[i];
@@ -188,13 +183,12 @@ class FsdpPass final : public LoweringPass {
   }
 
   void after_layer(StageContext& c, UnitStep&, std::int32_t i, std::int32_t op) override {
-    if (!c.L.fsdp) return;
     walk_last_ = op;
     if (pending_ == unit_of_[i] && pending_op_ < 0) pending_op_ = op;
   }
 
   void end_unit(StageContext& c, UnitStep& u, std::int32_t) override {
-    if (c.L.fsdp && pending_ >= 0) reduce(c, u);
+    if (pending_ >= 0) reduce(c, u);
   }
 
  private:
@@ -255,7 +249,7 @@ class FsdpPass final : public LoweringPass {
 }  // namespace
 
 PassEntry fsdp_pass() {
-  return {"fsdp", kKeys, {}, make_pass<FsdpPass>};
+  return {"fsdp", kKeys, {}, make_pass<FsdpPass>, nullptr, StatesOwner::fsdp};
 }
 
 }  // namespace trainsim::parallel

@@ -20,7 +20,6 @@ class ModelStatesPass final : public LoweringPass {
  public:
   void book_states(StageContext& c) override {
     const LowerContext& L = c.L;
-    if (L.fsdp) return;  // pass_fsdp.cpp books them
     Program& P = c.P;
     const std::int64_t params = c.params, trained = c.trainable, d = L.data;
     const int zero = L.zero;
@@ -68,7 +67,7 @@ class ModelStatesPass final : public LoweringPass {
 
   void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
     const std::int32_t i = lo.layer;
-    if (!u.forward() && !c.optimizer_on_host && !c.L.fsdp && !grads_allocated_[i] &&
+    if (!u.forward() && !c.optimizer_on_host && !grads_allocated_[i] &&
         c.L.shards[i].trainable > 0) {
       grads_allocated_[i] = 1;
       core::Bytes grads = core::Bytes{c.L.shards[i].trainable} * c.L.state_bytes.gradients;
@@ -101,7 +100,8 @@ class ModelStatesPass final : public LoweringPass {
 }  // namespace
 
 PassEntry model_states_pass() {
-  return {"model_states", kKeys, {}, make_pass<ModelStatesPass>};
+  return {"model_states", kKeys, {}, make_pass<ModelStatesPass>, nullptr,
+          StatesOwner::data_parallel};
 }
 
 }  // namespace trainsim::parallel

@@ -2,7 +2,8 @@
 
 namespace trainsim::parallel {
 
-std::vector<LayerShard> shard_layers(const models::Model& m, std::int64_t t, bool sp) {
+std::vector<LayerShard> shard_layers(const models::Model& m, std::int64_t t, bool sp,
+                                     std::int64_t expert) {
   std::vector<LayerShard> out;
   out.reserve(m.order.size());
   for (auto v : m.order) {
@@ -10,6 +11,11 @@ std::vector<LayerShard> shard_layers(const models::Model& m, std::int64_t t, boo
     LayerShard s;
     const std::int64_t replicated_params = l.params - l.params_split;
     s.params = l.params_split / t + replicated_params;
+    if (l.experts > 1) {  // every routed expert on one of `expert` ranks
+      const std::int64_t local = l.expert_params / t;
+      s.expert_params = local / expert;
+      s.params -= local - s.expert_params;
+    }
     // A GEMM's weights split like the layer's (a tied head's vocab rows like the embedding's).
     s.gemm_params = (l.params_split > 0 || l.vocab > 0) ? l.gemm_params / t : l.gemm_params;
     const core::Bytes replicated_saved = l.saved - l.saved_split;

@@ -33,11 +33,14 @@ struct LayerShard {
   bool grad_out = true;
 };
 
-// Shards every layer of `m` (indexed like m.order) for tensor degree t.
-//   params: params_split / t + replicated
+// Shards every layer of `m` (indexed like m.order) for tensor degree t and expert degree
+// `expert` (parallel.expert: a mixture-of-experts layer's routed experts split over the tensor
+// ranks, then over the expert ranks; pass_expert.cpp).
+//   params: params_split / t + replicated, less the routed experts other expert ranks hold
 //   saved:  saved_split / t + replicated (/ t too with sequence parallelism)
 //   flops:  split layers' FLOPs / t; replicated element-wise layers only / t with SP
-std::vector<LayerShard> shard_layers(const models::Model& m, std::int64_t t, bool sequence_parallel);
+std::vector<LayerShard> shard_layers(const models::Model& m, std::int64_t t, bool sequence_parallel,
+                                     std::int64_t expert);
 
 // What each shard trains and holds (scenario::layer_training). Without training.lora every
 // parameter is trained. With it, backward stops below the lowest layer holding an adapter: the

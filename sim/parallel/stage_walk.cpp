@@ -81,8 +81,9 @@ std::int32_t layer_step(StageContext& c, Passes passes, UnitStep& u, std::int32_
       c.emit_compute(u, lo.op, x.allocs, x.frees, c.ref_or_none(c.param_ready), layer, layer);
   c.recent[0] = c.recent[1];
   c.recent[1] = index;
-  for (const auto& pass : passes) pass->after_layer(c, u, layer, index);
-  return index;
+  c.layer_end = index;
+  for (const auto& pass : passes) pass->after_layer(c, u, layer, c.layer_end);
+  return c.layer_end;
 }
 
 }  // namespace

@@ -33,7 +33,8 @@ std::int64_t ops_at_least(const scenario::Scenario& s, const LowerOptions& optio
     if (!expanded) return core::checked_mul(core::checked_mul(mcount, 2), chunks);
     // Per micro-batch: every layer's forward and backward, and their gathers where there are.
     std::int64_t per_microbatch = 0;
-    const auto shards = shard_layers(s.model, p.tensor, p.sequence_parallel && p.tensor > 1);
+    const auto shards = shard_layers(s.model, p.tensor, p.sequence_parallel && p.tensor > 1,
+                                     p.expert);
     for (const LayerShard& l : shards)
       per_microbatch += 2 + ((zero3 || fetches) && l.params > 0 ? 2 : 0);
     return core::checked_mul(mcount, per_microbatch);

@@ -144,104 +144,135 @@ struct Item {
   std::size_t rung = 0;
 };
 
-// Every (data, tensor, pipeline, micro-batch, schedule) layout of n GPUs, each at the first rung
-// of its ladder whose model states may fit; counts the layouts considered and pruned in `res`.
-// Throws, saying why, when there is none at all.
-std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n, std::int64_t gpn,
-                                    const PlanOptions& o, PlanResult& res) {
+// Calls f with every combination of one value per axis, the first axis slowest.
+template <class F>
+void for_each_combination(const std::vector<std::vector<std::int64_t>>& axes, F&& f) {
+  for (const auto& axis : axes)
+    if (axis.empty()) return;
+  std::vector<std::size_t> at(axes.size(), 0);
+  std::vector<std::int64_t> v(axes.size());
+  for (;;) {
+    for (std::size_t k = 0; k < axes.size(); ++k) v[k] = axes[k][at[k]];
+    f(v);
+    std::size_t k = axes.size();
+    while (k > 0 && ++at[k - 1] == axes[k - 1].size()) at[--k] = 0;
+    if (k == 0) return;
+  }
+}
+
+std::vector<std::int64_t> powers_of_two(std::int64_t hi) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t v = 1; v <= hi; v *= 2) out.push_back(v);
+  return out;
+}
+
+// What the search reads of the model.
+struct ModelShape {
   std::set<std::int64_t> heads, kv;
   std::int64_t experts = 0;  // gcd of the MoE layers' experts: the expert degrees that divide all
-  for (auto v : s0.model.order) {
-    if (s0.model.graph[v].experts > 1) experts = std::gcd(experts, s0.model.graph[v].experts);
-    if (s0.model.graph[v].heads > 0) heads.insert(s0.model.graph[v].heads);
-    if (s0.model.graph[v].kv_heads > 0) kv.insert(s0.model.graph[v].kv_heads);
-  }
-  const auto layers = static_cast<std::int64_t>(s0.model.order.size());
-  const std::int64_t blocks = s0.model.num_blocks, g = s0.training.global_batch;
+  std::int64_t layers = 0, blocks = 0;
+  bool attention = false;
+};
 
+ModelShape model_shape(const scenario::Scenario& s0) {
+  ModelShape m;
+  for (auto v : s0.model.order) {
+    const models::Layer& l = s0.model.graph[v];
+    if (l.experts > 1) m.experts = std::gcd(m.experts, l.experts);
+    if (l.heads > 0) m.heads.insert(l.heads);
+    if (l.kv_heads > 0) m.kv.insert(l.kv_heads);
+    m.attention |= l.kind == models::LayerKind::attention;
+  }
+  m.layers = static_cast<std::int64_t>(s0.model.order.size());
+  m.blocks = s0.model.num_blocks;
+  return m;
+}
+
+// How a layout shards its model states: ZeRO's ladder, FSDP over every data rank, or HSDP
+// within each node.
+enum class Sharding : std::int64_t { zero, fsdp, hsdp };
+
+// Every layout of n GPUs — the product of the axes tensor x pipeline x context x micro-batch x
+// virtual stages x sharding, less the combinations that do not divide or compose — each at the
+// first rung of its ladder whose model states may fit; counts the layouts considered and pruned
+// in `res`. Throws, saying why, when there is none at all.
+std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n, std::int64_t gpn,
+                                    const PlanOptions& o, PlanResult& res) {
+  const ModelShape m = model_shape(s0);
+  const std::int64_t g = s0.training.global_batch;
   // Context degrees for long sequences (docs/scenarios.md, "Context parallelism"): 2, 4 and 8
   // where they divide seq_len / 2, with flash attention and attention layers.
   std::vector<std::int64_t> contexts{1};
-  bool attention = false;
-  for (auto v : s0.model.order) attention |= s0.model.graph[v].kind == models::LayerKind::attention;
-  if (attention && s0.training.flash_attention && s0.training.seq_len >= 32768)
+  if (m.attention && s0.training.flash_attention && s0.training.seq_len >= 32768)
     for (std::int64_t c = 2; c <= 8; c *= 2)
       if (s0.training.seq_len % (2 * c) == 0) contexts.push_back(c);
+  std::vector<std::int64_t> pipelines;
+  for (std::int64_t p = 1; p <= n && p <= m.layers; ++p) pipelines.push_back(p);
+  const std::vector<std::vector<std::int64_t>> axes = {
+      powers_of_two(gpn), pipelines, contexts, powers_of_two(o.max_micro_batch), {1, 2, 4},
+      {std::int64_t(Sharding::zero), std::int64_t(Sharding::fsdp), std::int64_t(Sharding::hsdp)}};
+
   std::vector<Item> active;
   Refusals refused;
   auto str = [](std::int64_t v) { return std::to_string(v); };
-  for (std::int64_t t = 1; t <= gpn; t *= 2) {
-    if (n % t) {
-      refused.add("tensor " + str(t) + " does not divide " + str(n) + " GPUs");
-      continue;
-    }
+  auto tensor_fits = [&](std::int64_t t) {
     bool ok = true;
-    for (auto h : heads) ok = ok && h % t == 0;
-    for (auto h : kv) ok = ok && (h % t == 0 || t % h == 0);
-    if (!ok) {
-      refused.add("tensor " + str(t) + " does not divide the attention heads");
-      continue;
-    }
-    for (std::int64_t p = 1; p <= n / t && p <= layers; ++p) {
-      if ((n / t) % p) continue;
-      if (blocks > 0 && blocks % p) {
-        refused.add("pipeline " + str(p) + " does not divide the model's " + str(blocks) +
-                    " blocks");
-        continue;
+    for (auto h : m.heads) ok = ok && h % t == 0;
+    for (auto h : m.kv) ok = ok && (h % t == 0 || t % h == 0);
+    return ok;
+  };
+  for_each_combination(axes, [&](const std::vector<std::int64_t>& x) {
+    const std::int64_t t = x[0], p = x[1], c = x[2], mb = x[3], v = x[4];
+    const auto sharding = static_cast<Sharding>(x[5]);
+    if (n % t) return refused.add("tensor " + str(t) + " does not divide " + str(n) + " GPUs");
+    if (!tensor_fits(t)) return refused.add("tensor " + str(t) + " does not divide the attention heads");
+    if (p > n / t || (n / t) % p) return;
+    if (m.blocks > 0 && m.blocks % p)
+      return refused.add("pipeline " + str(p) + " does not divide the model's " + str(m.blocks) +
+                         " blocks");
+    if ((n / (t * p)) % c) return;
+    // Context parallelism is modelled without experts or FSDP (scenario checks).
+    if (c > 1 && m.experts > 1) return;
+    const std::int64_t d = n / (t * p * c);
+    if (g % d)
+      return refused.add("data " + str(d) + " (tensor " + str(t) + ", pipeline " + str(p) +
+                         (c > 1 ? ", context " + str(c) : std::string()) +
+                         ") does not divide the global batch " + str(g));
+    if ((g / d) % mb) return;
+    const std::int64_t ga = g / (d * mb);
+    if (v > 1 && (p == 1 || (m.blocks > 0 && m.blocks % (p * v)) || p * v > m.layers || ga % p)) return;
+    Item it;
+    it.l = {d, t, p, v, mb, ga, v > 1, 0, Recompute::none};
+    it.l.context = c;
+    // MoE models: the largest expert degree dividing data and every layer's experts (fewest
+    // expert parameters per device).
+    it.l.expert = m.experts > 1 ? std::gcd(d, m.experts) : 1;
+    if (sharding == Sharding::zero) {
+      ++res.layouts;
+      if (p > 1 && ga < p) {  // the pipeline never fills: over half of it idle
+        ++res.pruned;
+        return;
       }
-      for (const std::int64_t c : contexts) {
-        if ((n / (t * p)) % c) continue;
-        // Context parallelism is modelled without experts or FSDP (scenario checks).
-        if (c > 1 && experts > 1) continue;
-        const std::int64_t d = n / (t * p * c);
-        if (g % d) {
-          refused.add("data " + str(d) + " (tensor " + str(t) + ", pipeline " + str(p) +
-                      (c > 1 ? ", context " + str(c) : std::string()) + ") does not divide the global batch " +
-                      str(g));
-          continue;
-        }
-        for (std::int64_t mb = 1; mb <= o.max_micro_batch; mb *= 2) {
-          if ((g / d) % mb) continue;
-          const std::int64_t ga = g / (d * mb);
-          for (std::int64_t v : {1, 2, 4}) {
-            if (v > 1 && (p == 1 || (blocks > 0 && blocks % (p * v)) || p * v > layers || ga % p)) continue;
-            ++res.layouts;
-            Item it;
-            it.l = {d, t, p, v, mb, ga, v > 1, 0, Recompute::none};
-            it.l.context = c;
-            // MoE models: the largest expert degree dividing data and every layer's experts
-            // (fewest expert parameters per device).
-            it.l.expert = experts > 1 ? std::gcd(d, experts) : 1;
-            if (p > 1 && ga < p) {  // the pipeline never fills: over half of it idle
-              ++res.pruned;
-              continue;
-            }
-            // ZeRO's ladder, then FSDP over every data rank and, across nodes, HSDP within each
-            // node (without pipeline, expert or context parallelism, which FSDP does not
-            // compose with yet).
-            std::vector<std::int64_t> shards = {0};
-            const bool fsdp_ok = p == 1 && it.l.expert == 1 && c == 1;
-            if (d > 1 && fsdp_ok) shards.push_back(d);
-            if (d > gpn && fsdp_ok && gpn > 1 && d % gpn == 0) shards.push_back(gpn);
-            for (const std::int64_t shard : shards) {
-              Item at = it;
-              at.l.fsdp_shard = shard;
-              if (shard > 0) ++res.layouts;
-              const auto lad = ladder(d * c, shard, at.l.expert);
-              while (at.rung < lad.size()) {
-                at.l.zero = lad[at.rung].zero;
-                at.l.recompute = lad[at.rung].recompute;
-                if (states_may_fit(s0, at.l)) break;
-                ++at.rung;
-              }
-              if (at.rung == lad.size()) ++res.pruned;
-              else active.push_back(at);
-            }
-          }
-        }
-      }
+    } else {
+      // FSDP over every data rank and, across nodes, HSDP within each node, for every model:
+      // without pipeline or context parallelism, and with an MoE model's experts replicated
+      // (FSDP does not compose with those yet).
+      if (p > 1 || c > 1) return;
+      it.l.expert = 1;
+      if (sharding == Sharding::fsdp ? d == 1 : !(d > gpn && gpn > 1 && d % gpn == 0)) return;
+      it.l.fsdp_shard = sharding == Sharding::fsdp ? d : gpn;
+      ++res.layouts;
     }
-  }
+    const auto lad = ladder(d * c, it.l.fsdp_shard, it.l.expert);
+    while (it.rung < lad.size()) {
+      it.l.zero = lad[it.rung].zero;
+      it.l.recompute = lad[it.rung].recompute;
+      if (states_may_fit(s0, it.l)) break;
+      ++it.rung;
+    }
+    if (it.rung == lad.size()) ++res.pruned;
+    else active.push_back(it);
+  });
 
   if (res.layouts == 0) {
     if (gpn < n)

@@ -190,3 +190,34 @@ TEST_CASE("a full fine-tune whose states exceed one GPU is offered LoRA and QLoR
   CHECK_FALSE(d.remedies.front().changes_workload);
   CHECK(d.remedies.back().changes_workload);
 }
+
+TEST_CASE("an MoE model-state OOM is offered expert parallelism on the same GPUs", "[diagnose][expert]") {
+  // Mixtral 8x7B on 16 H100 with tensor 2 and data 8 but no expert parallelism: every device
+  // holds 46.7B / 2 parameters, 16 B each: 373 GB of model states. Expert degree 8 leaves
+  // 0.80B dense + 45.1B / 16 routed parameters per device (55.7 GiB of states): it fits.
+  const std::string file = kRoot + "/scenarios/parallel/09_mixtral_8x7b_expert8.yaml";
+  const std::vector<std::string> sets = {"parallel.expert=1"};
+  const Run r = run(file, sets);
+  REQUIRE_FALSE(r.summary.fits);
+  const auto d = diagnose::diagnose(file, sets, r.s, r.summary);
+  CHECK(d.kind == "model_states");
+  bool expert = false;
+  for (const auto& remedy : d.remedies) {
+    std::vector<std::string> again = sets;
+    bool this_expert = false;
+    for (const auto& [k, v] : remedy.set) {
+      again.push_back(k + "=" + v);
+      this_expert = this_expert || k == "parallel.expert";
+    }
+    if (!this_expert) continue;
+    expert = true;
+    // Degrees 2 and 4 leave 1/2 and 1/4 of the routed experts: too much; 8 is the one offered.
+    CHECK(remedy.set.front() == std::pair<std::string, std::string>{"parallel.expert", "8"});
+    CHECK(remedy.devices_total == 16);
+    CHECK(remedy.command.find("--set parallel.expert=8") != std::string::npos);
+    const Run applied = run(file, again);
+    CHECK(applied.summary.fits);
+    CHECK(applied.summary.peak == remedy.peak);
+  }
+  CHECK(expert);
+}

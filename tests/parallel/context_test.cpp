@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/core/error.hpp"
+#include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -97,6 +98,45 @@ TEST_CASE("ring attention passes C-1 K/V chunks per attention layer each way", "
   // One K/V chunk per sample: 2 (K and V) x 256 tokens x 768 (12 heads x 64) x 2 bytes.
   CHECK(c.ring_bytes_forward.value == 2 * 256 * 768 * 2);  // 786,432
   CHECK(c.ring_bytes_backward.value == 2 * 786'432);      // K/V and dK/dV
+}
+
+TEST_CASE("ring attention overlaps each step with the chunk at hand", "[parallel][context]") {
+  // C = 4 over a 1 GB/s link: a step moves 786,432 bytes (>= 786 us) while a chunk's attention
+  // (4 x 256 x 256 x 768 = 201 MFLOP) takes about a microsecond: communication dominates.
+  auto s = load("{data: 1, context: 4}");
+  s.cluster.intra_node.bandwidth = core::Bandwidth{1e9};
+  const parallel::Plan plan = parallel::lower(s, {});
+  const auto tl = exec::play(plan);
+  const auto& P = plan.programs[0];
+  const auto& start = tl.devices[0].start;
+  const auto& finish = tl.devices[0].finish;
+  // The first attention layer's forward: its op (projections and its own chunk), the ring's
+  // steps and the other chunks' ops, in the order built.
+  std::int32_t layer = -1;
+  std::vector<std::size_t> steps, chunks;
+  for (std::size_t k = 0; k < P.ops.size(); ++k) {
+    const auto& op = P.ops[k];
+    if (op.microbatch != 0 || op.layer < 0) continue;
+    if (layer < 0 && op.purpose == CommPurpose::context_kv) layer = op.layer;
+    if (op.layer != layer) continue;
+    if (op.kind == OpKind::p2p && steps.size() < 3) steps.push_back(k);
+    if (op.kind == OpKind::forward && chunks.size() < 4) chunks.push_back(k);
+  }
+  REQUIRE(steps.size() == 3);
+  REQUIRE(chunks.size() == 4);  // chunk 0 is the layer's op
+  const core::Duration t = finish[steps[0]] - start[steps[0]];
+  const core::Duration a = finish[chunks[1]] - start[chunks[1]];
+  CHECK(to_seconds(t) >= 786.432e-6);
+  CHECK(a < t);
+  // Step 1 starts with the layer's op; chunk k waits for step k, step k+1 for step k; the
+  // three chunks run back to back with the steps: the layer ends 3t + a after it starts, of
+  // which the compute stream is busy for its own op and 3a.
+  CHECK(start[steps[0]] == start[chunks[0]]);
+  for (int k = 1; k <= 3; ++k) {
+    CHECK(start[chunks[k]] == finish[steps[k - 1]]);
+    if (k < 3) CHECK(start[steps[k]] == finish[steps[k - 1]]);
+  }
+  CHECK(finish[chunks[3]] - start[chunks[0]] == t * 3 + a);
 }
 
 TEST_CASE("all-gather attention gathers the whole sequence's K/V", "[parallel][context]") {

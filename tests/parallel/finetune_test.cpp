@@ -111,7 +111,7 @@ TEST_CASE("LoRA: backward stops below the first adapter; frozen GEMMs compute in
   auto t = mixed_adamw();
   t.lora = lora(8, {LinearRole::q, LinearRole::v});
   auto s = make_scenario(preset("llama2-7b"), ideal_device(1LL << 40), t);
-  const auto full = parallel::shard_layers(s.model, 1, false);
+  const auto full = parallel::shard_layers(s.model, 1, false, 1);
   auto shards = full;
   parallel::apply_training(s, 1, shards);
   const auto& m = s.model;
