@@ -300,11 +300,14 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
                                   "'; name the column that holds " + key + " with --map " + key +
                                   "=COLUMN");
   for (const auto& key : map.subset_by)
-    if (col(key) < 0)
+    if (col(key) < 0) {
+      const auto it = map.columns.find(key);
       throw core::ConfigError({"--subset-by " + key, 1, 1}, "",
-                              map.columns.count(key) ? "the table has no column '" + map.columns.at(key) +
-                                                           "' for " + key + "; map it with --map " + key + "=COLUMN"
-                                                     : "expected a key of --map");
+                              it == map.columns.end() ? "expected a key of --map"
+                              : it->second.empty()    ? key + " is not mapped; map it with --map " + key + "=COLUMN"
+                                                      : "the table has no column '" + it->second + "' for " + key +
+                                                            "; map it with --map " + key + "=COLUMN");
+    }
   // Every cell is checked before anything is simulated, so a bad cell in the last row is
   // reported at once rather than after simulating the others.
   const bool time_unit = is_time(map.unit);
