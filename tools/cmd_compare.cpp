@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -126,13 +127,15 @@ int cmd_compare(const std::vector<std::string>& args) {
     j.end_object();
     j.end_object();
   } else {
-    std::printf("%5s %7s %4s %4s %4s %12s %12s %8s\n", "row", "label", "t", "p", "d", "measured", "predicted", "error");
+    int width = 7;  // the label column fits the longest label ("megatron-39.1b")
+    for (const auto& r : results) width = std::max(width, static_cast<int>(r.label.size()));
+    std::printf("%5s %*s %4s %4s %4s %12s %12s %8s\n", "row", width, "label", "t", "p", "d", "measured", "predicted", "error");
     for (const auto& r : results) {
       if (!r.skipped.empty()) {
-        std::printf("%5zu %7s skipped: %s\n", r.row, r.label.c_str(), r.skipped.c_str());
+        std::printf("%5zu %*s skipped: %s\n", r.row, width, r.label.c_str(), r.skipped.c_str());
         continue;
       }
-      std::printf("%5zu %7s %4lld %4lld %4lld %10.3f s %10.3f s %+7.1f%%%s\n", r.row, r.label.c_str(),
+      std::printf("%5zu %*s %4lld %4lld %4lld %10.3f s %10.3f s %+7.1f%%%s\n", r.row, width, r.label.c_str(),
                   static_cast<long long>(r.tensor), static_cast<long long>(r.pipeline),
                   static_cast<long long>(r.data), r.measured_s, r.predicted_s, 100 * r.error,
                   r.fits ? "" : "  (OOM in simulation)");

@@ -291,14 +291,17 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
     const auto it = map.columns.find(key);
     return it == map.columns.end() || it->second.empty() ? -1 : table.column(it->second);
   };
-  std::vector<const char*> required = {"seq_len", "micro_batch", "global_batch", "tensor", "data", "pipeline", "measured"};
+  std::vector<const char*> required = {"seq_len", "micro_batch", "global_batch", "tensor", "pipeline", "measured"};
   if (col("model") < 0) required.insert(required.begin(), {"layers", "hidden", "heads"});
+  // The data degree may come from the GPU count, as tables of scaling runs give it.
+  if (col("gpus") < 0) required.push_back("data");
   for (const char* key : required)
     if (col(key) < 0)
       throw core::ConfigError({table.file, table.header_line, 1}, "",
                               "the table has no column '" + map.columns.at(key) +
                                   "'; name the column that holds " + key + " with --map " + key +
-                                  "=COLUMN");
+                                  "=COLUMN" +
+                                  (std::string(key) == "data" ? " (or the GPU count with --map gpus=COLUMN)" : ""));
   for (const auto& key : map.subset_by)
     if (col(key) < 0) {
       const auto it = map.columns.find(key);
@@ -320,7 +323,6 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
     r.label = col("label") >= 0 ? table.rows[i][col("label")] : "";
     r.tensor = table.positive_integer(i, col("tensor"));
     r.pipeline = table.positive_integer(i, col("pipeline"));
-    r.data = table.positive_integer(i, col("data"));
     if (time_unit) {
       r.measured = table.positive_time(i, col("measured"), unit);
       r.measured_s = step_seconds(map.unit, r.measured, {});
@@ -332,11 +334,21 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
         table.fail(i, col("measured"), "expected MFU as a fraction in (0, 1] (42% is 0.42)");
     }
     auto& c = cells.emplace_back(read_cells(table, i, col));
+    if (col("data") >= 0) {
+      r.data = table.positive_integer(i, col("data"));
+    } else {  // data = GPUs / (tensor x pipeline x context), exactly
+      const std::int64_t gpus = table.positive_integer(i, col("gpus"));
+      std::int64_t split = 0;
+      if (__builtin_mul_overflow(r.tensor, r.pipeline, &split) ||
+          __builtin_mul_overflow(split, c.context, &split) || gpus % split != 0)
+        table.fail(i, col("gpus"), "expected a multiple of tensor x pipeline x context (the data degree is GPUs / that)");
+      r.data = gpus / split;
+    }
     std::int64_t devices = 0;
     if (__builtin_mul_overflow(r.tensor, r.pipeline, &devices) ||
         __builtin_mul_overflow(devices, r.data, &devices) ||
         __builtin_mul_overflow(devices, c.context, &devices))
-      table.fail(i, col("data"), "expected tensor x pipeline x data x context to fit in 64 bits");
+      table.fail(i, col(col("data") >= 0 ? "data" : "gpus"), "expected tensor x pipeline x data x context to fit in 64 bits");
     for (const auto& key : map.subset_by) r.groups.push_back(key + "=" + table.rows[i][col(key)]);
     out.push_back(std::move(r));
   }

@@ -179,3 +179,26 @@ TEST_CASE("bad cells of the new columns are located", "[validation][unit]") {
   CHECK(error_of([&] { validation::compare(validation::read_csv(path), map, base); }) ==
         "--subset-by device:1:1: device is not mapped; map it with --map device=COLUMN");
 }
+
+TEST_CASE("without a data column the data degree is GPUs / (tensor x pipeline x context)", "[validation][unit]") {
+  std::string flash = kBase;  // context parallelism needs flash attention
+  flash.replace(flash.find("recompute: full}"), 16, "recompute: full, attention: flash}");
+  const std::string base = write("base-flash.yaml", flash);
+  validation::ColumnMap map;
+  map.columns["gpus"] = "gpus";
+  map.columns["context"] = "cp";
+  const std::string head =
+      "# layers,hidden size,attention heads,sequence length,micro batch,global batch,tensor parallelism,"
+      "pipeline parallelism,cp,gpus,iteration time (ms)\n";
+  // 8 GPUs / (tensor 2 x pipeline 1 x context 2) = data 2.
+  const auto r = validation::compare(validation::read_csv(write("gpus.csv", head + "4,1024,16,1024,4,32,2,1,2,8,1000\n")), map, base);
+  CHECK(r[0].skipped == "");
+  CHECK(r[0].data == 2);
+  CHECK(std::find(r[0].sets.begin(), r[0].sets.end(), "parallel.data=2") != r[0].sets.end());
+  // 6 GPUs are not a multiple of 2 x 1 x 2: refused at the gpus cell (column 1 + length of
+  // "4,1024,16,1024,4,32,2,1,2," = 27).
+  const std::string path = write("gpus-bad.csv", head + "4,1024,16,1024,4,32,2,1,2,6,1000\n");
+  CHECK(error_of([&] { validation::compare(validation::read_csv(path), map, base); }) ==
+        path + ":2:27: column 'gpus': expected a multiple of tensor x pipeline x context (the data degree is GPUs / "
+        "that), got '6'");
+}
