@@ -113,6 +113,7 @@ int cmd_compare(const std::vector<std::string>& args) {
     report::JsonWriter j(std::cout);
     j.begin_object();
     j.field("rows", static_cast<std::int64_t>(results.size()));
+    j.field("measured_unit", std::string(validation::unit_name(map.unit)));
     j.key("subsets").begin_object();
     for (const auto& [name, s] : groups) {
       j.key(name).begin_object();
