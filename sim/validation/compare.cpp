@@ -201,7 +201,7 @@ RowCells read_cells(const Table& t, std::size_t i, const std::function<int(const
   const bool by_model = col("model") >= 0;
   for (const auto& [key, path] : kIntegerKeys)
     if (col(key) >= 0) c.sets.push_back(std::string(path) + "=" + std::to_string(t.positive_integer(i, col(key))));
-  if (!by_model && col("seq_len") >= 0)
+  if (!by_model && col("layers") >= 0 && col("seq_len") >= 0)
     c.sets.push_back("model.max_positions=" + std::to_string(t.positive_integer(i, col("seq_len"))));
   auto text = [&](const char* key) -> const std::string& { return t.rows[i][col(key)]; };
   if (by_model) {
@@ -292,7 +292,10 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
     return it == map.columns.end() || it->second.empty() ? -1 : table.column(it->second);
   };
   std::vector<const char*> required = {"seq_len", "micro_batch", "global_batch", "tensor", "pipeline", "measured"};
-  if (col("model") < 0) required.insert(required.begin(), {"layers", "hidden", "heads"});
+  // A model by its shape needs all three; with none of them (and no model column) every row
+  // trains the base scenario's model.
+  if (col("model") < 0 && (col("layers") >= 0 || col("hidden") >= 0 || col("heads") >= 0))
+    required.insert(required.begin(), {"layers", "hidden", "heads"});
   // The data degree may come from the GPU count, as tables of scaling runs give it.
   if (col("gpus") < 0) required.push_back("data");
   for (const char* key : required)

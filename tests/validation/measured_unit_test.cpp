@@ -202,3 +202,16 @@ TEST_CASE("without a data column the data degree is GPUs / (tensor x pipeline x 
         path + ":2:27: column 'gpus': expected a multiple of tensor x pipeline x context (the data degree is GPUs / "
         "that), got '6'");
 }
+
+TEST_CASE("a table without model columns trains the base's model; a partial shape is refused", "[validation][unit]") {
+  const std::string base = write("base.yaml", kBase);
+  const std::string head = "sequence length,micro batch,global batch,tensor parallelism,data parallelism,"
+                           "pipeline parallelism,iteration time (ms)\n";
+  const auto r = validation::compare(validation::read_csv(write("nomodel.csv", head + "1024,4,32,1,8,1,1000\n")), {}, base);
+  CHECK(r[0].skipped == "");
+  CHECK(std::none_of(r[0].sets.begin(), r[0].sets.end(), [](const std::string& s) { return s.rfind("model", 0) == 0; }));
+  CHECK(r[0].predicted_s == Approx(predicted_step(base)));  // the same 4-layer GPT as kShape's row
+  const std::string path = write("partial.csv", "# layers," + head + "4,1024,4,32,1,8,1,1000\n");
+  CHECK(error_of([&] { validation::compare(validation::read_csv(path), {}, base); }) ==
+        path + ":1:1: the table has no column 'hidden size'; name the column that holds hidden with --map hidden=COLUMN");
+}
