@@ -215,3 +215,21 @@ TEST_CASE("a table without model columns trains the base's model; a partial shap
   CHECK(error_of([&] { validation::compare(validation::read_csv(path), {}, base); }) ==
         path + ":1:1: the table has no column 'hidden size'; name the column that holds hidden with --map hidden=COLUMN");
 }
+
+TEST_CASE("MFU is model FLOPs over 8 A100s' 312 TFLOP/s fp16 peak", "[validation][unit]") {
+  const std::string base = write("base.yaml", kBase);
+  const double step = predicted_step(base);
+  // Model FLOPs (no recomputation) of a GPT step: 72 B s l h^2 (1 + s/(6h) + V/(12 l h))
+  //   = 72 x 32 x 1024 x 4 x 1024^2 x (1 + 1/6 + 51200/49152) = 9.8956e12 x 2.2083 = 2.1853e13;
+  // peak = 8 GPUs x 312e12 (A100 dense fp16, docs/devices.md).
+  const double B = 32, s = 1024, l = 4, h = 1024, V = 51200;
+  const double F = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  validation::ColumnMap map;
+  map.unit = validation::MeasuredUnit::mfu;
+  map.columns["measured"] = "MFU";
+  const auto t = validation::read_csv(
+      write("mfu-ok.csv", kShapeHeader + ",MFU\n" + kShape + "," + num(F / (step * 8 * 312e12)) + "\n"));
+  const auto r = validation::compare(t, map, base);
+  REQUIRE(r[0].skipped.empty());
+  CHECK(std::fabs(r[0].error) < 0.01);
+}
