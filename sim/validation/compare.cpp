@@ -332,7 +332,7 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
       if (!(r.measured_s > 0 && std::isfinite(r.measured_s)))
         table.fail(i, col("measured"), "expected a positive finite time " + unit);
     } else {
-      r.measured = table.positive_number(i, col("measured"));
+      r.measured = table.positive_number(i, col("measured"), unit);
       if (map.unit == MeasuredUnit::mfu && r.measured > 1)
         table.fail(i, col("measured"), "expected MFU as a fraction in (0, 1] (42% is 0.42)");
     }

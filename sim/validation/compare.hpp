@@ -30,7 +30,7 @@ struct Table {
   // naming its column header, e.g. "m.csv:12:34: column 'us': expected a positive finite time,
   // got '-3'". `unit` is printed after "time" ("in ms").
   double positive_time(std::size_t row, int col, const std::string& unit = "") const;
-  double positive_number(std::size_t row, int col) const;         // finite and > 0
+  double positive_number(std::size_t row, int col, const std::string& unit = "") const;  // finite, > 0
   std::int64_t positive_integer(std::size_t row, int col) const;  // whole and > 0
   // Throws the located error: "column 'NAME': `expected`, got 'TEXT'" (without ", got" when
   // `expected` says it already).
