@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -24,6 +25,8 @@ int cmd_compare(const std::vector<std::string>& args) {
   std::string base;
   std::string format = "text";
   std::vector<std::string> maps;
+  std::vector<std::string> subset_by;
+  std::string unit;
   opts.add_options()("help,h", "show this help")(
       "base", po::value<std::string>(&base),
       "scenario whose device, links and training settings every row shares (default: "
@@ -31,8 +34,16 @@ int cmd_compare(const std::vector<std::string>& args) {
       "working folder)")(
       "map", po::value<std::vector<std::string>>(&maps)->composing(),
       "KEY=COLUMN: which column holds layers, hidden, heads, seq_len, micro_batch, global_batch, "
-      "tensor, data, pipeline, gpus, measured, label")(
-      "seconds", "the measured column is in seconds (default: milliseconds)")(
+      "tensor, data, pipeline, gpus, measured, label, and optionally model (a preset or a "
+      "config.json per row, instead of layers/hidden/heads), vocab, zero, fsdp (yes/no or a "
+      "shard size), expert, context, precision, recompute, device (a preset), nodes, "
+      "gpus_per_node")(
+      "measured-unit", po::value<std::string>(&unit),
+      "what the measured column holds: ms (default) | s | tokens/s | tokens/s/gpu | samples/s | "
+      "tflops/gpu | mfu (a fraction); rates become step times (docs/validation.md)")(
+      "seconds", "the same as --measured-unit s")(
+      "subset-by", po::value<std::vector<std::string>>(&subset_by)->composing(),
+      "KEY: also summarise the rows by the value of this mapped key's column (e.g. device)")(
       "rows", po::value<std::string>(), "write every row's prediction to this CSV file")(
       "format", po::value<std::string>(&format)->default_value("text"), "text | json")(
       "ratchet", po::value<std::string>(),
@@ -52,7 +63,11 @@ int cmd_compare(const std::vector<std::string>& args) {
 
   validation::ColumnMap map;
   for (const auto& m : maps) validation::apply_mapping(map, m);
-  if (vm.count("seconds")) map.measured_scale = 1.0;
+  if (vm.count("seconds") && vm.count("measured-unit") && unit != "s")
+    throw po::error("--seconds is --measured-unit s; it contradicts --measured-unit " + unit);
+  if (vm.count("seconds")) map.unit = validation::MeasuredUnit::s;
+  if (vm.count("measured-unit")) map.unit = validation::parse_measured_unit(unit);
+  map.subset_by = subset_by;
   const auto table = validation::read_csv(vm["measured"].as<std::string>());
   // The shipped base is found from the executable, so compare runs from any folder.
   if (base.empty())
@@ -66,17 +81,18 @@ int cmd_compare(const std::vector<std::string>& args) {
   if (vm.count("rows")) {
     core::OutputFile file(vm["rows"].as<std::string>(), "--rows");
     std::ostream& out = file.stream();
-    out << "row,label,tensor,pipeline,data,measured_s,predicted_s,error,fits,skipped\n";
+    out << "row,label,tensor,pipeline,data,measured_s,predicted_s,error,fits,skipped,measured,measured_unit\n";
     for (const auto& r : results)
       out << r.row << ',' << r.label << ',' << r.tensor << ',' << r.pipeline << ',' << r.data << ','
           << r.measured_s << ',' << r.predicted_s << ',' << r.error << ',' << (r.fits ? 1 : 0) << ",\""
-          << r.skipped << "\"\n";
+          << r.skipped << "\"," << r.measured << ',' << validation::unit_name(map.unit) << '\n';
     file.close();
   }
   if (format == "json") {
     report::JsonWriter j(std::cout);
     j.begin_object();
     j.field("rows", static_cast<std::int64_t>(results.size()));
+    j.field("measured_unit", std::string(validation::unit_name(map.unit)));
     j.key("subsets").begin_object();
     for (const auto& [name, s] : groups) {
       j.key(name).begin_object();
@@ -91,13 +107,15 @@ int cmd_compare(const std::vector<std::string>& args) {
     j.end_object();
     j.end_object();
   } else {
-    std::printf("%5s %7s %4s %4s %4s %12s %12s %8s\n", "row", "label", "t", "p", "d", "measured", "predicted", "error");
+    int width = 7;  // the label column fits the longest label ("megatron-39.1b")
+    for (const auto& r : results) width = std::max(width, static_cast<int>(r.label.size()));
+    std::printf("%5s %*s %4s %4s %4s %12s %12s %8s\n", "row", width, "label", "t", "p", "d", "measured", "predicted", "error");
     for (const auto& r : results) {
       if (!r.skipped.empty()) {
-        std::printf("%5zu %7s skipped: %s\n", r.row, r.label.c_str(), r.skipped.c_str());
+        std::printf("%5zu %*s skipped: %s\n", r.row, width, r.label.c_str(), r.skipped.c_str());
         continue;
       }
-      std::printf("%5zu %7s %4lld %4lld %4lld %10.3f s %10.3f s %+7.1f%%%s\n", r.row, r.label.c_str(),
+      std::printf("%5zu %*s %4lld %4lld %4lld %10.3f s %10.3f s %+7.1f%%%s\n", r.row, width, r.label.c_str(),
                   static_cast<long long>(r.tensor), static_cast<long long>(r.pipeline),
                   static_cast<long long>(r.data), r.measured_s, r.predicted_s, 100 * r.error,
                   r.fits ? "" : "  (OOM in simulation)");

@@ -1,6 +1,6 @@
 # Bash completion for trainsim: subcommands, each subcommand's options (read from its --help),
 # preset names after --set device=/model= (from `trainsim devices` / `trainsim models`), the
-# values of --objective and --format, and scenario (.yaml) or table (.csv) files.
+# values of --objective, --format and --measured-unit, and scenario (.yaml) or table (.csv) files.
 # Load it with `source tools/trainsim-completion.bash` (or copy it to
 # ~/.local/share/bash-completion/completions/trainsim); it calls the `trainsim` on your PATH.
 
@@ -42,6 +42,8 @@ _trainsim() {
   case "$prev" in
     --objective) mapfile -t COMPREPLY < <(compgen -W "throughput memory cost" -- "$cur"); return ;;
     --format) mapfile -t COMPREPLY < <(compgen -W "text json" -- "$cur"); return ;;
+    --measured-unit)
+      mapfile -t COMPREPLY < <(compgen -W "ms s tokens/s tokens/s/gpu samples/s tflops/gpu mfu" -- "$cur"); return ;;
     --set) mapfile -t COMPREPLY < <(compgen -W "device= model= training. parallel. cluster. name=" -- "$cur")
            compopt -o nospace 2>/dev/null; return ;;
     -o | --output | --csv | --jsonl | --plot | --html | --trace | --rows | --ratchet | --base)

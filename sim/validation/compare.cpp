@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 #include "sim/core/error.hpp"
@@ -9,6 +10,7 @@
 #include "sim/core/units.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
+#include "sim/report/summary.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace trainsim::validation {
@@ -153,85 +155,224 @@ std::map<std::string, ErrorStats> subsets(const std::vector<RowResult>& results)
     if (!r.label.empty()) groups["params=" + r.label].push_back(&r);
     groups[std::string("tensor=") + (r.tensor_across_nodes ? "across-nodes" : "inside-node")].push_back(&r);
     groups["pipeline=" + std::to_string(r.pipeline)].push_back(&r);
+    for (const auto& g : r.groups) groups[g].push_back(&r);
   }
   std::map<std::string, ErrorStats> out;
   for (const auto& [name, rows] : groups) out[name] = stats(rows);
   return out;
 }
 
+namespace {
+
+// Integer cells and the scenario key each sets (seq_len also sets model.max_positions when the
+// model is given by its shape, as vTrain's GPT rows are).
+constexpr std::pair<const char*, const char*> kIntegerKeys[] = {
+    {"layers", "model.layers"},         {"hidden", "model.hidden"},
+    {"heads", "model.heads"},           {"vocab", "model.vocab"},
+    {"seq_len", "training.seq_len"},    {"micro_batch", "training.micro_batch"},
+    {"global_batch", "training.global_batch"}, {"expert", "parallel.expert"},
+};
+
+// A preset name or a file path: letters, digits and . _ - / + only, so a cell cannot carry
+// YAML into the override.
+bool plain_name(const std::string& text) {
+  if (text.empty()) return false;
+  for (const char c : text)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && !std::strchr("._-/+", c)) return false;
+  return true;
+}
+
+bool one_of(const std::string& text, std::initializer_list<const char*> words) {
+  for (const char* w : words)
+    if (text == w) return true;
+  return false;
+}
+
+// One data row's checked cells.
+struct RowCells {
+  std::vector<std::string> sets;                 // overrides other than the cluster's
+  std::int64_t context = 1;
+  std::int64_t nodes = 0, gpus_per_node = 0;     // 0: not mapped
+};
+
+// Checks row `i`'s optional cells and turns them into overrides; a bad cell is a located error.
+RowCells read_cells(const Table& t, std::size_t i, const std::function<int(const std::string&)>& col) {
+  RowCells c;
+  const bool by_model = col("model") >= 0;
+  for (const auto& [key, path] : kIntegerKeys)
+    if (col(key) >= 0) c.sets.push_back(std::string(path) + "=" + std::to_string(t.positive_integer(i, col(key))));
+  if (!by_model && col("layers") >= 0 && col("seq_len") >= 0)
+    c.sets.push_back("model.max_positions=" + std::to_string(t.positive_integer(i, col("seq_len"))));
+  auto text = [&](const char* key) -> const std::string& { return t.rows[i][col(key)]; };
+  if (by_model) {
+    const std::string& m = text("model");
+    if (!plain_name(m)) t.fail(i, col("model"), "expected a model preset name or a config.json path");
+    const bool json = m.size() > 5 && m.compare(m.size() - 5, 5, ".json") == 0;
+    c.sets.insert(c.sets.begin(), json ? "model={hf_config: " + m + "}" : "model=" + m);
+  }
+  if (col("device") >= 0) {
+    if (!plain_name(text("device"))) t.fail(i, col("device"), "expected a device preset name");
+    c.sets.push_back("device=" + text("device"));
+  }
+  if (col("precision") >= 0) {
+    if (!one_of(text("precision"), {"fp32", "fp16", "bf16", "fp16-true", "bf16-true", "amp-fp16", "amp-bf16", "fp8"}))
+      t.fail(i, col("precision"), "expected fp32, fp16, bf16, fp16-true, bf16-true, amp-fp16, amp-bf16 or fp8");
+    c.sets.push_back("training.precision=" + text("precision"));
+  }
+  if (col("recompute") >= 0) {
+    if (!one_of(text("recompute"), {"none", "selective", "full"}))
+      t.fail(i, col("recompute"), "expected none, selective or full");
+    c.sets.push_back("training.recompute=" + text("recompute"));
+  }
+  if (col("zero") >= 0) {
+    if (!one_of(text("zero"), {"0", "1", "2", "3"})) t.fail(i, col("zero"), "expected a ZeRO stage 0, 1, 2 or 3");
+    c.sets.push_back("parallel.zero=" + text("zero"));
+  }
+  if (col("fsdp") >= 0) {
+    const std::string& f = text("fsdp");
+    if (one_of(f, {"yes", "true"})) c.sets.push_back("parallel.fsdp=true");
+    else if (one_of(f, {"no", "false"})) c.sets.push_back("parallel.fsdp=false");
+    else if (f.find_first_not_of("0123456789") == std::string::npos && !f.empty() && f != "0" && f.size() < 10)
+      c.sets.push_back("parallel.fsdp={shard_size: " + f + "}");
+    else t.fail(i, col("fsdp"), "expected yes, no, true, false or a shard size (a positive whole number)");
+  }
+  if (col("context") >= 0) {
+    c.context = t.positive_integer(i, col("context"));
+    c.sets.push_back("parallel.context=" + std::to_string(c.context));
+  }
+  if (col("nodes") >= 0) c.nodes = t.positive_integer(i, col("nodes"));
+  if (col("gpus_per_node") >= 0) c.gpus_per_node = t.positive_integer(i, col("gpus_per_node"));
+  return c;
+}
+
+// The overrides of the row's cluster: nodes x gpus_per_node as mapped, else the devices on
+// nodes of the base's gpus_per_node. Returns gpus_per_node.
+std::int64_t cluster_sets(const Table& t, std::size_t i, int nodes_col, const RowCells& c,
+                          std::int64_t devices, std::int64_t base_gpn, std::vector<std::string>& sets) {
+  std::int64_t gpn = c.gpus_per_node ? c.gpus_per_node : base_gpn;
+  std::int64_t nodes = 0;
+  if (c.nodes) {
+    if (!c.gpus_per_node) gpn = devices % c.nodes == 0 ? devices / c.nodes : 0;
+    std::int64_t product = 0;
+    if (gpn == 0 || __builtin_mul_overflow(c.nodes, gpn, &product) || product != devices)
+      t.fail(i, nodes_col, "expected nodes x gpus_per_node to equal tensor x pipeline x data x context = " +
+                               std::to_string(devices));
+    nodes = c.nodes;
+  } else {
+    gpn = std::min(gpn, devices);
+    nodes = (devices - 1) / gpn + 1;
+  }
+  sets.push_back("cluster.gpus_per_node=" + std::to_string(gpn));
+  sets.push_back("cluster.nodes=" + std::to_string(nodes));
+  return gpn;
+}
+
+// What the simulated step holds for turning a rate into a step time.
+StepCounts step_counts(const scenario::Scenario& s, const parallel::Plan& plan, const exec::Timeline& tl) {
+  StepCounts c;
+  c.tokens = static_cast<double>(plan.tokens);
+  c.samples = static_cast<double>(plan.samples);
+  c.devices = static_cast<double>(plan.devices_total);
+  c.hardware_flops = plan.hardware_flops;
+  c.model_flops = plan.model_flops;
+  // The peak the report's MFU divides by (every stage's device at the training precision):
+  // MFU = model FLOPs / (peak x step time), so peak = model FLOPs / (MFU x step time).
+  const auto sum = report::summarize(s, plan, tl, false);
+  if (sum.mfu > 0 && sum.step_time_s > 0) c.peak_flops = plan.model_flops / (sum.mfu * sum.step_time_s);
+  return c;
+}
+
+}  // namespace
+
 std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
                                const std::string& base_scenario,
                                const std::function<void(int)>& on_progress) {
   auto col = [&](const std::string& key) {
     const auto it = map.columns.find(key);
-    const int c = it == map.columns.end() ? -1 : table.column(it->second);
-    return c;
+    return it == map.columns.end() || it->second.empty() ? -1 : table.column(it->second);
   };
-  for (const char* required : {"layers", "hidden", "heads", "seq_len", "micro_batch", "global_batch",
-                               "tensor", "data", "pipeline", "measured"})
-    if (col(required) < 0)
+  std::vector<const char*> required = {"seq_len", "micro_batch", "global_batch", "tensor", "pipeline", "measured"};
+  // A model by its shape needs all three; with none of them (and no model column) every row
+  // trains the base scenario's model.
+  if (col("model") < 0 && (col("layers") >= 0 || col("hidden") >= 0 || col("heads") >= 0))
+    required.insert(required.begin(), {"layers", "hidden", "heads"});
+  // The data degree may come from the GPU count, as tables of scaling runs give it.
+  if (col("gpus") < 0) required.push_back("data");
+  for (const char* key : required)
+    if (col(key) < 0)
       throw core::ConfigError({table.file, table.header_line, 1}, "",
-                              "the table has no column '" + map.columns.at(required) +
-                                  "'; name the column that holds " + required + " with --map " +
-                                  required + "=COLUMN");
+                              "the table has no column '" + map.columns.at(key) +
+                                  "'; name the column that holds " + key + " with --map " + key +
+                                  "=COLUMN" +
+                                  (std::string(key) == "data" ? " (or the GPU count with --map gpus=COLUMN)" : ""));
+  for (const auto& key : map.subset_by)
+    if (col(key) < 0) {
+      const auto it = map.columns.find(key);
+      throw core::ConfigError({"--subset-by " + key, 1, 1}, "",
+                              it == map.columns.end() ? "expected a key of --map"
+                              : it->second.empty()    ? key + " is not mapped; map it with --map " + key + "=COLUMN"
+                                                      : "the table has no column '" + it->second + "' for " + key +
+                                                            "; map it with --map " + key + "=COLUMN");
+    }
   // Every cell is checked before anything is simulated, so a bad cell in the last row is
   // reported at once rather than after simulating the others.
-  const char* const shape_keys[] = {"layers",  "hidden",      "heads",
-                                    "seq_len", "micro_batch", "global_batch"};
-  const std::string unit = map.measured_scale == 1.0 ? "in seconds" : "in ms";
+  const bool time_unit = is_time(map.unit);
+  const std::string unit = map.unit == MeasuredUnit::s ? "in seconds" : map.unit == MeasuredUnit::ms ? "in ms" : std::string("in ") + unit_name(map.unit);
   std::vector<RowResult> out;
-  std::vector<std::map<std::string, std::int64_t>> shapes;
+  std::vector<RowCells> cells;
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
     RowResult r;
     r.row = i + 1;
     r.label = col("label") >= 0 ? table.rows[i][col("label")] : "";
     r.tensor = table.positive_integer(i, col("tensor"));
     r.pipeline = table.positive_integer(i, col("pipeline"));
-    r.data = table.positive_integer(i, col("data"));
-    r.measured_s = table.positive_time(i, col("measured"), unit) * map.measured_scale;
-    if (!(r.measured_s > 0 && std::isfinite(r.measured_s)))
-      table.fail(i, col("measured"), "expected a positive finite time " + unit);
+    if (time_unit) {
+      r.measured = table.positive_time(i, col("measured"), unit);
+      r.measured_s = step_seconds(map.unit, r.measured, {});
+      if (!(r.measured_s > 0 && std::isfinite(r.measured_s)))
+        table.fail(i, col("measured"), "expected a positive finite time " + unit);
+    } else {
+      r.measured = table.positive_number(i, col("measured"), unit);
+      if (map.unit == MeasuredUnit::mfu && r.measured > 1)
+        table.fail(i, col("measured"), "expected MFU as a fraction in (0, 1] (42% is 0.42)");
+    }
+    auto& c = cells.emplace_back(read_cells(table, i, col));
+    if (col("data") >= 0) {
+      r.data = table.positive_integer(i, col("data"));
+    } else {  // data = GPUs / (tensor x pipeline x context), exactly
+      const std::int64_t gpus = table.positive_integer(i, col("gpus"));
+      std::int64_t split = 0;
+      if (__builtin_mul_overflow(r.tensor, r.pipeline, &split) ||
+          __builtin_mul_overflow(split, c.context, &split) || gpus % split != 0)
+        table.fail(i, col("gpus"), "expected a multiple of tensor x pipeline x context (the data degree is GPUs / that)");
+      r.data = gpus / split;
+    }
     std::int64_t devices = 0;
     if (__builtin_mul_overflow(r.tensor, r.pipeline, &devices) ||
-        __builtin_mul_overflow(devices, r.data, &devices))
-      table.fail(i, col("data"), "expected tensor x pipeline x data to fit in 64 bits");
-    auto& shape = shapes.emplace_back();
-    for (const char* key : shape_keys) shape[key] = table.positive_integer(i, col(key));
+        __builtin_mul_overflow(devices, r.data, &devices) ||
+        __builtin_mul_overflow(devices, c.context, &devices))
+      table.fail(i, col(col("data") >= 0 ? "data" : "gpus"), "expected tensor x pipeline x data x context to fit in 64 bits");
+    for (const auto& key : map.subset_by) r.groups.push_back(key + "=" + table.rows[i][col(key)]);
     out.push_back(std::move(r));
   }
-
-  const scenario::Scenario base = scenario::load_scenario(base_scenario);
-  const std::int64_t gpn = base.cluster.gpus_per_node;
+  const std::int64_t base_gpn = scenario::load_scenario(base_scenario).cluster.gpus_per_node;
   for (std::size_t i = 0; i < out.size(); ++i) {
     RowResult& r = out[i];
-    const auto& shape = shapes[i];
-    auto set = [&](const std::string& key, std::int64_t v) {
-      return key + "=" + std::to_string(v);
-    };
-    r.tensor_across_nodes = r.tensor > gpn;
-    const std::int64_t devices = r.tensor * r.pipeline * r.data;
-    const std::int64_t per_node = std::min(gpn, devices);
-    r.sets = {
-        set("model.layers", shape.at("layers")),
-        set("model.hidden", shape.at("hidden")),
-        set("model.heads", shape.at("heads")),
-        set("model.max_positions", shape.at("seq_len")),
-        set("training.seq_len", shape.at("seq_len")),
-        set("training.micro_batch", shape.at("micro_batch")),
-        set("training.global_batch", shape.at("global_batch")),
-        set("parallel.tensor", r.tensor),
-        set("parallel.pipeline", r.pipeline),
-        set("parallel.data", r.data),
-        set("cluster.gpus_per_node", per_node),
-        set("cluster.nodes", (devices - 1) / per_node + 1),
-    };
+    const RowCells& c = cells[i];
+    r.sets = {"parallel.tensor=" + std::to_string(r.tensor), "parallel.pipeline=" + std::to_string(r.pipeline),
+              "parallel.data=" + std::to_string(r.data)};
+    r.sets.insert(r.sets.begin(), c.sets.begin(), c.sets.end());
+    const std::int64_t devices = r.tensor * r.pipeline * r.data * c.context;
+    r.tensor_across_nodes = r.tensor > cluster_sets(table, i, col("nodes"), c, devices, base_gpn, r.sets);
     try {
       const auto s = scenario::load_scenario(base_scenario, r.sets);
       const auto plan = parallel::lower(s, {.compress = true});
       const auto tl = exec::play(plan);
       r.predicted_s = core::to_seconds(tl.step_time);
       r.fits = std::all_of(tl.devices.begin(), tl.devices.end(), [](const auto& d) { return d.fits; });
-      r.error = (r.predicted_s - r.measured_s) / r.measured_s;
+      if (!time_unit) r.measured_s = step_seconds(map.unit, r.measured, step_counts(s, plan, tl));
+      if (r.measured_s > 0 && std::isfinite(r.measured_s)) r.error = (r.predicted_s - r.measured_s) / r.measured_s;
+      else r.skipped = std::string("the simulated step has no count to turn ") + unit_name(map.unit) + " into a step time";
     } catch (const core::ConfigError& e) {
       r.skipped = e.what();
     } catch (const core::OverflowError& e) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/core/error.hpp"
+#include "sim/validation/measured_unit.hpp"
 
 namespace trainsim::validation {
 
@@ -29,7 +30,7 @@ struct Table {
   // naming its column header, e.g. "m.csv:12:34: column 'us': expected a positive finite time,
   // got '-3'". `unit` is printed after "time" ("in ms").
   double positive_time(std::size_t row, int col, const std::string& unit = "") const;
-  double positive_number(std::size_t row, int col) const;         // finite and > 0
+  double positive_number(std::size_t row, int col, const std::string& unit = "") const;  // finite, > 0
   std::int64_t positive_integer(std::size_t row, int col) const;  // whole and > 0
   // Throws the located error: "column 'NAME': `expected`, got 'TEXT'" (without ", got" when
   // `expected` says it already).
@@ -40,7 +41,10 @@ struct Table {
 // data row, a row is ragged or a quoted cell is not closed.
 Table read_csv(const std::string& path);
 
-// Which column holds each quantity. Defaults match vTrain's ground_truth_*.csv.
+// Which column holds each quantity. Defaults match vTrain's ground_truth_*.csv; the keys
+// mapped to "" (model, vocab, zero, fsdp, expert, context, precision, recompute, device, nodes,
+// gpus_per_node) are read only when --map names their column. `gpus` is read only when the
+// table has no data column: data = gpus / (tensor x pipeline x context).
 struct ColumnMap {
   std::map<std::string, std::string> columns = {
       {"layers", "# layers"},           {"hidden", "hidden size"},
@@ -49,8 +53,12 @@ struct ColumnMap {
       {"tensor", "tensor parallelism"}, {"data", "data parallelism"},
       {"pipeline", "pipeline parallelism"}, {"gpus", "# GPUs"},
       {"measured", "iteration time (ms)"},  {"label", "Parameters (billion)"},
+      {"model", ""},     {"vocab", ""},     {"zero", ""},      {"fsdp", ""},
+      {"expert", ""},    {"context", ""},   {"precision", ""}, {"recompute", ""},
+      {"device", ""},    {"nodes", ""},     {"gpus_per_node", ""},
   };
-  double measured_scale = 1e-3;  // measured column unit -> seconds (ms by default)
+  MeasuredUnit unit = MeasuredUnit::ms;  // what the measured column holds
+  std::vector<std::string> subset_by;    // keys whose cell values name extra subsets
 };
 // Applies "key=column name" overrides; throws ConfigError on an unknown key.
 void apply_mapping(ColumnMap& map, const std::string& assignment);
@@ -60,12 +68,14 @@ struct RowResult {
   std::string label;            // model-size label (e.g. "175")
   std::int64_t tensor = 1, pipeline = 1, data = 1;
   bool tensor_across_nodes = false;
-  double measured_s = 0;
+  double measured = 0;          // the measured cell, in the table's unit (ColumnMap::unit)
+  double measured_s = 0;        // as a step time (0 while a rate's row is not simulated)
   double predicted_s = 0;
   double error = 0;             // (predicted - measured) / measured
   bool fits = true;
   std::string skipped;          // non-empty when the row could not be simulated
   std::vector<std::string> sets;
+  std::vector<std::string> groups;  // "KEY=CELL" of each --subset-by key
 };
 
 struct ErrorStats {
@@ -78,7 +88,8 @@ struct ErrorStats {
 };
 ErrorStats stats(const std::vector<const RowResult*>& rows);
 
-// Subsets by name ("all", "params=175", "tensor=across-nodes", "pipeline=16", ...).
+// Subsets by name ("all", "params=175", "tensor=across-nodes", "pipeline=16", ..., and each
+// row's RowResult::groups, e.g. "device=h100-80gb").
 std::map<std::string, ErrorStats> subsets(const std::vector<RowResult>& results);
 
 // The base scenario of vTrain's tables, a file of the source tree.
@@ -93,7 +104,8 @@ std::string find_shipped_file(const std::string& relative, const std::vector<std
 std::vector<std::string> shipped_roots();
 
 // Simulates every row against `base_scenario` (a scenario file; rows override model, batch,
-// parallel and cluster keys). gpus_per_node comes from the base scenario's cluster.
+// parallel and cluster keys). gpus_per_node comes from the base scenario's cluster unless
+// mapped.
 // `on_progress` is told of each row simulated (a progress display).
 std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
                                const std::string& base_scenario,

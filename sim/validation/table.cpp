@@ -44,9 +44,9 @@ double Table::positive_time(std::size_t row, int col, const std::string& unit) c
   return *v;
 }
 
-double Table::positive_number(std::size_t row, int col) const {
+double Table::positive_number(std::size_t row, int col, const std::string& unit) const {
   const auto v = finite_number(rows[row][col]);
-  if (!v || !(*v > 0)) fail(row, col, "expected a positive finite number");
+  if (!v || !(*v > 0)) fail(row, col, "expected a positive finite number" + (unit.empty() ? "" : " " + unit));
   return *v;
 }
 
