@@ -167,7 +167,7 @@ NcclChoice nccl_best(NcclColl coll, Bytes bytes, NcclGroup g, const hw::LinkSpec
                      const hw::LinkSpec& inter, std::optional<CollectiveAlgo> only) {
   NcclChoice best;
   bool found = false;
-  for (NcclAlgo a : {NcclAlgo::ring, NcclAlgo::tree, NcclAlgo::nvls, NcclAlgo::nvls_tree}) {
+  for (NcclAlgo a : {NcclAlgo::tree, NcclAlgo::ring, NcclAlgo::nvls, NcclAlgo::nvls_tree}) {
     if (only && !((*only == CollectiveAlgo::ring && a == NcclAlgo::ring) ||
                   (*only == CollectiveAlgo::tree && a == NcclAlgo::tree)))
       continue;

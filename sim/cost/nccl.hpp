@@ -12,7 +12,8 @@
 namespace trainsim::cost {
 
 enum class NcclColl { all_reduce, reduce_scatter, all_gather };
-enum class NcclAlgo { ring, tree, nvls, nvls_tree };
+// In the order of NCCL's tables (NCCL_ALGO_TREE, NCCL_ALGO_RING, ..., NVLS, NVLS_TREE).
+enum class NcclAlgo { tree, ring, nvls, nvls_tree };
 enum class NcclProto { ll, ll128, simple };
 
 std::string_view name(NcclAlgo a);
