@@ -83,7 +83,8 @@ bool same_kernel_speed(const hw::DeviceSpec& a, const hw::DeviceSpec& b) {
 }
 
 bool same_link_speed(const hw::LinkSpec& a, const hw::LinkSpec& b) {
-  return a.bandwidth == b.bandwidth && a.latency == b.latency;
+  return a.bandwidth == b.bandwidth && a.latency == b.latency && a.fabric == b.fabric &&
+         a.sm == b.sm && a.nvls == b.nvls;
 }
 
 Duration kernel_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode, int kernels) {

@@ -49,7 +49,8 @@ core::Duration all_gather_time(core::Bytes bytes, std::int64_t n, const hw::Link
 // in n-1 steps, (n-1)/n * bytes / bandwidth + (n-1) * latency.
 core::Duration all_to_all_time(core::Bytes bytes, std::int64_t n, const hw::LinkSpec& link);
 core::Duration p2p_time(core::Bytes bytes, const hw::LinkSpec& link);
-// Whether every collective above (and spanning_link below) costs the same on links a and b.
+// Whether every collective above (and spanning_link below, and cost::nccl_best) costs the same
+// on links a and b.
 bool same_link_speed(const hw::LinkSpec& a, const hw::LinkSpec& b);
 
 // The link a collective over `ranks_per_node` ranks in each of several nodes effectively sees:

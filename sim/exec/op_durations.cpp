@@ -1,20 +1,41 @@
 // Op durations: each op's cost (roofline or alpha-beta), costed once per duration class, and
 // the macro templates' profiles, kept in the plan digest for the plan's next plays.
 
+#include "sim/cost/nccl.hpp"
 #include "sim/exec/player_internal.hpp"
 
 namespace trainsim::exec {
+namespace {
+
+// A collective inside a node as NCCL runs it (cost::nccl_best). A group spanning nodes keeps
+// the alpha-beta formulas over the spanning link, every step at the network's latency: NCCL's
+// model, which charges NVLink latency to a ring's steps inside the nodes and picks trees across
+// them, predicts the cross-node tensor-parallel rows of vTrain's table 5-16% too fast
+// (docs/collectives.md, "Groups across nodes").
+core::Duration nccl(const Plan& plan, cost::NcclColl coll, const parallel::CommWork& w,
+                    std::optional<cost::CollectiveAlgo> only = std::nullopt) {
+  if (w.inter_node) {
+    const hw::LinkSpec link = cost::spanning_link(plan.intra_node, plan.inter_node, w.ranks_per_node);
+    switch (coll) {
+      case cost::NcclColl::all_reduce:
+        return cost::all_reduce_time(w.bytes, w.ranks, link, only.value_or(cost::CollectiveAlgo::ring));
+      case cost::NcclColl::reduce_scatter:
+        return cost::reduce_scatter_time(w.bytes, w.ranks, link);
+      case cost::NcclColl::all_gather:
+        return cost::all_gather_time(w.bytes, w.ranks, link);
+    }
+  }
+  return cost::nccl_best(coll, w.bytes, {w.ranks, 1}, plan.intra_node, plan.intra_node, only).time;
+}
+
+}  // namespace
 
 core::Duration tensor_parallel_time(const Plan& plan, const Op& op) {
   if (op.tp_collectives == 0) return {};
-  const hw::LinkSpec link =
-      op.comm.inter_node
-          ? cost::spanning_link(plan.intra_node, plan.inter_node, op.comm.ranks_per_node)
-          : plan.intra_node;
-  const core::Duration one = op.tp_sequence_parallel
-                                 ? cost::reduce_scatter_time(op.comm.bytes, op.comm.ranks, link) +
-                                       cost::all_gather_time(op.comm.bytes, op.comm.ranks, link)
-                                 : cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link);
+  const core::Duration one =
+      op.tp_sequence_parallel ? nccl(plan, cost::NcclColl::reduce_scatter, op.comm) +
+                                    nccl(plan, cost::NcclColl::all_gather, op.comm)
+                              : nccl(plan, cost::NcclColl::all_reduce, op.comm);
   return one * op.tp_collectives;
 }
 
@@ -39,18 +60,17 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
         return cost::p2p_time(op.comm.bytes, link) +
                cost::all_gather_time(op.comm.bytes * op.comm.gather_ranks, op.comm.gather_ranks,
                                      plan.intra_node);
-      if (op.kind == OpKind::all_reduce) {
-        // Lowering marks the all-reduces parallel.allreduce prices (Op::data_reduction); others
-        // stay ring, as the tensor-parallel ones folded into compute ops above.
-        const cost::CollectiveAlgo algo =
-            op.data_reduction ? plan.data_allreduce : cost::CollectiveAlgo::ring;
-        return cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link, algo);
-      }
+      if (op.kind == OpKind::all_reduce)
+        // Lowering marks the all-reduces parallel.allreduce may force (Op::data_reduction);
+        // NCCL chooses for the others, as for the tensor-parallel ones folded into compute ops.
+        return nccl(plan, cost::NcclColl::all_reduce, op.comm,
+                    op.data_reduction ? plan.data_allreduce : std::nullopt);
       if (op.kind == OpKind::reduce_scatter)
-        return cost::reduce_scatter_time(op.comm.bytes, op.comm.ranks, link);
+        return nccl(plan, cost::NcclColl::reduce_scatter, op.comm);
+      // All-to-all is grouped sends and receives in NCCL, outside its collective tuning model.
       if (op.kind == OpKind::all_to_all)
         return cost::all_to_all_time(op.comm.bytes, op.comm.ranks, link);
-      return cost::all_gather_time(op.comm.bytes, op.comm.ranks, link);
+      return nccl(plan, cost::NcclColl::all_gather, op.comm);
     }
     case OpKind::pcie_h2d:
     case OpKind::pcie_d2h:

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
@@ -81,7 +82,7 @@ struct PlayProfiles {
   std::vector<hw::DeviceSpec> devices;              // [program]
   cost::MathMode math = cost::MathMode::half;
   hw::LinkSpec intra_node, inter_node, pcie;
-  cost::CollectiveAlgo data_allreduce = cost::CollectiveAlgo::ring;
+  std::optional<cost::CollectiveAlgo> data_allreduce;
   core::Bandwidth host_bandwidth_per_gpu{};
   // Every template op is a compute op whose tensor-parallel collectives (if any) stay within a
   // node: of the links and host figures only the intra-node link matters.

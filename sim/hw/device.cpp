@@ -43,7 +43,8 @@ constexpr double kPcieFraction = 0.80;             // TLP/DLLP overhead + host b
 constexpr double kInfinibandFraction = 0.94;       // ~23.5 of 25 GB/s per HDR port
 constexpr double kEthernetFraction = 0.90;         // RoCEv2 headers and congestion control
 
-// NCCL ring/Simple per-step latencies, src/graph/tuning.cc hwLat[][RING][SIMPLE].
+// NCCL ring/Simple per-step latencies, src/graph/tuning.cc hwLat[][RING][SIMPLE] (NCCL 2.8-2.18;
+// 2.30 raised the network step to 14 us, docs/collectives.md).
 constexpr double kNvlinkStepUs = 3.4;
 constexpr double kPcieStepUs = 5.7;
 constexpr double kNetStepUs = 9.6;
@@ -177,6 +178,21 @@ std::vector<DeviceSpec> make_devices() {
   return v;
 }
 
+// NCCL's view of each preset: hardware class, GPU generation of NVLink fabrics, NVLS on
+// third-generation NVSwitch (docs/collectives.md).
+void set_nccl_classes(std::vector<LinkSpec>& v) {
+  for (LinkSpec& l : v) {
+    const std::string& n = l.name;
+    if (n.rfind("pcie", 0) == 0) l.fabric = Fabric::pci;
+    else if (n.rfind("ib-", 0) == 0 || n.rfind("eth-", 0) == 0) l.fabric = Fabric::net;
+    else l.fabric = Fabric::nvlink;
+    if (n == "nvlink2") l.sm = 70;
+    if (n == "nvlink3" || n == "nvswitch-a100") l.sm = 80;
+    if (n == "nvlink4" || n == "nvswitch-h100") l.sm = 90;
+    l.nvls = n == "nvswitch-h100";
+  }
+}
+
 std::vector<LinkSpec> make_links() {
   std::vector<LinkSpec> v;
   v.push_back({"pcie3", gb_per_s(15.75 * kPcieFraction), us(kPcieStepUs),
@@ -219,6 +235,7 @@ std::vector<LinkSpec> make_links() {
                "H100 NVSwitch (DGX/HGX H100, 4 third-generation NVSwitches): each GPU's 18 "
                "NVLink 4 links = 450 GB/s per direction to any peer; x 235/300 NCCL fraction "
                "as nvlink4 (no NVLS); 3.4 us NCCL ring step"});
+  set_nccl_classes(v);
   return v;
 }
 

@@ -36,11 +36,21 @@ struct DeviceSpec {
 
 // A link class between devices (intra-node fabric or inter-node network), alpha-beta model:
 // time(bytes) = latency + bytes / bandwidth. Bandwidth is per direction, per device.
+// NCCL's hardware class of a link (src/graph/tuning.cc: NVLink, PCI, network), which picks the
+// row of its latency tables (docs/collectives.md).
+enum class Fabric { nvlink, pci, net };
+
 struct LinkSpec {
   std::string name;
   core::Bandwidth bandwidth{};
   core::Duration latency{};
   std::string source;
+  Fabric fabric = Fabric::nvlink;
+  // GPU generation NCCL tunes for, as SM major x 10 (70 Volta, 80 Ampere, 90 Hopper); 0 when
+  // the link is not tied to one (PCIe, networks): the intra-node link's decides.
+  int sm = 0;
+  // NVSwitch with NVLink SHARP (HGX H100/H200): NCCL's NVLS algorithm runs inside the node.
+  bool nvls = false;
 };
 
 std::span<const DeviceSpec> device_presets();

@@ -5,6 +5,7 @@
 // sim/exec plays it; nothing here knows about time.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -187,7 +188,9 @@ struct Plan {
   std::int64_t samples = 0;       // samples per step (global batch)
   std::int64_t tokens = 0;        // tokens per step (0 for non-sequence models)
   hw::LinkSpec intra_node, inter_node;
-  cost::CollectiveAlgo data_allreduce = cost::CollectiveAlgo::ring;  // parallel.allreduce
+  // parallel.allreduce: the algorithm data-parallel all-reduces are forced to (NCCL_ALGO), or
+  // none: NCCL's own choice (cost::nccl_best).
+  std::optional<cost::CollectiveAlgo> data_allreduce;
   cost::MathMode math = cost::MathMode::half;  // tensor-core mode of the training precision
   bool compressed = false;  // lowered with LowerOptions::compress (some ops may be macros)
   // training.allocator: memory goes through the caching-allocator model (exec::play).

@@ -70,7 +70,9 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
   j.field("schedule", scenario::to_string(r.parallel.schedule));
   j.field("virtual_stages", r.parallel.virtual_stages);
   j.field("sequence_parallel", r.parallel.sequence_parallel);
-  j.field("allreduce", r.parallel.allreduce == cost::CollectiveAlgo::tree ? "tree" : "ring");
+  j.field("allreduce", !r.parallel.allreduce                           ? "auto"
+                      : *r.parallel.allreduce == cost::CollectiveAlgo::tree ? "tree"
+                                                                           : "ring");
   j.field("bucket_size_bytes", r.parallel.bucket_size.value);
   j.field("bucket_buffers", scenario::to_string(r.parallel.bucket_buffers));
   if (r.parallel.context > 1) {  // absent without context parallelism (earlier reports unchanged)
@@ -129,6 +131,19 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
     j.field("exposed_s", c.exposed_s);
     j.end_object();
   }
+  j.end_object();
+  j.key("time_breakdown").begin_object();
+  j.field("stage", static_cast<std::int64_t>(r.time_breakdown.stage));
+  j.field("step_ns", r.time_breakdown.step.ns);
+  j.key("parts").begin_array();
+  for (const auto& t : r.time_breakdown.parts) {
+    j.begin_object();
+    j.field("kind", t.kind);
+    j.field("time_s", core::to_seconds(t.time));
+    j.field("time_ns", t.time.ns);
+    j.end_object();
+  }
+  j.end_array();
   j.end_object();
   if (r.diagnosis) write_diagnosis_json(j, *r.diagnosis);
   j.field("events", static_cast<std::int64_t>(r.events));

@@ -128,6 +128,7 @@ Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,
   for (const auto& [purpose, c] : tl.comm)
     r.comm.push_back({std::string(parallel::to_string(purpose)), core::to_seconds(c.time) / stages,
                       core::to_seconds(c.exposed) / stages});
+  r.time_breakdown = time_breakdown(plan, tl);
   return r;
 }
 

@@ -7,6 +7,7 @@
 
 #include <optional>
 
+#include "sim/report/time_breakdown.hpp"
 #include "sim/exec/timeline.hpp"
 #include "sim/report/diagnosis.hpp"
 #include "sim/parallel/program.hpp"
@@ -84,6 +85,7 @@ struct Summary {
   std::vector<OomSummary> ooms;
   std::int64_t ooms_dropped = 0;
   std::vector<CommSummary> comm;
+  TimeBreakdown time_breakdown;  // where the step's time goes (time_breakdown.hpp)
   std::uint64_t events = 0;
   bool all_ooms = false;
   std::optional<Diagnosis> diagnosis;  // set when the step does not fit and it was asked for

@@ -88,6 +88,19 @@ void write_verdict(std::ostream& out, const Summary& r, const Paint& paint) {
   }
 }
 
+// The step's time on the device that finishes last, part by part (parts sum to the step).
+void write_time_breakdown(std::ostream& out, const TimeBreakdown& b) {
+  if (b.parts.empty() || b.step.ns <= 0) return;
+  out << "\nTime breakdown (stage " << b.stage << ", the device that finishes last)\n";
+  for (const auto& t : b.parts) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-34s %10s %7s\n", t.kind.c_str(), seconds(core::to_seconds(t.time)).c_str(),
+                  core::format_number("%.1f%%", 100.0 * static_cast<double>(t.time.ns) /
+                                                    static_cast<double>(b.step.ns)).c_str());
+    out << line;
+  }
+}
+
 }  // namespace
 
 void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
@@ -183,6 +196,7 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
       out << line;
     }
   }
+  write_time_breakdown(out, r.time_breakdown);
   if (r.diagnosis) {
     out << "\n";
     write_diagnosis_text(out, *r.diagnosis, opt);

@@ -293,8 +293,9 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
       p.stage_devices.push_back(std::move(sd));
     }
   }
-  p.allreduce = m.choice("allreduce", {"ring", "tree"}, "ring") == "tree" ? cost::CollectiveAlgo::tree
-                                                                         : cost::CollectiveAlgo::ring;
+  const std::string allreduce = m.choice("allreduce", {"auto", "ring", "tree"}, "auto");
+  if (allreduce != "auto")
+    p.allreduce = allreduce == "tree" ? cost::CollectiveAlgo::tree : cost::CollectiveAlgo::ring;
   if (m.has("fsdp")) p.fsdp = read_fsdp(ctx, m.node("fsdp"), m.path_of("fsdp"), p);
   m.finish();
   return p;

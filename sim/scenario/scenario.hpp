@@ -113,7 +113,8 @@ struct ParallelSpec {
   BucketBuffers bucket_buffers = BucketBuffers::transient;
   std::vector<std::int64_t> split_points;       // explicit stage boundaries (layer indices)
   std::vector<StageDevice> stage_devices;       // per-stage device overrides (each stage at most once)
-  cost::CollectiveAlgo allreduce = cost::CollectiveAlgo::ring;  // data-parallel all-reduce algorithm
+  // Data-parallel all-reduce algorithm forced (ring, tree), or none (`auto`): NCCL's choice.
+  std::optional<cost::CollectiveAlgo> allreduce;
   FsdpSpec fsdp;
   // Expert parallelism: each MoE layer's experts split over groups of `expert` data-parallel
   // ranks (the group lies inside the data ranks, so it adds no devices).

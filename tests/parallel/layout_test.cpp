@@ -8,6 +8,7 @@
 
 #include "../support/fixtures.hpp"
 #include "sim/cost/cost.hpp"
+#include "sim/cost/nccl.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/report/summary.hpp"
@@ -134,9 +135,12 @@ TEST_CASE("without stage_devices MFU is unchanged: devices x peak", "[parallel][
   for (const auto& d : r.devices) CHECK(d.device == "a100-80gb");
 }
 
-TEST_CASE("allreduce tree costs data-parallel all-reduces with the tree formula", "[parallel][allreduce]") {
-  const auto ring = parallel::lower(layout());
+TEST_CASE("allreduce ring or tree forces NCCL's algorithm for data-parallel all-reduces; auto lets it choose",
+          "[parallel][allreduce]") {
+  const auto best = parallel::lower(layout());
+  const auto ring = parallel::lower(layout({"parallel.allreduce=ring"}));
   const auto tree = parallel::lower(layout({"parallel.allreduce=tree"}));
+  CHECK_FALSE(best.data_allreduce.has_value());
   CHECK(ring.data_allreduce == cost::CollectiveAlgo::ring);
   CHECK(tree.data_allreduce == cost::CollectiveAlgo::tree);
   const auto& P = tree.programs[0];
@@ -144,11 +148,19 @@ TEST_CASE("allreduce tree costs data-parallel all-reduces with the tree formula"
   for (const auto& op : P.ops) {
     if (op.kind != parallel::OpKind::all_reduce) continue;
     seen = true;
+    // Inside a node NCCL's model prices it; a group across nodes keeps the alpha-beta formulas
+    // over the spanning link (docs/collectives.md).
     const hw::LinkSpec link = cost::spanning_link(tree.intra_node, tree.inter_node, op.comm.ranks_per_node);
-    CHECK(exec::op_duration(tree, P, op).ns ==
-          cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link, cost::CollectiveAlgo::tree).ns);
-    CHECK(exec::op_duration(ring, ring.programs[0], op).ns ==
-          cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link, cost::CollectiveAlgo::ring).ns);
+    auto priced = [&](cost::CollectiveAlgo only) {
+      if (op.comm.inter_node) return cost::all_reduce_time(op.comm.bytes, op.comm.ranks, link, only).ns;
+      return cost::nccl_best(cost::NcclColl::all_reduce, op.comm.bytes, {op.comm.ranks, 1}, tree.intra_node,
+                             tree.intra_node, only).time.ns;
+    };
+    CHECK(exec::op_duration(tree, P, op).ns == priced(cost::CollectiveAlgo::tree));
+    CHECK(exec::op_duration(ring, ring.programs[0], op).ns == priced(cost::CollectiveAlgo::ring));
+    const auto chosen = exec::op_duration(best, best.programs[0], op).ns;
+    if (op.comm.inter_node) CHECK(chosen == priced(cost::CollectiveAlgo::ring));
+    else CHECK(chosen == std::min(priced(cost::CollectiveAlgo::tree), priced(cost::CollectiveAlgo::ring)));
   }
   CHECK(seen);
 }

@@ -126,9 +126,10 @@ TEST_CASE("a stage_devices entry needs stages and a device") {
   expect_error(kHead + "  stage_devices: h100-80gb\n", 8, 18, "parallel.stage_devices", "expected a list");
 }
 
-TEST_CASE("allreduce chooses ring or tree") {
+TEST_CASE("allreduce chooses auto (NCCL's choice), ring or tree") {
   TempDir dir;
-  CHECK(load_text(dir, kHead).parallel.allreduce == cost::CollectiveAlgo::ring);
+  CHECK_FALSE(load_text(dir, kHead).parallel.allreduce.has_value());
+  CHECK_FALSE(load_text(dir, kHead + "  allreduce: auto\n").parallel.allreduce.has_value());
   CHECK(load_text(dir, kHead + "  allreduce: tree\n").parallel.allreduce == cost::CollectiveAlgo::tree);
   CHECK(load_text(dir, kHead, {"parallel.allreduce=ring"}).parallel.allreduce == cost::CollectiveAlgo::ring);
   expect_error(kHead + "  allreduce: butterfly\n", 8, 14, "parallel.allreduce", "tree");

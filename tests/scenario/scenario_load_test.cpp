@@ -524,7 +524,7 @@ std::string describe(const Scenario& s) {
     << t.recompute_layers << " " << t.flash_attention << " " << t.caching_allocator << " "
     << static_cast<int>(t.offload.optimizer) << " | " << p.data << " " << p.tensor << " "
     << p.pipeline << " " << p.zero << " " << static_cast<int>(p.schedule) << " " << p.virtual_stages
-    << " " << static_cast<int>(p.allreduce) << " " << p.bucket_size.value << " | " << c.nodes << " "
+    << " " << (p.allreduce ? static_cast<int>(*p.allreduce) : -1) << " " << p.bucket_size.value << " | " << c.nodes << " "
     << c.gpus_per_node << " " << c.intra_node.name << " " << c.inter_node.name << " "
     << c.host_memory.value << " " << c.pcie.name << " | " << s.limits.max_ops << " "
     << s.limits.max_layers << " " << s.limits.ops_key << " " << s.limits.ops_at.file << ":"

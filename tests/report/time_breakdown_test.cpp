@@ -1,0 +1,80 @@
+// The report's time breakdown: parts sum exactly to the step, and each part is the op time it
+// claims to be on small cases.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "../support/fixtures.hpp"
+#include "sim/exec/player.hpp"
+#include "sim/parallel/lower.hpp"
+#include "sim/report/summary.hpp"
+#include "sim/report/time_breakdown.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+report::TimeBreakdown breakdown_of(const std::string& file, parallel::Plan* kept = nullptr,
+                                   exec::Timeline* tl_out = nullptr) {
+  const auto s = scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/" + file);
+  parallel::Plan plan = parallel::lower(s);
+  exec::Timeline tl = exec::play(plan);
+  report::TimeBreakdown b = report::time_breakdown(plan, tl);
+  CHECK(b.step == tl.step_time);
+  if (kept) *kept = std::move(plan);
+  if (tl_out) *tl_out = std::move(tl);
+  return b;
+}
+
+core::Duration sum(const report::TimeBreakdown& b) {
+  core::Duration t{};
+  for (const auto& p : b.parts) t += p.time;
+  return t;
+}
+
+core::Duration part(const report::TimeBreakdown& b, const std::string& kind) {
+  for (const auto& p : b.parts)
+    if (p.kind == kind) return p.time;
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("time breakdown parts sum exactly to the step time", "[report][time_breakdown]") {
+  for (const char* f : {"scenarios/single_gpu/01_fits.yaml", "scenarios/parallel/04_pipeline_fits.yaml",
+                        "scenarios/parallel/05_zero3.yaml", "scenarios/parallel/06_gpt3_175b_megatron.yaml",
+                        "scenarios/parallel/08_llama3_8b_fsdp.yaml"}) {
+    INFO(f);
+    const auto b = breakdown_of(f);
+    CHECK(sum(b) == b.step);
+    for (const auto& p : b.parts) CHECK(p.time.ns > 0);
+  }
+}
+
+TEST_CASE("on one GPU the step is its kernels: forward + backward + optimizer, nothing idle",
+          "[report][time_breakdown]") {
+  parallel::Plan plan;
+  exec::Timeline tl;
+  const auto b = breakdown_of("scenarios/single_gpu/01_fits.yaml", &plan, &tl);
+  // One device, no communication: each compute op's span is its kernel time, so each kind's
+  // part is the sum of its ops' durations, and they fill the step back to back.
+  core::Duration forward{}, backward{};
+  const auto& P = plan.programs[0];
+  for (std::size_t i = 0; i < P.ops.size(); ++i) {
+    if (P.ops[i].macro >= 0) continue;
+    const core::Duration d = tl.devices[0].finish[i] - tl.devices[0].start[i];
+    if (P.ops[i].kind == parallel::OpKind::forward) forward += d;
+    if (P.ops[i].kind == parallel::OpKind::backward) backward += d;
+  }
+  if (!plan.compressed) {
+    CHECK(part(b, "compute.forward") == forward);
+    CHECK(part(b, "compute.backward") == backward);
+  }
+  CHECK(part(b, "compute.optimizer").ns > 0);
+  CHECK(part(b, "idle").ns == 0);
+}
+
+TEST_CASE("a pipeline's breakdown shows its bubble as idle time", "[report][time_breakdown]") {
+  const auto b = breakdown_of("scenarios/parallel/04_pipeline_fits.yaml");
+  CHECK(part(b, "idle").ns > 0);
+}
