@@ -153,6 +153,9 @@ std::map<std::string, ErrorStats> subsets(const std::vector<RowResult>& results)
     if (!r.label.empty()) groups["params=" + r.label].push_back(&r);
     groups[std::string("tensor=") + (r.tensor_across_nodes ? "across-nodes" : "inside-node")].push_back(&r);
     groups["pipeline=" + std::to_string(r.pipeline)].push_back(&r);
+    groups["tensor=" + std::to_string(r.tensor)].push_back(&r);
+    if (r.hidden > 0) groups["hidden=" + std::to_string(r.hidden)].push_back(&r);
+    if (r.micro_batch > 0) groups["micro_batch=" + std::to_string(r.micro_batch)].push_back(&r);
   }
   std::map<std::string, ErrorStats> out;
   for (const auto& [name, rows] : groups) out[name] = stats(rows);
@@ -209,6 +212,8 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
       return key + "=" + std::to_string(v);
     };
     r.tensor_across_nodes = r.tensor > gpn;
+    r.hidden = shape.at("hidden");
+    r.micro_batch = shape.at("micro_batch");
     const std::int64_t devices = r.tensor * r.pipeline * r.data;
     const std::int64_t per_node = std::min(gpn, devices);
     r.sets = {
