@@ -79,7 +79,7 @@ bool same_kernel_speed(const hw::DeviceSpec& a, const hw::DeviceSpec& b) {
          a.peak_fp8 == b.peak_fp8 &&
          a.memory_bandwidth == b.memory_bandwidth && a.matmul_efficiency == b.matmul_efficiency &&
          a.memory_efficiency == b.memory_efficiency && a.kernel_launch == b.kernel_launch &&
-         a.matmul_ramp_s == b.matmul_ramp_s;
+         a.matmul_ramp_s == b.matmul_ramp_s && a.host_dispatch == b.host_dispatch;
 }
 
 bool same_link_speed(const hw::LinkSpec& a, const hw::LinkSpec& b) {
@@ -88,6 +88,17 @@ bool same_link_speed(const hw::LinkSpec& a, const hw::LinkSpec& b) {
 }
 
 Duration kernel_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode, int kernels) {
+  return std::max(device_time(w, d, mode, kernels), host_time(w, d, kernels));
+}
+
+Duration host_time(const KernelWork& w, const hw::DeviceSpec& d, int kernels, int extra_launches) {
+  if (d.host_dispatch.ns < 0)
+    invalid("device '" + d.name + "': host_dispatch must not be negative");
+  if (w.launches < 0) invalid("launch count must not be negative, got " + std::to_string(w.launches));
+  return d.host_dispatch * ((w.launches > 0 ? w.launches : kernels) + extra_launches);
+}
+
+Duration device_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode, int kernels) {
   if (kernels < 0) invalid("kernel count must not be negative, got " + std::to_string(kernels));
   if (!(w.flops >= 0) || !std::isfinite(w.flops))
     invalid("kernel FLOPs must be a finite non-negative number");

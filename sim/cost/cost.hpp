@@ -18,6 +18,9 @@ struct KernelWork {
   // The op's memory traffic belongs to separate element-wise kernels (softmax, dropout, GeLU
   // between GEMMs) that run after the GEMMs rather than overlapping them: time adds.
   bool serial_memory = false;
+  // Every kernel the op launches (GEMMs and the element-wise kernels around them), which the
+  // host issues one at a time; 0: the op's GEMM/kernel count.
+  int launches = 0;
 };
 
 // Roofline: max(flops / (peak x efficiency(F)), bytes / (bandwidth x memory_efficiency))
@@ -25,8 +28,17 @@ struct KernelWork {
 // for matmul work of F = flops / kernels per kernel (GEMMs of small matrices do not fill the
 // GPU), and matmul_efficiency for vector work. With serial_memory the two terms add.
 // Zero work costs only the launch overhead (never 0 when kernels>0).
+// The result is at least host_dispatch x launches (launches = w.launches, or kernels when 0):
+// the host issues kernels no faster than that, and the GPU waits for them.
 core::Duration kernel_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode,
                            int kernels = 1);
+// The two sides of kernel_time: the GPU's roofline time with its launch gaps, and the host's
+// host_dispatch x (w.launches, or kernels when 0) plus `extra_launches` (collectives the op
+// issues on its stream). kernel_time = max(device_time, host_time).
+core::Duration device_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode,
+                           int kernels = 1);
+core::Duration host_time(const KernelWork& w, const hw::DeviceSpec& d, int kernels = 1,
+                         int extra_launches = 0);
 // Whether kernel_time gives the same time for any work on devices a and b (the fields it reads
 // are equal), so costs computed for one hold for the other.
 bool same_kernel_speed(const hw::DeviceSpec& a, const hw::DeviceSpec& b);

@@ -44,9 +44,15 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
     case OpKind::forward:
     case OpKind::backward:
     case OpKind::recompute:
-    case OpKind::optimizer:
-      return cost::kernel_time(op.work, program.device, plan.math, op.kernels) +
-             tensor_parallel_time(plan, op);
+    case OpKind::optimizer: {
+      // The tensor-parallel collectives run on the compute stream after the kernels; the host
+      // issues them asynchronously too, so its dispatch overlaps them (docs/devices.md).
+      const core::Duration tp = tensor_parallel_time(plan, op);
+      const int tp_launches = op.tp_collectives * (op.tp_sequence_parallel ? 2 : 1);
+      return std::max(cost::device_time(op.work, program.device, plan.math, op.kernels) + tp,
+                      cost::host_time(op.work, program.device, op.kernels,
+                                      op.tp_collectives > 0 ? tp_launches : 0));
+    }
     case OpKind::p2p:
     case OpKind::all_reduce:
     case OpKind::reduce_scatter:

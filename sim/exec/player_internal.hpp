@@ -283,7 +283,8 @@ struct Player : PlayState {
             (static_cast<std::uint64_t>(op.tp_collectives) << 56) |
             (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.kernels)) << 16) |
             (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.comm.ranks)) << 40),
-        flops_bits ^ static_cast<std::uint64_t>(op.comm.bytes.value),
+        flops_bits ^ static_cast<std::uint64_t>(op.comm.bytes.value) ^
+            (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.work.launches)) << 1),
         static_cast<std::uint64_t>(op.work.bytes.value) ^
             (static_cast<std::uint64_t>(op.comm.ranks_per_node) << 48) ^
             (static_cast<std::uint64_t>(op.comm.gather_ranks) << 32) ^

@@ -32,6 +32,14 @@ struct DeviceSpec {
   // Dense FP8 tensor-core peak (Hopper, Ada, CDNA3); 0 where the device has no FP8 GEMMs, and
   // then training.precision fp8 is refused.
   core::FlopRate peak_fp8{};
+  // Host time to issue one kernel from eager PyTorch (Python, the ATen dispatcher, autograd
+  // bookkeeping and cudaLaunchKernel). Kernels are launched asynchronously, so a compute op
+  // takes at least its launches x host_dispatch: the GPU idles when its kernels are shorter
+  // than the host takes to issue them (small models, high tensor degrees; docs/devices.md).
+  core::Duration host_dispatch{kDefaultHostDispatchNs};
+  // 45 us: an eager PyTorch model measured issuing 1,185 kernels in 53.7 ms while its GPU
+  // idled (docs/devices.md, "Host dispatch").
+  static constexpr std::int64_t kDefaultHostDispatchNs = 45000;
 };
 
 // A link class between devices (intra-node fabric or inter-node network), alpha-beta model:

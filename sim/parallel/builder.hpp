@@ -103,28 +103,57 @@ inline Op compute_op(OpKind kind, std::int32_t layer, std::int32_t microbatch, s
 }
 
 // GEMM kernels in one layer's forward (its backward runs twice as many: input and weight
-// gradients), and whether element-wise kernels sit between them.
+// gradients), whether element-wise kernels sit between them, and every kernel the host
+// launches for the layer's forward and for its backward (GEMMs included; tensor-parallel
+// collectives not), counted from Megatron-LM's eager layer (docs/devices.md, "Host dispatch").
 struct KernelShape {
   std::int32_t gemms = 1;
   bool serial_memory = false;
+  std::int32_t forward_launches = 1;
+  std::int32_t backward_launches = 2;
 };
 inline KernelShape kernel_shape(models::LayerKind k) {
   switch (k) {
     case models::LayerKind::attention:
-      return {4, true};  // QKV, QK^T, attn x V, projection
+      // QKV, QK^T, attn x V, projection. Forward 8: QKV GEMM and its bias, baddbmm, fused
+      // scale-mask-softmax, dropout, bmm, the context's permute-contiguous copy, projection.
+      // Backward 17: 8 GEMMs, QKV bias gradient, softmax, dropout and copy backward, the
+      // q/k/v split's gradient, and 4 gradient accumulations (weights and biases).
+      return {4, true, 8, 17};
     case models::LayerKind::mlp:
-      return {2, true};  // up (and gate) and down around the activation
+      // up (and gate) and down around the activation. Forward 3: two GEMMs, fused bias-GeLU.
+      // Backward 10: 4 GEMMs, bias-GeLU backward, the up bias gradient, 4 accumulations.
+      return {2, true, 3, 10};
+    case models::LayerKind::layernorm:
+    case models::LayerKind::rmsnorm:
+      // Fused norm: 1 kernel; backward: input gradient and two passes for the weight
+      // gradients, and 2 accumulations.
+      return {1, false, 1, 5};
+    case models::LayerKind::add:
+      // Megatron's fused bias-dropout-add: 2 kernels; backward: dropout mask, bias gradient
+      // and the residual branch's gradient sum.
+      return {1, false, 2, 3};
+    case models::LayerKind::embedding:
+      // Word lookup, position lookup, add, dropout; backward: two embedding backwards (sort,
+      // segment sums: 4 kernels each) and the dropout's.
+      return {1, false, 4, 9};
+    case models::LayerKind::loss:
+      // LM-head GEMM, then the vocabulary-parallel cross entropy (max, subtract, target
+      // gather and mask, exp, sum, log, mean: 8); backward: softmax minus one-hot (3 kernels)
+      // and the head's two GEMMs and accumulation.
+      return {1, false, 9, 6};
     default:
-      return {1, false};
+      return {1, false, 1, 2};
   }
 }
 
-// A layer's kernels: GEMM count (doubled in backward: `gemm_multiplier`) and element-wise work
-// between them.
+// A layer's kernels: GEMM count (doubled in backward: `gemm_multiplier`), element-wise work
+// between them, and the kernels the host launches.
 inline Op shaped(Op op, const LayerShard& sh, int gemm_multiplier) {
   const KernelShape k = kernel_shape(sh.kind);
   op.kernels = sh.matmul ? k.gemms * gemm_multiplier : 1;
   op.work.serial_memory = k.serial_memory;
+  op.work.launches = gemm_multiplier == 1 ? k.forward_launches : k.backward_launches;
   return op;
 }
 

@@ -44,19 +44,21 @@ class RecomputePass final : public LoweringPass {
       core::Bytes bytes{};
       std::int32_t first = i;
       while (first > r.first && block_of(L, first - 1) == block_of(L, i)) --first;
-      std::int32_t gemms = 0;
+      std::int32_t gemms = 0, launches = 0;
       for (std::int32_t k = first; k <= i; ++k) {
         const auto& sk = L.shards[k];
         flops += sk.flops * mb_samples;
         bytes += sk.io * mb_samples;
         allocs_.push_back(activation(sk.saved * mb_samples, TensorKind::saved, k));
         gemms += sk.matmul ? kernel_shape(sk.kind).gemms : 0;
+        launches += kernel_shape(sk.kind).forward_launches;
       }
       // The replayed forward runs the block's kernels (and its tensor-parallel collectives).
       Op op = compute_op(OpKind::recompute, i, u.microbatch(), u.chunk(), flops, bytes, true);
       op.model_flops = false;
       op.kernels = std::max(1, gemms);
       op.work.serial_memory = true;
+      op.work.launches = launches;
       c.emit_compute(u, op, allocs_, frees_, OpRef{}, first, i);
     }
     const auto& sh = L.shards[i];

@@ -156,6 +156,7 @@ hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node,
   d.memory_efficiency = fraction("memory_efficiency", d.memory_efficiency);
   if (m.has("kernel_launch")) d.kernel_launch = seconds("kernel_launch");
   if (m.has("matmul_ramp")) d.matmul_ramp_s = core::to_seconds(seconds("matmul_ramp"));
+  if (m.has("host_dispatch")) d.host_dispatch = seconds("host_dispatch");
   m.finish();
   if (d.reserved >= d.memory) {
     // Point at whichever of the two the user wrote (reserved first); else at the device.

@@ -155,7 +155,13 @@ std::map<std::string, ErrorStats> subsets(const std::vector<RowResult>& results)
     if (!r.label.empty()) groups["params=" + r.label].push_back(&r);
     groups[std::string("tensor=") + (r.tensor_across_nodes ? "across-nodes" : "inside-node")].push_back(&r);
     groups["pipeline=" + std::to_string(r.pipeline)].push_back(&r);
-    for (const auto& g : r.groups) groups[g].push_back(&r);
+    std::vector<std::string> named = r.groups;  // --subset-by's, then the shape's own
+    named.push_back("tensor=" + std::to_string(r.tensor));
+    if (r.hidden > 0) named.push_back("hidden=" + std::to_string(r.hidden));
+    if (r.micro_batch > 0) named.push_back("micro_batch=" + std::to_string(r.micro_batch));
+    std::sort(named.begin(), named.end());
+    named.erase(std::unique(named.begin(), named.end()), named.end());
+    for (const auto& g : named) groups[g].push_back(&r);
   }
   std::map<std::string, ErrorStats> out;
   for (const auto& [name, rows] : groups) out[name] = stats(rows);
@@ -337,6 +343,8 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
         table.fail(i, col("measured"), "expected MFU as a fraction in (0, 1] (42% is 0.42)");
     }
     auto& c = cells.emplace_back(read_cells(table, i, col));
+    if (col("hidden") >= 0) r.hidden = table.positive_integer(i, col("hidden"));
+    if (col("micro_batch") >= 0) r.micro_batch = table.positive_integer(i, col("micro_batch"));
     if (col("data") >= 0) {
       r.data = table.positive_integer(i, col("data"));
     } else {  // data = GPUs / (tensor x pipeline x context), exactly

@@ -67,6 +67,7 @@ struct RowResult {
   std::size_t row = 0;          // 1-based data row
   std::string label;            // model-size label (e.g. "175")
   std::int64_t tensor = 1, pipeline = 1, data = 1;
+  std::int64_t hidden = 0, micro_batch = 0;  // the row's model width and micro-batch
   bool tensor_across_nodes = false;
   double measured = 0;          // the measured cell, in the table's unit (ColumnMap::unit)
   double measured_s = 0;        // as a step time (0 while a rate's row is not simulated)
@@ -88,8 +89,8 @@ struct ErrorStats {
 };
 ErrorStats stats(const std::vector<const RowResult*>& rows);
 
-// Subsets by name ("all", "params=175", "tensor=across-nodes", "pipeline=16", ..., and each
-// row's RowResult::groups, e.g. "device=h100-80gb").
+// Subsets by name ("all", "params=175", "tensor=across-nodes", "pipeline=16", "tensor=2",
+// "hidden=1024", "micro_batch=4", ..., and each row's RowResult::groups, e.g. "device=h100-80gb").
 std::map<std::string, ErrorStats> subsets(const std::vector<RowResult>& results);
 
 // The base scenario of vTrain's tables, a file of the source tree.

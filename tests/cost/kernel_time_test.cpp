@@ -25,6 +25,7 @@ hw::DeviceSpec toy_device() {
   d.memory_efficiency = 0.5;
   d.kernel_launch = Duration{5000};
   d.matmul_ramp_s = 0;  // the plain roofline; the ramp has its own test below
+  d.host_dispatch = Duration{0};  // as is the host's launch floor
   return d;
 }
 
@@ -161,4 +162,28 @@ TEST_CASE("small GEMMs run at a lower efficiency than large ones", "[cost][roofl
   CHECK(cost::kernel_time({1e8, Bytes{0}, true}, d, MathMode::half, 2).ns == 6'000);
   // Vector work has no ramp.
   CHECK(cost::kernel_time({1e8, Bytes{0}, false}, d, MathMode::half).ns == 20'000);
+}
+
+TEST_CASE("the host's launch rate bounds an op whose kernels are shorter than their dispatch",
+          "[cost][host]") {
+  auto d = toy_device();
+  d.host_dispatch = Duration{20'000};
+  // 1e9 FLOP / (100e12 x 0.5) = 20 us of GPU work + 2 GEMM launches x 5 us = 30 us; the host
+  // issues 8 kernels x 20 us = 160 us, so the op takes 160 us (the GPU waits for them).
+  KernelWork w{1e9, Bytes{0}, true};
+  w.launches = 8;
+  CHECK(cost::kernel_time(w, d, MathMode::half, 2).ns == 160'000);
+  // 1e12 FLOP: 20 ms of GPU work, far longer than 160 us of dispatch: the host runs ahead.
+  w.flops = 1e12;
+  CHECK(cost::kernel_time(w, d, MathMode::half, 2).ns == 20'000'000 + 10'000);
+  // Without a launch count the op's kernels are its launches: 2 x 20 us = 40 us > 30 us.
+  const KernelWork plain{1e9, Bytes{0}, true};
+  CHECK(cost::kernel_time(plain, d, MathMode::half, 2).ns == 40'000);
+  // The two sides apart: 20 ms + 2 x 5 us on the GPU; 8 launches and 2 collectives x 20 us on
+  // the host = 200 us.
+  w.launches = 8;
+  CHECK(cost::device_time(w, d, MathMode::half, 2).ns == 20'000'000 + 10'000);
+  CHECK(cost::host_time(w, d, 2, 2).ns == 200'000);
+  w.launches = -1;
+  CHECK_THROWS_AS(cost::kernel_time(w, d, MathMode::half, 2), std::invalid_argument);
 }

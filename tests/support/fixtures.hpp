@@ -55,6 +55,7 @@ inline hw::DeviceSpec ideal_device(std::int64_t memory_bytes) {
   d.reserved = core::Bytes{0};
   d.kernel_launch = core::Duration{0};
   d.matmul_ramp_s = 0;  // every GEMM at full efficiency, whatever its size
+  d.host_dispatch = core::Duration{0};  // no host launch floor: times are the GPU's
   return d;
 }
 
