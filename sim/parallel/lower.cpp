@@ -15,9 +15,10 @@ std::span<const PassEntry> lowering_passes() {
   // the optimizer step, on the host or the GPU, before ZeRO-1/2's all-gather that follows it.
   // Under FSDP the fsdp pass books and reduces what model_states and data would.
   static const PassEntry passes[] = {
-      compute_pass(),   tensor_pass(),       expert_pass(), recompute_pass(), pipeline_pass(),
-      context_pass(),   offload_pass(),      optimizer_pass(), model_states_pass(), fsdp_pass(),
-      data_pass(),      devices_pass(),
+      compute_pass(),   loss_pass(),         tensor_pass(),    expert_pass(),
+      recompute_pass(), pipeline_pass(),     context_pass(),   offload_pass(),
+      optimizer_pass(), model_states_pass(), fsdp_pass(),      data_pass(),
+      devices_pass(),
   };
   return passes;
 }

@@ -80,6 +80,10 @@ struct TrainingSpec {
   // training.expert_imbalance (>= 1): the busiest expert's tokens over the balanced share; the
   // slowest rank's expert compute, activations and all-to-all scale by it (expert parallelism).
   double expert_imbalance = 1.0;
+  // training.loss_chunks (>= 1): the LM head's logits and cross-entropy computed over this many
+  // chunks of the sequence (torchtune's CEWithChunkedOutputLoss); 1 = one piece, the fp32 logits
+  // of the whole micro-batch at once (sim/parallel/pass_loss.cpp, docs/finetuning.md).
+  std::int64_t loss_chunks = 1;
 };
 
 // Bytes per model state: state_bytes_per_param (sim/scenario/precision.hpp).
