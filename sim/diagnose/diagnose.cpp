@@ -196,6 +196,9 @@ void describe_activations(report::Diagnosis& d, const scenario::Scenario& s,
   d.summary = "model states take " + gib(d.model_state_bytes) + " of " + gib(d.capacity) + where +
               " (" + detail + "); the activations of micro-batch " + str(s.training.micro_batch) +
               " push the peak to " + gib(d.peak) + ".";
+  if (s.model.sequence_model && s.model.seq_len > 0)
+    d.summary += " Activations grow with seq_len " + str(s.model.seq_len) +
+                 ", the padded length of a micro-batch (its longest sample, or the packed length).";
   // With the caching-allocator model part of the peak is what it holds beyond the tensors.
   const core::Bytes cache = worst.peak_breakdown[hw::MemCategory::allocator_cache];
   if (cache.value > 0) {
@@ -265,7 +268,25 @@ void context_remedies(const scenario::Scenario& s, Search& search) {
   }
 }
 
-// Smaller micro-batches, recomputation, flash attention; a shorter sequence only as a last resort.
+// A loss with an LM head (its logits, docs/finetuning.md "The loss and its logits").
+bool has_lm_head(const models::Model& m) {
+  for (auto v : m.order)
+    if (m.graph[v].kind == models::LayerKind::loss && m.graph[v].gemm_params > 0) return true;
+  return false;
+}
+
+// Fine-tuners' levers for activations: the loss over chunks of the sequence (torchtune's
+// CEWithChunkedOutputLoss, its default of 8 chunks). The same training: changes_workload false.
+void lever_remedies(const scenario::Scenario& s, Search& search) {
+  constexpr std::int64_t kChunks = 8;
+  if (s.training.loss_chunks == 1 && s.model.seq_len >= kChunks && has_lm_head(s.model))
+    search.consider({"cross-entropy over " + str(kChunks) +
+                         " chunks of the sequence (one chunk's fp32 logits at a time)",
+                     {{"training.loss_chunks", str(kChunks)}}});
+}
+
+// Smaller micro-batches, recomputation, flash attention, the fine-tuners' levers; a shorter
+// sequence only as a last resort.
 void activation_remedies(const scenario::Scenario& s, Search& search) {
   const auto& t = s.training;
   const bool seq = s.model.sequence_model;
@@ -283,6 +304,7 @@ void activation_remedies(const scenario::Scenario& s, Search& search) {
       search.consider({"flash attention with selective recomputation",
                        {{"training.attention", "flash"}, {"training.recompute", "selective"}}});
   }
+  if (seq) lever_remedies(s, search);
   if (search.none_found())
     largest_micro_batch(s, search, {{"training.recompute", "full"}}, " and full recomputation");
   if (seq && search.none_found()) context_remedies(s, search);

@@ -1,5 +1,7 @@
 #include "sim/scenario/levers_read.hpp"
 
+#include <string>
+
 namespace trainsim::scenario {
 
 namespace {
@@ -11,6 +13,22 @@ constexpr ranges::IntRange kLossChunks{1, std::int64_t{1} << 20};
 
 void read_levers(MapReader& m, TrainingSpec& t) {
   t.loss_chunks = m.int_in_or("loss_chunks", kLossChunks, 1);
+  t.activation_offload = m.bool_or("activation_offload", false);
+}
+
+void validate_levers(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
+  if (!s.training.activation_offload) return;
+  // Activation offload's copies are modelled for one stage whose layers' parameters are on the
+  // GPU when their backward starts (sim/parallel/pass_activation_offload.cpp).
+  const auto refuse = [&](const std::string& what) {
+    ctx.fail(child_or(n.training, "activation_offload"), "training.activation_offload",
+             "activation offload without " + what + " (not modelled together yet)");
+  };
+  const auto& p = s.parallel;
+  if (p.pipeline > 1) refuse("pipeline parallelism (parallel.pipeline " + std::to_string(p.pipeline) + ")");
+  if (p.zero == 3 && p.data > 1) refuse("ZeRO-3 (parallel.zero 3)");
+  if (p.fsdp.enabled) refuse("parallel.fsdp");
+  if (s.training.offload.parameters_on_cpu()) refuse("training.offload.parameters: cpu");
 }
 
 }  // namespace trainsim::scenario

@@ -84,6 +84,10 @@ struct TrainingSpec {
   // chunks of the sequence (torchtune's CEWithChunkedOutputLoss); 1 = one piece, the fp32 logits
   // of the whole micro-batch at once (sim/parallel/pass_loss.cpp, docs/finetuning.md).
   std::int64_t loss_chunks = 1;
+  // training.activation_offload: saved activations copied to host memory after their forward
+  // and back before their backward (torchtune's OffloadActivations;
+  // sim/parallel/pass_activation_offload.cpp).
+  bool activation_offload = false;
 };
 
 // Bytes per model state: state_bytes_per_param (sim/scenario/precision.hpp).
