@@ -275,14 +275,19 @@ bool has_lm_head(const models::Model& m) {
   return false;
 }
 
-// Fine-tuners' levers for activations: the loss over chunks of the sequence (torchtune's
-// CEWithChunkedOutputLoss, its default of 8 chunks). The same training: changes_workload false.
+// Fine-tuners' levers for activations, each the same training (changes_workload false): the
+// loss over chunks of the sequence (torchtune's CEWithChunkedOutputLoss, its default of 8
+// chunks) and saved activations offloaded to host memory (torchtune's OffloadActivations; a
+// layout it is not modelled with is refused, and so not listed).
 void lever_remedies(const scenario::Scenario& s, Search& search) {
   constexpr std::int64_t kChunks = 8;
   if (s.training.loss_chunks == 1 && s.model.seq_len >= kChunks && has_lm_head(s.model))
     search.consider({"cross-entropy over " + str(kChunks) +
                          " chunks of the sequence (one chunk's fp32 logits at a time)",
                      {{"training.loss_chunks", str(kChunks)}}});
+  if (!s.training.activation_offload)
+    search.consider({"activation offload (saved activations copied to host memory and back)",
+                     {{"training.activation_offload", "true"}}});
 }
 
 // Smaller micro-batches, recomputation, flash attention, the fine-tuners' levers; a shorter
