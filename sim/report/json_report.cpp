@@ -49,6 +49,8 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
   j.field("optimizer", scenario::to_string(r.training.offload.optimizer));
   j.field("parameters", scenario::to_string(r.training.offload.parameters));
   j.end_object();
+  j.field("loss_chunks", r.training.loss_chunks);
+  j.field("activation_offload", r.training.activation_offload);
   if (const auto& lora = r.training.lora) {
     j.key("lora").begin_object();
     j.field("rank", lora->rank);
