@@ -22,7 +22,8 @@ void validate_levers(const YamlContext& ctx, const Scenario& s, const LayoutNode
   // GPU when their backward starts (sim/parallel/pass_activation_offload.cpp).
   const auto refuse = [&](const std::string& what) {
     ctx.fail(child_or(n.training, "activation_offload"), "training.activation_offload",
-             "activation offload without " + what + " (not modelled together yet)");
+             "activation offload is not modelled together with " + what +
+                 " yet: turn one of them off");
   };
   const auto& p = s.parallel;
   if (p.pipeline > 1) refuse("pipeline parallelism (parallel.pipeline " + std::to_string(p.pipeline) + ")");

@@ -8,5 +8,5 @@ training:
   seq_len: 128
   activation_offload: yes please
 YAML
-expect 2 's\.yaml:8:[0-9]+' 'training\.activation_offload'
+expect 2 's\.yaml:7:[0-9]+' 'training\.activation_offload'
 trainsim run s.yaml

@@ -11,5 +11,5 @@ parallel:
   data: 2
   fsdp: true
 YAML
-expect 2 's\.yaml:8:[0-9]+' 'training\.activation_offload' 'parallel\.fsdp'
+expect 2 's\.yaml:7:[0-9]+' 'training\.activation_offload' 'parallel\.fsdp'
 trainsim run s.yaml

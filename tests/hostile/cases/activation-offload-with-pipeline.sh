@@ -11,5 +11,5 @@ training:
 parallel:
   pipeline: 2
 YAML
-expect 2 's\.yaml:9:[0-9]+' 'training\.activation_offload' 'pipeline parallelism'
+expect 2 's\.yaml:8:[0-9]+' 'training\.activation_offload' 'pipeline parallelism'
 trainsim run s.yaml

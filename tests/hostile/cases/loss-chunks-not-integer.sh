@@ -8,5 +8,5 @@ training:
   seq_len: 128
   loss_chunks: 2.5
 YAML
-expect 2 's\.yaml:8:[0-9]+' 'training\.loss_chunks'
+expect 2 's\.yaml:7:[0-9]+' 'training\.loss_chunks'
 trainsim run s.yaml

@@ -8,5 +8,5 @@ training:
   seq_len: 128
   loss_chunks: 0
 YAML
-expect 2 's\.yaml:8:[0-9]+' 'training\.loss_chunks' '1\.\.1048576'
+expect 2 's\.yaml:7:[0-9]+' 'training\.loss_chunks' '1\.\.1048576'
 trainsim run s.yaml
