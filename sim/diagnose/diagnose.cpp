@@ -196,9 +196,6 @@ void describe_activations(report::Diagnosis& d, const scenario::Scenario& s,
   d.summary = "model states take " + gib(d.model_state_bytes) + " of " + gib(d.capacity) + where +
               " (" + detail + "); the activations of micro-batch " + str(s.training.micro_batch) +
               " push the peak to " + gib(d.peak) + ".";
-  if (s.model.sequence_model && s.model.seq_len > 0)
-    d.summary += " Activations grow with seq_len " + str(s.model.seq_len) +
-                 ", the padded length of a micro-batch (its longest sample, or the packed length).";
   // With the caching-allocator model part of the peak is what it holds beyond the tensors.
   const core::Bytes cache = worst.peak_breakdown[hw::MemCategory::allocator_cache];
   if (cache.value > 0) {
@@ -208,6 +205,9 @@ void describe_activations(report::Diagnosis& d, const scenario::Scenario& s,
                      ? ": the tensors alone would fit, fragmentation does not."
                      : ".";
   }
+  if (s.model.sequence_model && s.model.seq_len > 0)
+    d.summary += " Activations grow with seq_len " + str(s.model.seq_len) +
+                 ", the padded length of a micro-batch (its longest sample, or the packed length).";
   d.data_parallel_note =
       "Data parallelism does not help: each replica still processes a whole micro-batch and "
       "keeps its activations; only a smaller micro-batch, recomputation or a leaner attention "
