@@ -6,6 +6,7 @@
 #include "sim/core/error.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/report/command_line.hpp"
+#include "sim/scenario/levers_read.hpp"
 #include "sim/parallel/lower.hpp"
 
 namespace trainsim::diagnose {
@@ -206,7 +207,7 @@ void describe_activations(report::Diagnosis& d, const scenario::Scenario& s,
                      : ".";
   }
   if (s.model.sequence_model && s.model.seq_len > 0)
-    d.summary += " Activations grow with seq_len " + str(s.model.seq_len) +
+    d.summary += " Activations grow with seq_len " + str(s.training.seq_len) +
                  ", the padded length of a micro-batch (its longest sample, or the packed length).";
   d.data_parallel_note =
       "Data parallelism does not help: each replica still processes a whole micro-batch and "
@@ -281,7 +282,8 @@ bool has_lm_head(const models::Model& m) {
 // layout it is not modelled with is refused, and so not listed).
 void lever_remedies(const scenario::Scenario& s, Search& search) {
   constexpr std::int64_t kChunks = 8;
-  if (s.training.loss_chunks == 1 && s.model.seq_len >= kChunks && has_lm_head(s.model))
+  if (scenario::effective_loss_chunks(s.training) == 1 && s.model.seq_len >= kChunks &&
+      has_lm_head(s.model))
     search.consider({"cross-entropy over " + str(kChunks) +
                          " chunks of the sequence (one chunk's fp32 logits at a time)",
                      {{"training.loss_chunks", str(kChunks)}}});

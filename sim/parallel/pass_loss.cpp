@@ -11,10 +11,13 @@
 //   backward: one chunk's gradient of the log-probabilities and of the fp32 logits (2 x Fc), live
 //             together with the saved log-probabilities: allocated and freed by the backward op.
 // Both are the chunk in flight: the chunks run one after another, so one chunk's transients are
-// booked on the loss layer's op.
+// booked on the loss layer's op. With loss_chunks absent under fp16 / bf16 / fp8 the loss is
+// Megatron-LM's fused vocabulary-parallel cross-entropy, which exponentiates in place in the fp32
+// copy it saves and writes the gradient into it: nothing beside the saved F is booked.
 #include <algorithm>
 
 #include "sim/parallel/pass.hpp"
+#include "sim/scenario/levers_read.hpp"
 
 namespace trainsim::parallel {
 
@@ -27,13 +30,16 @@ class LossPass final : public LoweringPass {
  public:
   void prepare(LowerContext& L) override {
     loss_ = -1;
+    forward_ = backward_ = {};
     const auto n = static_cast<std::int32_t>(L.m.order.size());
     for (std::int32_t i = 0; i < n; ++i) {
       const models::Layer& l = L.m.graph[L.m.order[i]];
       // A loss with an LM head (gemm_params > 0): its saved_split is the 4 x s x V fp32 logits.
       if (l.kind != models::LayerKind::loss || l.gemm_params == 0 || L.m.seq_len <= 0) continue;
       loss_ = i;
-      const std::int64_t s = L.m.seq_len, chunks = std::min(L.s.training.loss_chunks, s);
+      const std::int64_t chunks_given = scenario::effective_loss_chunks(L.s.training);
+      if (chunks_given == 0) continue;  // Megatron-LM's fused loss: the saved copy only
+      const std::int64_t s = L.m.seq_len, chunks = std::min(chunks_given, s);
       const core::Bytes fp32 = l.saved_split / L.tensor * L.mb_samples;  // F
       const core::Bytes per_token = l.saved_split / L.tensor / s;
       const core::Bytes chunk =

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "sim/report/writers.hpp"
+#include "sim/scenario/levers_read.hpp"
 
 namespace trainsim::report {
 
@@ -120,7 +121,8 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
   if (r.training.flash_attention) out << ", flash attention";
   if (r.training.offload.optimizer_on_cpu())
     out << ", offload optimizer" << (r.training.offload.parameters_on_cpu() ? " + parameters" : "") << " to host";
-  if (r.training.loss_chunks > 1) out << ", loss in " << r.training.loss_chunks << " chunks";
+  if (const auto chunks = scenario::effective_loss_chunks(r.training); chunks > 1)
+    out << ", loss in " << chunks << " chunks";
   if (r.training.activation_offload) out << ", activation offload";
   out << "\n";
   out << "Step       " << seconds(r.step_time_s) << "   " << core::format_number("%.1f", r.samples_per_s)

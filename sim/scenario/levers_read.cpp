@@ -12,8 +12,15 @@ constexpr ranges::IntRange kLossChunks{1, std::int64_t{1} << 20};
 }  // namespace
 
 void read_levers(MapReader& m, TrainingSpec& t) {
-  t.loss_chunks = m.int_in_or("loss_chunks", kLossChunks, 1);
+  t.loss_chunks = m.has("loss_chunks") ? m.int_in("loss_chunks", kLossChunks) : 0;
   t.activation_offload = m.bool_or("activation_offload", false);
+}
+
+std::int64_t effective_loss_chunks(const TrainingSpec& t) {
+  if (t.loss_chunks > 0) return t.loss_chunks;
+  const bool megatron = t.precision == Precision::fp16 || t.precision == Precision::bf16 ||
+                        t.precision == Precision::fp8;
+  return megatron ? 0 : 1;
 }
 
 void validate_levers(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {

@@ -90,3 +90,15 @@ TEST_CASE("chunking lowers the played peak", "[loss]") {
   const auto chunked = exec::play(parallel::lower(llama(8, scenario::Precision::bf16, 4096)));
   CHECK(whole.devices[0].peak.value - chunked.devices[0].peak.value == 917'504'000);
 }
+
+TEST_CASE("without loss_chunks: Megatron's fused loss under bf16, PyTorch's unchunked otherwise",
+          "[loss]") {
+  // bf16 (the Megatron-LM recipe): the saved F only, no transients.
+  const auto fused = parallel::lower(llama(0));
+  CHECK(booked(fused, TensorKind::logits).count == 0);
+  CHECK(booked(fused, TensorKind::logits_grad).count == 0);
+  // amp-bf16 (Hugging Face's Trainer): as loss_chunks 1, C + F forward and 2 F backward.
+  const auto amp = parallel::lower(llama(0, scenario::Precision::amp_bf16));
+  CHECK(booked(amp, TensorKind::logits).bytes == 98'304'000);
+  CHECK(booked(amp, TensorKind::logits_grad).bytes == 131'072'000);
+}
