@@ -7,6 +7,7 @@
 #include "sim/core/error.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/report/command_line.hpp"
+#include "sim/scenario/levers_read.hpp"
 #include "sim/parallel/lower.hpp"
 
 namespace trainsim::diagnose {
@@ -206,6 +207,9 @@ void describe_activations(report::Diagnosis& d, const scenario::Scenario& s,
                      ? ": the tensors alone would fit, fragmentation does not."
                      : ".";
   }
+  if (s.model.sequence_model && s.model.seq_len > 0)
+    d.summary += " Activations grow with seq_len " + str(s.training.seq_len) +
+                 ", the padded length of a micro-batch (its longest sample, or the packed length).";
   d.data_parallel_note =
       "Data parallelism does not help: each replica still processes a whole micro-batch and "
       "keeps its activations; only a smaller micro-batch, recomputation or a leaner attention "
@@ -266,7 +270,31 @@ void context_remedies(const scenario::Scenario& s, Search& search) {
   }
 }
 
-// Smaller micro-batches, recomputation, flash attention; a shorter sequence only as a last resort.
+// A loss with an LM head (its logits, docs/finetuning.md "The loss and its logits").
+bool has_lm_head(const models::Model& m) {
+  for (auto v : m.order)
+    if (m.graph[v].kind == models::LayerKind::loss && m.graph[v].gemm_params > 0) return true;
+  return false;
+}
+
+// Fine-tuners' levers for activations, each the same training (changes_workload false): the
+// loss over chunks of the sequence (torchtune's CEWithChunkedOutputLoss, its default of 8
+// chunks) and saved activations offloaded to host memory (torchtune's OffloadActivations; a
+// layout it is not modelled with is refused, and so not listed).
+void lever_remedies(const scenario::Scenario& s, Search& search) {
+  constexpr std::int64_t kChunks = 8;
+  if (scenario::effective_loss_chunks(s.training) == 1 && s.model.seq_len >= kChunks &&
+      has_lm_head(s.model))
+    search.consider({"cross-entropy over " + str(kChunks) +
+                         " chunks of the sequence (one chunk's fp32 logits at a time)",
+                     {{"training.loss_chunks", str(kChunks)}}});
+  if (!s.training.activation_offload)
+    search.consider({"activation offload (saved activations copied to host memory and back)",
+                     {{"training.activation_offload", "true"}}});
+}
+
+// Smaller micro-batches, recomputation, flash attention, the fine-tuners' levers; a shorter
+// sequence only as a last resort.
 void activation_remedies(const scenario::Scenario& s, Search& search) {
   const auto& t = s.training;
   const bool seq = s.model.sequence_model;
@@ -284,6 +312,7 @@ void activation_remedies(const scenario::Scenario& s, Search& search) {
       search.consider({"flash attention with selective recomputation",
                        {{"training.attention", "flash"}, {"training.recompute", "selective"}}});
   }
+  if (seq) lever_remedies(s, search);
   if (search.none_found())
     largest_micro_batch(s, search, {{"training.recompute", "full"}}, " and full recomputation");
   if (seq && search.none_found()) context_remedies(s, search);

@@ -11,14 +11,17 @@ namespace trainsim::parallel {
 std::span<const PassEntry> lowering_passes() {
   // One concern each, in the order they act at each point of the stage walk: the compute op
   // before what recomputation adds to it; context parallelism's K/V exchange before parameter
-  // fetches and gathers, which then follow it; parameter fetches (offload) before gathers (ZeRO-3);
+  // fetches and gathers, which then follow it; an offloaded activation's copy back before the
+  // replay of recomputation; parameter fetches (offload) before gathers (ZeRO-3);
   // the optimizer step, on the host or the GPU, before ZeRO-1/2's all-gather that follows it.
   // The model states and their gradients' reduction belong to model_states and data, or under
   // FSDP to fsdp (PassEntry::owner): lower() builds one side.
   static const PassEntry passes[] = {
-      compute_pass(),   tensor_pass(),       expert_pass(), recompute_pass(), pipeline_pass(),
-      context_pass(),   offload_pass(),      optimizer_pass(), model_states_pass(), fsdp_pass(),
-      data_pass(),      devices_pass(),
+      compute_pass(),   loss_pass(),         tensor_pass(),    expert_pass(),
+      activation_offload_pass(),             recompute_pass(), pipeline_pass(),
+      context_pass(),   offload_pass(),
+      optimizer_pass(), model_states_pass(), fsdp_pass(),      data_pass(),
+      devices_pass(),
   };
   return passes;
 }

@@ -206,6 +206,8 @@ std::unique_ptr<LoweringPass> make_pass() {
 
 // The passes, one concern each (pass_<concern>.cpp).
 PassEntry compute_pass();
+PassEntry loss_pass();
+PassEntry activation_offload_pass();
 PassEntry tensor_pass();
 PassEntry expert_pass();
 PassEntry recompute_pass();

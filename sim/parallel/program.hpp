@@ -76,6 +76,8 @@ enum class TensorKind : std::uint8_t {
   routed,        // tokens dispatched to a layer's experts (expert parallelism's all-to-all)
   weight_cast,   // a layer's GEMM weights cast per forward (autocast, fp8), kept for its backward
   context_kv,    // context parallelism: K/V chunks received, gathered K/V, or their gradients
+  logits,        // the loss's logits in flight in its forward (pass_loss.cpp)
+  logits_grad,   // the gradients of one chunk of logits in the loss's backward
 };
 
 struct MemEffect {

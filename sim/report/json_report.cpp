@@ -1,5 +1,6 @@
 #include "sim/report/json_writer.hpp"
 #include "sim/report/writers.hpp"
+#include "sim/scenario/levers_read.hpp"
 
 namespace trainsim::report {
 
@@ -49,6 +50,8 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
   j.field("optimizer", scenario::to_string(r.training.offload.optimizer));
   j.field("parameters", scenario::to_string(r.training.offload.parameters));
   j.end_object();
+  j.field("loss_chunks", scenario::effective_loss_chunks(r.training));
+  j.field("activation_offload", r.training.activation_offload);
   if (const auto& lora = r.training.lora) {
     j.key("lora").begin_object();
     j.field("rank", lora->rank);

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "sim/report/writers.hpp"
+#include "sim/scenario/levers_read.hpp"
 
 namespace trainsim::report {
 
@@ -133,6 +134,9 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
   if (r.training.flash_attention) out << ", flash attention";
   if (r.training.offload.optimizer_on_cpu())
     out << ", offload optimizer" << (r.training.offload.parameters_on_cpu() ? " + parameters" : "") << " to host";
+  if (const auto chunks = scenario::effective_loss_chunks(r.training); chunks > 1)
+    out << ", loss in " << chunks << " chunks";
+  if (r.training.activation_offload) out << ", activation offload";
   out << "\n";
   out << "Step       " << seconds(r.step_time_s) << "   " << core::format_number("%.1f", r.samples_per_s)
       << " samples/s";
@@ -176,7 +180,8 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
   row("max reserved", [](const DeviceSummary& d) { return gib(d.reserved_peak); });
   row("capacity", [](const DeviceSummary& d) { return gib(d.capacity); });
   row("model states", [](const DeviceSummary& d) { return gib(d.model_states.total()); });
-  const bool offload = r.training.offload.optimizer_on_cpu() || r.training.offload.parameters_on_cpu();
+  const bool offload = r.training.offload.optimizer_on_cpu() ||
+                       r.training.offload.parameters_on_cpu() || r.training.activation_offload;
   if (offload) row("host (offload)", [](const DeviceSummary& d) { return gib(d.host.total()); });
   row("devices", [](const DeviceSummary& d) { return std::to_string(d.count); });
   row("fits", [](const DeviceSummary& d) { return std::string(d.fits ? "yes" : "NO"); });

@@ -7,6 +7,7 @@
 
 #include "models/model_yaml.hpp"
 #include "sim/scenario/fsdp_read.hpp"
+#include "sim/scenario/levers_read.hpp"
 #include "sim/scenario/lora_read.hpp"
 #include "sim/scenario/context.hpp"
 #include "sim/scenario/overrides.hpp"
@@ -213,6 +214,7 @@ TrainingSpec read_training(const YamlContext& ctx, const YAML::Node& node, bool&
     o.finish();
   }
   if (m.has("lora")) t.lora = read_lora(ctx, m.node("lora"), m.path_of("lora"));
+  read_levers(m, t);
   m.finish();
   return t;
 }

@@ -80,6 +80,15 @@ struct TrainingSpec {
   // training.expert_imbalance (>= 1): the busiest expert's tokens over the balanced share; the
   // slowest rank's expert compute, activations and all-to-all scale by it (expert parallelism).
   double expert_imbalance = 1.0;
+  // training.loss_chunks (>= 1): PyTorch's cross-entropy over this many chunks of the sequence
+  // (torchtune's CEWithChunkedOutputLoss; 1: unchunked, the fp32 logits of the whole micro-batch
+  // at once). 0 (absent): by precision, Megatron-LM's fused in-place loss under fp16 / bf16,
+  // else 1 (effective_loss_chunks; sim/parallel/pass_loss.cpp, docs/finetuning.md).
+  std::int64_t loss_chunks = 0;
+  // training.activation_offload: saved activations copied to host memory after their forward
+  // and back before their backward (torchtune's OffloadActivations;
+  // sim/parallel/pass_activation_offload.cpp).
+  bool activation_offload = false;
 };
 
 // Bytes per model state: state_bytes_per_param (sim/scenario/precision.hpp).

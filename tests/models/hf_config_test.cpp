@@ -27,6 +27,8 @@ const std::string kLlama = R"({
 TEST_CASE("shipped HF configs give the published parameter counts", "[hf][oracle]") {
   CHECK(hf("Llama-2-7b-hf").parameters() == 6'738'415'616);
   CHECK(hf("Meta-Llama-3-8B").parameters() == 8'030'261'248);
+  // Llama 3.2 3B, tied head: 128,256 x 3,072 embedding + 28 x 100,669,440 per block + 3,072 norm.
+  CHECK(hf("Llama-3.2-3B").parameters() == 3'212'749'824);
   CHECK(hf("Mistral-7B-v0.1").parameters() == 7'241'732'096);
   CHECK(hf("Mixtral-8x7B-v0.1").parameters() == 46'702'792'704);
   CHECK(hf("Qwen2-7B").parameters() == 7'615'616'512);

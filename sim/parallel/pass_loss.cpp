@@ -1,0 +1,73 @@
+// The loss layer's transient logits (docs/finetuning.md, "The loss and its logits"). The loss
+// layer (models/kinds_transformer.cpp) folds in the LM head and keeps for backward the fp32
+// log-probabilities of every token, F = 4 x tokens x vocab bytes per micro-batch on this device
+// (the vocabulary split over tensor ranks). What PyTorch holds beside them, per chunk of
+// `training.loss_chunks` = N (1: one piece; torchtune's CEWithChunkedOutputLoss otherwise, with
+// Fc = F x ceil(s/N)/s the bytes of one chunk):
+//   forward:  the head's logits in the compute dtype, every chunk of them (C = F x e/4; the
+//             model returns them whole or as the list of chunks), and one chunk's `.float()` copy
+//             that cross_entropy reads (Fc; none when the compute dtype is fp32: `.float()` of an
+//             fp32 tensor is the tensor itself): C + Fc, allocated and freed by the forward op;
+//   backward: one chunk's gradient of the log-probabilities and of the fp32 logits (2 x Fc), live
+//             together with the saved log-probabilities: allocated and freed by the backward op.
+// Both are the chunk in flight: the chunks run one after another, so one chunk's transients are
+// booked on the loss layer's op. With loss_chunks absent under fp16 / bf16 / fp8 the loss is
+// Megatron-LM's fused vocabulary-parallel cross-entropy, which exponentiates in place in the fp32
+// copy it saves and writes the gradient into it: nothing beside the saved F is booked.
+#include <algorithm>
+
+#include "sim/parallel/pass.hpp"
+#include "sim/scenario/levers_read.hpp"
+
+namespace trainsim::parallel {
+
+namespace {
+
+constexpr std::string_view kKeys[] = {"training.loss_chunks", "training.precision",
+                                      "training.micro_batch", "training.seq_len", "model"};
+
+class LossPass final : public LoweringPass {
+ public:
+  void prepare(LowerContext& L) override {
+    loss_ = -1;
+    forward_ = backward_ = {};
+    const auto n = static_cast<std::int32_t>(L.m.order.size());
+    for (std::int32_t i = 0; i < n; ++i) {
+      const models::Layer& l = L.m.graph[L.m.order[i]];
+      // A loss with an LM head (gemm_params > 0): its saved_split is the 4 x s x V fp32 logits.
+      if (l.kind != models::LayerKind::loss || l.gemm_params == 0 || L.m.seq_len <= 0) continue;
+      loss_ = i;
+      const std::int64_t chunks_given = scenario::effective_loss_chunks(L.s.training);
+      if (chunks_given == 0) continue;  // Megatron-LM's fused loss: the saved copy only
+      const std::int64_t s = L.m.seq_len, chunks = std::min(chunks_given, s);
+      const core::Bytes fp32 = l.saved_split / L.tensor * L.mb_samples;  // F
+      const core::Bytes per_token = l.saved_split / L.tensor / s;
+      const core::Bytes chunk =
+          chunks == 1 ? fp32 : per_token * (L.mb_samples * ((s + chunks - 1) / chunks));  // Fc
+      const std::int64_t e = models::dtype_bytes(scenario::activation_dtype(L.s.training.precision));
+      forward_ = fp32 / 4 * e + (e < 4 ? chunk : core::Bytes{});
+      backward_ = chunk * 2;
+    }
+  }
+
+  void layer_op(StageContext&, const UnitStep& u, LayerOp& lo) override {
+    if (lo.layer != loss_) return;
+    const core::Bytes bytes = u.forward() ? forward_ : backward_;
+    if (bytes.value == 0) return;
+    const TensorKind kind = u.forward() ? TensorKind::logits : TensorKind::logits_grad;
+    lo.allocs.push_back(activation(bytes, kind, lo.layer));
+    lo.frees.push_back(activation(bytes, kind, lo.layer));
+  }
+
+ private:
+  std::int32_t loss_ = -1;
+  core::Bytes forward_{}, backward_{};
+};
+
+}  // namespace
+
+PassEntry loss_pass() {
+  return {"loss", kKeys, {}, make_pass<LossPass>};
+}
+
+}  // namespace trainsim::parallel

@@ -1,0 +1,42 @@
+#include "sim/scenario/levers_read.hpp"
+
+#include <string>
+
+namespace trainsim::scenario {
+
+namespace {
+
+// At most one chunk per token of a long sequence; 2^20 keeps chunk arithmetic far from overflow.
+constexpr ranges::IntRange kLossChunks{1, std::int64_t{1} << 20};
+
+}  // namespace
+
+void read_levers(MapReader& m, TrainingSpec& t) {
+  t.loss_chunks = m.has("loss_chunks") ? m.int_in("loss_chunks", kLossChunks) : 0;
+  t.activation_offload = m.bool_or("activation_offload", false);
+}
+
+std::int64_t effective_loss_chunks(const TrainingSpec& t) {
+  if (t.loss_chunks > 0) return t.loss_chunks;
+  const bool megatron = t.precision == Precision::fp16 || t.precision == Precision::bf16 ||
+                        t.precision == Precision::fp8;
+  return megatron ? 0 : 1;
+}
+
+void validate_levers(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
+  if (!s.training.activation_offload) return;
+  // Activation offload's copies are modelled for one stage whose layers' parameters are on the
+  // GPU when their backward starts (sim/parallel/pass_activation_offload.cpp).
+  const auto refuse = [&](const std::string& what) {
+    ctx.fail(child_or(n.training, "activation_offload"), "training.activation_offload",
+             "activation offload is not modelled together with " + what +
+                 " yet: turn one of them off");
+  };
+  const auto& p = s.parallel;
+  if (p.pipeline > 1) refuse("pipeline parallelism (parallel.pipeline " + std::to_string(p.pipeline) + ")");
+  if (p.zero == 3 && p.data > 1) refuse("ZeRO-3 (parallel.zero 3)");
+  if (p.fsdp.enabled) refuse("parallel.fsdp");
+  if (s.training.offload.parameters_on_cpu()) refuse("training.offload.parameters: cpu");
+}
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,23 @@
+#pragma once
+// Reading the fine-tuning memory levers of `training` (docs/scenarios.md, "training"):
+// loss_chunks and activation_offload.
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/validate.hpp"
+#include "sim/scenario/yaml_read.hpp"
+
+namespace trainsim::scenario {
+
+// Reads training.loss_chunks and training.activation_offload from the training mapping `m`.
+void read_levers(MapReader& m, TrainingSpec& t);
+
+// The loss's chunks in effect: training.loss_chunks when given, else 0 under the precisions of
+// the Megatron-LM recipe (fp16, bf16, fp8: its fused vocabulary-parallel cross-entropy, computed
+// in place in the saved fp32 copy) and 1 under the others (PyTorch's cross_entropy, as Hugging
+// Face, Lightning and torchtune call it).
+std::int64_t effective_loss_chunks(const TrainingSpec& t);
+
+// Refuses, located at training.activation_offload, the layouts its model does not cover:
+// pipeline parallelism, ZeRO-3, FSDP and parameter offload.
+void validate_levers(const YamlContext& ctx, const Scenario& s, const LayoutNodes& nodes);
+
+}  // namespace trainsim::scenario
