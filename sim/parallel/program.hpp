@@ -75,6 +75,7 @@ enum class TensorKind : std::uint8_t {
   routed,        // tokens dispatched to a layer's experts (expert parallelism's all-to-all)
   weight_cast,   // a layer's GEMM weights cast per forward (autocast, fp8), kept for its backward
   context_kv,    // context parallelism: K/V chunks received, gathered K/V, or their gradients
+  optimizer_temp,  // the optimizer step's transient buffers (foreach AdamW's sqrt(v), Adafactor's)
 };
 
 struct MemEffect {

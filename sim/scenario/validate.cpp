@@ -108,6 +108,7 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
              "offload with parallel.fsdp is not supported yet (offload is modelled as "
              "DeepSpeed's ZeRO-Offload: use parallel.zero)");
   validate_expert(ctx, s, n);
+  validate_optimizer(ctx, s, n);
 
   if (n.cluster_given) {
     const std::int64_t slots = core::checked_mul(s.cluster.nodes, s.cluster.gpus_per_node);
