@@ -60,8 +60,8 @@ LayerOptimizer layer_optimizer(Precision p, Optimizer o, const models::Layer& l,
   if (trainable >= l.params) {
     out.states = whole;
   } else {  // a tensor-parallel shard: its share of the layer's bytes
-    out.states = core::Bytes{static_cast<std::int64_t>(static_cast<__int128>(whole.value) *
-                                                       trainable / l.params)};
+    const long double share = static_cast<long double>(trainable) / static_cast<long double>(l.params);
+    out.states = core::Bytes{static_cast<std::int64_t>(static_cast<long double>(whole.value) * share)};
     out.largest_tensor = ceil_div(out.largest_tensor, tensor);
   }
   return out;
