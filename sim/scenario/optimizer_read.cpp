@@ -23,7 +23,7 @@ void validate_optimizer(const YamlContext& ctx, const Scenario& s, const LayoutN
     // bitsandbytes and Adafactor keep their states per parameter tensor, which ZeRO's and
     // FSDP's flattened shards and DeepSpeed's CPU Adam do not keep.
     const YAML::Node at = child_or(n.training, "optimizer");
-    const std::string what = "training.optimizer: " + std::string(to_string(t.optimizer));
+    const std::string what(to_string(t.optimizer));
     if (p.data > 1 && p.zero >= 1)
       ctx.fail(at, "training.optimizer",
                what + " keeps its states per parameter tensor: use parallel.zero: 0 (ZeRO's "

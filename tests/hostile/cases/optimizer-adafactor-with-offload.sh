@@ -9,5 +9,5 @@ training:
   optimizer: adafactor
   offload: {optimizer: cpu}
 YAML
-expect 2 's\.yaml:8:[0-9]+' 'training\.optimizer' 'offload'
+expect 2 's\.yaml:7:[0-9]+' 'training\.optimizer' 'offload'
 trainsim run s.yaml

@@ -9,5 +9,5 @@ training:
   seq_len: 128
   optimizer_in_backward: true
 YAML
-expect 2 's\.yaml:9:[0-9]+' 'training\.optimizer_in_backward' 'gradient_accumulation must be 1'
+expect 2 's\.yaml:8:[0-9]+' 'training\.optimizer_in_backward' 'gradient_accumulation must be 1'
 trainsim run s.yaml

@@ -8,5 +8,5 @@ training:
   seq_len: 128
   optimizer_in_backward: sometimes
 YAML
-expect 2 's\.yaml:8:[0-9]+' 'training\.optimizer_in_backward'
+expect 2 's\.yaml:7:[0-9]+' 'training\.optimizer_in_backward'
 trainsim run s.yaml

@@ -8,5 +8,5 @@ training:
   seq_len: 128
   optimizer: adamw8bit
 YAML
-expect 2 's\.yaml:8:[0-9]+' 'training\.optimizer' 'adamw-8bit' 'adafactor'
+expect 2 's\.yaml:7:[0-9]+' 'training\.optimizer' 'adamw-8bit' 'adafactor'
 trainsim run s.yaml
