@@ -359,7 +359,8 @@ void finetune_remedies(const scenario::Scenario& s, Search& search, bool states_
 }
 
 // Optimizer remedies for model states that do not fit where the states are not sharded:
-// bitsandbytes' 8-bit AdamW (about 2 bytes of states per parameter instead of 8) and
+// bitsandbytes' 8-bit AdamW (about 2 bytes of states per parameter instead of 8), else its paged
+// 8-bit AdamW (the states the device cannot hold are evicted to host memory), and
 // optimizer-in-backward (torchtune: one layer's gradients at a time). Neither changes what is
 // trained: 8-bit states change the update's rounding, not the work, so changes_workload stays
 // false (docs/diagnosis.md).
@@ -369,9 +370,12 @@ void optimizer_remedies(const scenario::Scenario& s, Search& search, bool states
   if (!states_exceed || (p.data > 1 && p.zero >= 1) || p.fsdp.enabled ||
       t.offload.optimizer_on_cpu())
     return;
-  if (t.optimizer == scenario::Optimizer::adam || t.optimizer == scenario::Optimizer::adamw)
-    search.consider({"8-bit AdamW (bitsandbytes block-wise 8-bit states)",
-                     {{"training.optimizer", "adamw-8bit"}}});
+  const bool adam = t.optimizer == scenario::Optimizer::adam || t.optimizer == scenario::Optimizer::adamw;
+  if (adam &&
+      !search.consider({"8-bit AdamW (bitsandbytes block-wise 8-bit states)",
+                        {{"training.optimizer", "adamw-8bit"}}}))
+    search.consider({"paged 8-bit AdamW (states spill to host memory over PCIe)",
+                     {{"training.optimizer", "paged-adamw-8bit"}}});
   if (!t.optimizer_in_backward && t.gradient_accumulation == 1 && p.data == 1 && p.pipeline == 1)
     search.consider({"optimizer in backward (each layer steps and frees its gradients at once)",
                      {{"training.optimizer_in_backward", "true"}}});

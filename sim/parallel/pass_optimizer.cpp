@@ -64,6 +64,12 @@ class OptimizerPass final : public LoweringPass {
       }
   }
 
+  // bitsandbytes' paged optimizers keep their states in unified memory (exec/paging.cpp).
+  void place_states(StageContext& c) override {
+    if (scenario::paged(c.L.s.training.optimizer) && !c.optimizer_on_host)
+      c.P.paged = c.P.persistent[MemCategory::optimizer_states];
+  }
+
   int ops_per_layer(const LowerContext& L) const override {
     return L.s.training.optimizer_in_backward ? 1 : 0;
   }
