@@ -219,6 +219,7 @@ Model build_vit(const VitConfig& v, const BuildOptions& opts) {
   cls.name = "cls_pos";
   cls.kind = LayerKind::embedding;
   cls.params = (tokens + 1) * h;
+  cls.tensors = {{1, h}, {tokens, h}};  // the class token and the position table
   cls.output = core::Bytes{e * tokens * h};
   cls.flops = double(tokens * h);
   cls.backward_factor = 1.0;

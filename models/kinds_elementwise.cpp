@@ -62,6 +62,8 @@ Layer conv2d(std::string name, const Conv2dSpec& c, DType dtype) {
   l.kind = LayerKind::conv2d;
   l.params = sum({prod({c.out_channels, in_per_group, k2}), c.bias ? c.out_channels : 0});
   l.gemm_params = l.params;  // autocast casts a conv's weight (and bias) like a linear's
+  l.tensors.push_back({c.kernel, c.kernel, prod({c.out_channels, in_per_group})});
+  if (c.bias) l.tensors.push_back({c.out_channels});
   const Bytes input = bytes({e, c.in_channels, c.height, c.width});
   l.saved = c.save_input ? input : Bytes{};
   l.output = bytes({e, c.out_channels, oh, ow});
@@ -81,6 +83,7 @@ Layer batchnorm(std::string name, const ImageShape& in, DType dtype) {
   l.name = std::move(name);
   l.kind = LayerKind::batchnorm;
   l.params = 2 * in.channels;
+  l.tensors.push_back({in.channels, 0, 1, 2});
   l.saved = bytes({e, n});
   l.output = bytes({e, n});
   l.flops = 8.0 * double(n);

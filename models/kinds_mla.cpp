@@ -49,6 +49,10 @@ Layer mla_attention(std::string name, const MlaSpec& spec, DType dtype) {
   l.kind = LayerKind::attention;
   l.params_split = up;
   l.params = sum({down, up});
+  if (rq > 0) l.tensors.insert(l.tensors.end(), {{rq, h}, {rq}, {qk, rq}});  // q_a, its norm, q_b
+  else l.tensors.push_back({qk, h});                                         // q
+  l.tensors.insert(l.tensors.end(), {{sum({rkv, dr}), h}, {rkv},            // kv_a, its norm
+                                     {sum({prod({a, spec.nope_dim}), v}), rkv}, {h, v}});  // kv_b, o
 
   const Bytes replicated = bytes({e, s, sum({h, prod({2, rq}), prod({2, rkv})})});
   const Bytes core = spec.flash ? bytes({4, a, s}) : bytes({e, ass});

@@ -33,6 +33,7 @@ Layer linear(std::string name, const LinearSpec& spec, DType dtype) {
   l.matmul = true;
   l.io_bytes = bytes({e, t, sum({spec.in, spec.out})});
   l.linears[static_cast<std::size_t>(LinearRole::other)] = {spec.in, spec.out, 1, t, false, false};
+  if (spec.bias) l.tensors.push_back({spec.out});
   return l;
 }
 
@@ -59,6 +60,9 @@ Layer embedding(std::string name, const EmbeddingSpec& spec, DType dtype) {
   l.kind = LayerKind::embedding;
   l.params_split = prod({spec.vocab, h});
   l.params = sum({l.params_split, prod({sum({spec.max_positions, spec.token_types}), h})});
+  l.tensors.push_back({spec.vocab, h});
+  if (spec.max_positions > 0) l.tensors.push_back({spec.max_positions, h});
+  if (spec.token_types > 0) l.tensors.push_back({spec.token_types, h});
   l.saved = spec.dropout ? Bytes{sh} : Bytes{};
   l.output = Bytes{e * sh};
   const int adds = (spec.max_positions > 0 ? 1 : 0) + (spec.token_types > 0 ? 1 : 0);
@@ -87,6 +91,7 @@ Layer norm(std::string name, LayerKind kind, const NormSpec& spec, DType dtype,
   l.name = std::move(name);
   l.kind = kind;
   l.params = prod({params_per_feature, spec.hidden});
+  l.tensors.push_back({spec.hidden, 0, 1, params_per_feature});  // weight [and bias]
   l.saved = spec.save_input ? bytes({e, sh}) : Bytes{};
   l.output = bytes({e, sh});
   l.flops = ops_per_element * double(sh);
@@ -147,6 +152,8 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
   l.linears[static_cast<std::size_t>(LinearRole::k)] = {h, hk, 1, s};
   l.linears[static_cast<std::size_t>(LinearRole::v)] = {h, hk, 1, s};
   l.linears[static_cast<std::size_t>(LinearRole::o)] = {hq, h, 1, s, true};
+  if (spec.bias) l.tensors.insert(l.tensors.end(), {{hq}, {hk}, {hk}});
+  if (proj_b > 0) l.tensors.push_back({h});
 
   l.gemm_params = l.params;
 
@@ -164,6 +171,7 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
   if (spec.qk_norm) {  // the norms' weights and inputs: the un-normed Q and K
     l.params_split = sum({l.params_split, hq, hk});
     l.params = sum({l.params, hq, hk});
+    l.tensors.insert(l.tensors.end(), {{hq}, {hk}});
     l.saved_split += bytes({e, sum({shq, shk})});
   }
   l.saved = replicated + l.saved_split;
@@ -259,6 +267,14 @@ Layer mlp(std::string name, const MlpSpec& spec, DType dtype) {
   if (glu) l.linears[static_cast<std::size_t>(LinearRole::gate)] = {h, f, E, prod({s, k})};
   l.linears[static_cast<std::size_t>(LinearRole::up)] = {h, f, E, prod({s, k})};
   l.linears[static_cast<std::size_t>(LinearRole::down)] = {f, h, E, prod({s, k}), true};
+  if (spec.bias) l.tensors.insert(l.tensors.end(), {{f, 0, 1, prod({in_mats, E})}, {h, 0, 1, E}});
+  if (moe) l.tensors.push_back({E, h});  // the router, nn.Linear(h, E)
+  if (fs > 0) {  // the shared expert's matrices and biases
+    l.tensors.insert(l.tensors.end(), {{fs, h, 1, in_mats}, {h, fs}});
+    if (spec.bias) l.tensors.insert(l.tensors.end(), {{fs, 0, 1, in_mats}, {h}});
+  }
+  if (spec.shared_gate) l.tensors.push_back({1, h});  // nn.Linear(h, 1)
+  if (spec.expert_bias) l.tensors.push_back({E});
 
   l.gemm_params = l.params;
 
@@ -336,6 +352,10 @@ Layer loss(std::string name, const LossSpec& spec, DType dtype) {
     throw std::invalid_argument("a head bias needs an untied head");
   l.params = spec.head == LossHead::untied ? sum({prod({V, h}), spec.head_bias ? V : 0}) : 0;
   l.params_split = l.params;
+  if (spec.head == LossHead::untied) {
+    l.tensors.push_back({V, h});
+    if (spec.head_bias) l.tensors.push_back({V});
+  }
   l.gemm_params = head ? prod({V, h}) + (spec.head_bias ? V : 0) : 0;
   l.output = Bytes{4};
   l.flops = 3.0 * double(s) * double(V);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/core/units.hpp"
 
@@ -54,6 +55,15 @@ struct LinearWeight {
   bool split = true;
 };
 
+// One parameter tensor (an nn.Parameter) outside `linears`, by shape: a vector of `rows`
+// elements when cols is 0, else a lead x rows x cols tensor (lead 1 for a matrix; a conv
+// weight's out x in/groups leading dimensions before its k x k kernel); `count` copies.
+// Optimizers whose state size depends on the shape read it (sim/scenario/optimizer_states.hpp).
+struct ParamTensor {
+  std::int64_t rows = 0, cols = 0, lead = 1, count = 1;
+  std::int64_t elements() const { return lead * rows * (cols > 0 ? cols : 1) * count; }
+};
+
 struct Layer {
   std::string name;  // unique in the model, e.g. "block.17.attn"
   LayerKind kind = LayerKind::generic;
@@ -65,6 +75,10 @@ struct Layer {
   std::int64_t params_split = 0;
   // The weights of its linear maps by role (indexed by LinearRole), part of `params`.
   std::array<LinearWeight, kLinearRoles> linears{};
+  // The other parameter tensors (biases, norm weights, embedding tables, the LM head, routers).
+  // With the linears' weights they add up to `params` for the built-in kinds; a layer read as
+  // `generic` lists none (models/param_tensors.hpp then counts its params as one vector).
+  std::vector<ParamTensor> tensors;
 
   // Activation bytes saved for backward, per sample. `saved_split` of them are divided across
   // tensor ranks; the rest are replicated under tensor parallelism and divided only with

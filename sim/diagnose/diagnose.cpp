@@ -424,6 +424,29 @@ void finetune_remedies(const scenario::Scenario& s, Search& search, bool states_
            qlora);
 }
 
+// Optimizer remedies for model states that do not fit where the states are not sharded:
+// bitsandbytes' 8-bit AdamW (about 2 bytes of states per parameter instead of 8), else its paged
+// 8-bit AdamW (the states the device cannot hold are evicted to host memory), and
+// optimizer-in-backward (torchtune: one layer's gradients at a time). Neither changes what is
+// trained: 8-bit states change the update's rounding, not the work, so changes_workload stays
+// false (docs/diagnosis.md).
+void optimizer_remedies(const scenario::Scenario& s, Search& search, bool states_exceed) {
+  const auto& t = s.training;
+  const auto& p = s.parallel;
+  if (!states_exceed || (p.data > 1 && p.zero >= 1) || p.fsdp.enabled ||
+      t.offload.optimizer_on_cpu())
+    return;
+  const bool adam = t.optimizer == scenario::Optimizer::adam || t.optimizer == scenario::Optimizer::adamw;
+  if (adam &&
+      !search.consider({"8-bit AdamW (bitsandbytes block-wise 8-bit states)",
+                        {{"training.optimizer", "adamw-8bit"}}}))
+    search.consider({"paged 8-bit AdamW (states spill to host memory over PCIe)",
+                     {{"training.optimizer", "paged-adamw-8bit"}}});
+  if (!t.optimizer_in_backward && t.gradient_accumulation == 1 && p.data == 1 && p.pipeline == 1)
+    search.consider({"optimizer in backward (each layer steps and frees its gradients at once)",
+                     {{"training.optimizer_in_backward", "true"}}});
+}
+
 // Remedies that split the model or spread it over more GPUs.
 void split_remedies(const scenario::Scenario& s, Search& search, bool states_exceed) {
   const auto& t = s.training;
@@ -531,6 +554,7 @@ report::Diagnosis diagnose(const Loader& load, const std::vector<std::string>& s
   state_remedies(s, search, fullest.states_exceed);
   expert_remedies(s, search, fullest.states_exceed);
   split_remedies(s, search, fullest.states_exceed);
+  optimizer_remedies(s, search, fullest.states_exceed);
   finetune_remedies(s, search, fullest.states_exceed);
   return search.ranked(std::move(d), gpus, options.max_remedies);
 }

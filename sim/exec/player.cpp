@@ -1,5 +1,6 @@
 #include "sim/exec/player.hpp"
 
+#include "sim/exec/paging.hpp"
 #include "sim/exec/player_internal.hpp"
 
 namespace trainsim::exec {
@@ -367,6 +368,7 @@ void Player::play_on(bool from_start) {
       d.allocated_peak = d.reserved_peak = d.peak - progs[p].persistent[hw::MemCategory::reserved];
     }
   }
+  page_out_states(plan, tl);
   // A macro op books its points late (when something else touches the device), so points are
   // put in time order here and the cap keeps the earliest.
   std::stable_sort(tl.ooms.begin(), tl.ooms.end(), [](const OomPoint& a, const OomPoint& b) {

@@ -55,6 +55,9 @@ struct DeviceTimeline {
   core::Duration pipeline_busy{}; // compute busy before the optimizer step
   core::TimePoint end{};
   bool fits = true;
+  // Paged optimizer states the driver evicted to host memory so that the step fits
+  // (exec/paging.cpp); their return over PCIe is in the step time.
+  core::Bytes paged_spill{};
   std::vector<core::TimePoint> start, finish;  // per op
   // With the caching-allocator model in a fast play: the earlier program of the same play whose
   // replay this one's went on from, and how many of its log records it did not replay (see

@@ -18,6 +18,12 @@ std::optional<std::string> optimizer(const std::string& optim) {
                             "adamw_torch_xla", "adamw_torch_npu_fused", "adamw_anyprecision"})
     if (optim == adamw) return "adamw";
   if (optim == "sgd") return "sgd";  // torch.optim.SGD with its default momentum 0
+  // bitsandbytes' AdamW8bit / PagedAdamW / PagedAdamW8bit, and transformers' Adafactor (beta1
+  // None by default) — docs/finetuning.md, "Optimizers".
+  if (optim == "adamw_bnb_8bit" || optim == "adamw_8bit") return "adamw-8bit";
+  if (optim == "paged_adamw_32bit") return "paged-adamw";
+  if (optim == "paged_adamw_8bit") return "paged-adamw-8bit";
+  if (optim == "adafactor") return "adafactor";
   return std::nullopt;
 }
 

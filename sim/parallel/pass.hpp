@@ -112,6 +112,11 @@ struct StageContext {
   std::int64_t trainable = 0;      // of which trained (all but LoRA's frozen ones)
   core::Bytes weight_bytes{};      // the stage's weights in bytes (frozen ones as stored)
   std::int64_t update_params = 0;  // trained parameters this rank's optimizer step updates
+  // Set by the optimizer pass's book_states for the optimizers whose states depend on tensor
+  // shapes (scenario::per_tensor_states): the stage's optimizer states tensor by tensor; and,
+  // for every optimizer, the elements of the stage's largest trained tensor.
+  core::Bytes tensor_states{};
+  std::int64_t largest_trained = 0;
   // The offload pass moved the optimizer states and step to the host: gradients leave the GPU
   // every micro-batch and none are held.
   bool optimizer_on_host = false;

@@ -26,7 +26,9 @@ class ModelStatesPass final : public LoweringPass {
     // Frozen parameters (LoRA) hold their weights only.
     const core::Bytes w = c.weight_bytes;
     const core::Bytes gr = core::Bytes{trained} * L.state_bytes.gradients;
-    const core::Bytes o = core::Bytes{trained} * L.state_bytes.optimizer_states;
+    const core::Bytes o = scenario::per_tensor_states(L.s.training.optimizer)
+                              ? c.tensor_states
+                              : core::Bytes{trained} * L.state_bytes.optimizer_states;
     P.parameters = zero == 3 ? (params + d - 1) / d : params;
     P.persistent[MemCategory::weights] = zero == 3 ? core::ceil_div(w, d) : w;
     P.persistent[MemCategory::optimizer_states] = zero >= 1 ? core::ceil_div(o, d) : o;

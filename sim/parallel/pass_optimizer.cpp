@@ -4,28 +4,121 @@
 // optimizer state, and reads and writes the fp32 weights (fp32 training) or writes the 16-bit
 // copy of the fp32 master weights (mixed precision, Micikevicius et al. 2018). Optimizer
 // offload moves the step to the host (pass_offload.cpp).
+//
+// The step's transient buffers (docs/finetuning.md, "The optimizer step's temporaries"):
+// torch.optim's default foreach AdamW (_multi_tensor_adamw) makes sqrt(v) for every tensor of a
+// device/dtype group at once, a full copy of the second moments; Megatron's and DeepSpeed's fused
+// Adam (the fp16/bf16/fp8 recipes) and bitsandbytes' kernels make none; Hugging Face's Adafactor
+// loops over tensors and makes fp32 temporaries of one tensor's size.
+//
+// training.optimizer_in_backward (torchtune's optimizer_in_bwd): each layer's update runs right
+// after its backward, in the gradients' post-accumulate hooks, and frees them there.
+#include <algorithm>
+
 #include "sim/parallel/pass.hpp"
+#include "sim/scenario/optimizer_states.hpp"
 
 namespace trainsim::parallel {
 
 namespace {
 
-constexpr std::string_view kKeys[] = {"training.precision", "training.optimizer"};
+using hw::MemCategory;
+using scenario::Optimizer;
+
+constexpr std::string_view kKeys[] = {"training.precision", "training.optimizer",
+                                      "training.optimizer_in_backward", "training.lora"};
+
+// Bytes of the step's transient buffers when it updates `params` parameters at once whose largest
+// tensor has `largest` elements.
+core::Bytes step_temporaries(const scenario::TrainingSpec& t, std::int64_t params,
+                             std::int64_t largest) {
+  const bool torch_optim = !scenario::master_weights(t.precision);
+  const scenario::StateBytes sb = scenario::state_bytes_per_param(t.precision, t.optimizer);
+  switch (t.optimizer) {
+    case Optimizer::adam:
+    case Optimizer::adamw:
+      // exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs): v's dtype, every tensor.
+      return torch_optim ? core::Bytes{params} * (sb.optimizer_states / 2) : core::Bytes{};
+    case Optimizer::adafactor: {
+      // update = grad**2 + eps, then the row x column outer product beside it, both fp32;
+      // 16-bit gradients and weights are first copied to fp32 (grad.float(), p.float()).
+      const std::int64_t copies = 2 + (sb.gradients < 4 ? 1 : 0) + (sb.weights < 4 ? 1 : 0);
+      return core::Bytes{largest} * (4 * copies);
+    }
+    default:
+      return {};
+  }
+}
 
 class OptimizerPass final : public LoweringPass {
  public:
+  void book_states(StageContext& c) override {
+    const LowerContext& L = c.L;
+    const scenario::TrainingSpec& t = L.s.training;
+    for (std::int32_t g = c.P.stage; g < L.chunk_count(); g += L.stages)
+      for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) {
+        const auto lo = scenario::layer_optimizer(t.precision, t.optimizer, L.m.graph[L.m.order[i]],
+                                                  t.lora, L.tensor, L.shards[i].trainable);
+        c.tensor_states += lo.states;
+        c.largest_trained = std::max(c.largest_trained, lo.largest_tensor);
+      }
+  }
+
+  // bitsandbytes' paged optimizers keep their states in unified memory (exec/paging.cpp).
+  void place_states(StageContext& c) override {
+    if (scenario::paged(c.L.s.training.optimizer) && !c.optimizer_on_host)
+      c.P.paged = c.P.persistent[MemCategory::optimizer_states];
+  }
+
+  int ops_per_layer(const LowerContext& L) const override {
+    return L.s.training.optimizer_in_backward ? 1 : 0;
+  }
+
+  void after_layer(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t op) override {
+    if (!c.L.s.training.optimizer_in_backward || u.forward()) return;
+    // The gradients this backward allocated (model_states' held gradients of layer i).
+    const auto held = std::find_if(c.held_grads.begin(), c.held_grads.end(),
+                                   [&](const MemEffect& e) { return e.layer == i; });
+    if (held == c.held_grads.end()) return;
+    const MemEffect grads = *held;
+    c.held_grads.erase(held);
+    const LowerContext& L = c.L;
+    const auto lo = scenario::layer_optimizer(L.s.training.precision, L.s.training.optimizer,
+                                              L.m.graph[L.m.order[i]], L.s.training.lora, L.tensor,
+                                              L.shards[i].trainable);
+    // One optimizer per parameter (torchtune builds {p: optimizer([p])}): a foreach group is
+    // one tensor, so the temporaries are those of the layer's largest tensor.
+    const MemEffect temp =
+        tensor(MemCategory::buffers,
+               step_temporaries(L.s.training, lo.largest_tensor, lo.largest_tensor),
+               TensorKind::optimizer_temp, i);
+    c.update_op = c.B.emit(step_op(c, L.shards[i].trainable, i), {temp}, {temp, grads},
+                           {c.B.ref(op)});
+  }
+
   void end_step(StageContext& c) override {
-    if (c.optimizer_on_host) return;
+    if (c.optimizer_on_host || c.L.s.training.optimizer_in_backward) return;
+    const MemEffect temp = tensor(
+        MemCategory::buffers,
+        step_temporaries(c.L.s.training, c.update_params, c.largest_trained),
+        TensorKind::optimizer_temp, -1);
+    std::vector<MemEffect> frees = c.held_grads;
+    frees.push_back(temp);
+    c.update_op = c.B.emit(step_op(c, c.update_params, -1), std::span<const MemEffect>(&temp, 1),
+                           frees, {c.ref_or_none(c.last_comm)});
+  }
+
+ private:
+  static Op step_op(const StageContext& c, std::int64_t params, std::int32_t layer) {
     const scenario::StateBytes& sb = c.L.state_bytes;
     // Updated in place where there is no master (read and write); mixed precision writes the
     // 16-bit copy of the master (read and written with the optimizer states).
     const std::int64_t weight_rw = sb.master > 0 ? sb.weights : 2 * sb.weights;
     const core::Bytes traffic =
-        core::Bytes{c.update_params} * (sb.gradients + 2 * sb.optimizer_states + weight_rw);
-    Op opt = compute_op(OpKind::optimizer, -1, -1, 0, 0, traffic, false);
+        core::Bytes{params} * (sb.gradients + 2 * sb.optimizer_states + weight_rw);
+    Op opt = compute_op(OpKind::optimizer, layer, -1, 0, 0, traffic, false);
     opt.model_flops = false;
-    c.update_op =
-        c.B.emit(opt, std::span<const MemEffect>{}, c.held_grads, {c.ref_or_none(c.last_comm)});
+    return opt;
   }
 };
 

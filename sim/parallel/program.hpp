@@ -78,6 +78,7 @@ enum class TensorKind : std::uint8_t {
   context_kv,    // context parallelism: K/V chunks received, gathered K/V, or their gradients
   logits,        // the loss's logits in flight in its forward (pass_loss.cpp)
   logits_grad,   // the gradients of one chunk of logits in the loss's backward
+  optimizer_temp,  // the optimizer step's transient buffers (foreach AdamW's sqrt(v), Adafactor's)
 };
 
 struct MemEffect {
@@ -173,6 +174,9 @@ struct Program {
   std::int64_t parameters = 0;  // parameters held (after tensor and ZeRO-3 sharding)
   hw::MemBreakdown model_states;  // weights + gradients + optimizer states + reserved per device
   hw::MemBreakdown host;          // host memory held for each of these devices (offload), by category
+  // Of the optimizer states, those in CUDA unified memory (bitsandbytes' paged optimizers): the
+  // driver evicts their pages to host memory rather than fail an allocation (exec/paging.cpp).
+  core::Bytes paged{};
   std::int32_t first_layer = 0, last_layer = 0;  // [first, last] in Model::order (chunk 0)
 
   // Ops held, with the macro templates' (what limits.max_ops bounds).

@@ -26,6 +26,7 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
   j.field("peak_bytes", r.peak.value);
   j.field("allocated_peak_bytes", r.allocated_peak.value);
   j.field("reserved_peak_bytes", r.reserved_peak.value);
+  j.field("optimizer_spilled_bytes", r.optimizer_spilled.value);
   j.field("devices_total", r.devices_total);
   j.field("bubble_fraction", r.bubble_fraction);
   j.field("host_bytes_per_node", r.host_per_node.value);
@@ -97,6 +98,7 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
     j.field("peak_bytes", d.peak.value);
     j.field("allocated_peak_bytes", d.allocated_peak.value);
     j.field("reserved_peak_bytes", d.reserved_peak.value);
+    j.field("optimizer_spilled_bytes", d.optimizer_spilled.value);
     j.key("peak_breakdown");
     breakdown(j, d.peak_breakdown);
     j.field("model_state_bytes", d.model_states.total().value);

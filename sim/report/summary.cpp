@@ -92,6 +92,8 @@ Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,
     ds.compute_busy_s = core::to_seconds(d.compute_busy);
     ds.fits = d.fits;
     ds.host = P.host;
+    ds.optimizer_spilled = d.paged_spill;
+    r.optimizer_spilled = std::max(r.optimizer_spilled, d.paged_spill);
     r.fits = r.fits && d.fits;
     r.peak = std::max(r.peak, d.peak);
     r.allocated_peak = std::max(r.allocated_peak, d.allocated_peak);

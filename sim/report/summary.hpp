@@ -31,6 +31,7 @@ struct DeviceSummary {
   double compute_busy_s = 0;
   bool fits = true;
   hw::MemBreakdown host;  // host memory held for each of these devices (offload)
+  core::Bytes optimizer_spilled{};  // paged optimizer states evicted to host (exec/paging.hpp)
 };
 
 struct OomSummary {
@@ -76,6 +77,7 @@ struct Summary {
   double bubble_fraction = 0;
   core::Bytes peak{};  // fullest device's peak demand
   core::Bytes allocated_peak{}, reserved_peak{};  // the largest over devices
+  core::Bytes optimizer_spilled{};  // paged optimizer states evicted to host: the largest over devices
   // Host memory (offload): the fullest node's demand (sum over its GPUs), cluster.host_memory,
   // and whether every node holds its demand.
   core::Bytes host_per_node{};

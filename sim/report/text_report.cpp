@@ -183,6 +183,8 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
   const bool offload = r.training.offload.optimizer_on_cpu() ||
                        r.training.offload.parameters_on_cpu() || r.training.activation_offload;
   if (offload) row("host (offload)", [](const DeviceSummary& d) { return gib(d.host.total()); });
+  if (r.optimizer_spilled.value > 0)
+    row("paged to host", [](const DeviceSummary& d) { return gib(d.optimizer_spilled); });
   row("devices", [](const DeviceSummary& d) { return std::to_string(d.count); });
   row("fits", [](const DeviceSummary& d) { return std::string(d.fits ? "yes" : "NO"); });
   out << "  (GB = 10^9 bytes: peak " << both(r.peak) << ")\n";

@@ -25,9 +25,27 @@ std::string_view to_string(Optimizer o) {
     case Optimizer::adam: return "adam";
     case Optimizer::adamw: return "adamw";
     case Optimizer::lion: return "lion";
+    case Optimizer::adamw_8bit: return "adamw-8bit";
+    case Optimizer::paged_adamw: return "paged-adamw";
+    case Optimizer::paged_adamw_8bit: return "paged-adamw-8bit";
+    case Optimizer::adafactor: return "adafactor";
   }
   return "?";
 }
+
+const std::vector<std::string>& optimizer_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (int i = 0; i <= static_cast<int>(Optimizer::adafactor); ++i)
+      v.emplace_back(to_string(static_cast<Optimizer>(i)));
+    return v;
+  }();
+  return names;
+}
+
+bool eight_bit(Optimizer o) { return o == Optimizer::adamw_8bit || o == Optimizer::paged_adamw_8bit; }
+bool paged(Optimizer o) { return o == Optimizer::paged_adamw || o == Optimizer::paged_adamw_8bit; }
+bool per_tensor_states(Optimizer o) { return eight_bit(o) || o == Optimizer::adafactor; }
 
 const std::vector<std::string>& precision_names() {
   static const std::vector<std::string> names = [] {
@@ -66,9 +84,18 @@ int weight_cast_bytes(Precision p) {
 }
 
 StateBytes state_bytes_per_param(Precision p, Optimizer o) {
-  // Optimizer buffers per parameter: momentum and Lion keep one, Adam two (m and v).
+  // Optimizer buffers per parameter: momentum and Lion keep one, Adam two (m and v); 8-bit
+  // Adam two of one byte; Adafactor none per element (its factored rows and columns are
+  // counted per tensor).
   const int buffers =
-      o == Optimizer::sgd ? 0 : (o == Optimizer::momentum || o == Optimizer::lion ? 1 : 2);
+      o == Optimizer::sgd || o == Optimizer::adafactor
+          ? 0
+          : (o == Optimizer::momentum || o == Optimizer::lion ? 1 : 2);
+  if (eight_bit(o)) {
+    // bitsandbytes keeps the uint8 states whatever the parameter dtype.
+    const StateBytes w = state_bytes_per_param(p, Optimizer::sgd);
+    return {w.weights, w.gradients, w.optimizer_states + 2, w.master};
+  }
   switch (p) {
     case Precision::fp32:
     case Precision::amp_fp16:

@@ -21,10 +21,21 @@ namespace trainsim::scenario {
 
 enum class Precision { fp32, fp16, bf16, fp16_true, bf16_true, amp_fp16, amp_bf16, fp8 };
 // lion: one momentum buffer (Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms").
-enum class Optimizer { sgd, momentum, adam, adamw, lion };
+// adamw-8bit: bitsandbytes' block-wise 8-bit AdamW (Dettmers et al. 2022, "8-bit Optimizers via
+// Block-wise Quantization"); paged-adamw / paged-adamw-8bit: bitsandbytes' paged AdamW, 32-bit
+// or 8-bit states in CUDA unified memory; adafactor: Hugging Face's Adafactor with beta1=None
+// (Shazeer & Stern 2018). Their exact bytes depend on each parameter tensor's shape
+// (sim/scenario/optimizer_states.hpp).
+enum class Optimizer { sgd, momentum, adam, adamw, lion, adamw_8bit, paged_adamw, paged_adamw_8bit, adafactor };
 
 std::string_view to_string(Precision p);
 std::string_view to_string(Optimizer o);
+// Every optimizer's scenario spelling, in enum order.
+const std::vector<std::string>& optimizer_names();
+bool eight_bit(Optimizer o);  // adamw-8bit, paged-adamw-8bit
+bool paged(Optimizer o);      // paged-adamw, paged-adamw-8bit
+// The optimizers whose state bytes depend on each tensor's shape, not only on the count.
+bool per_tensor_states(Optimizer o);
 // Every precision's scenario spelling, in enum order.
 const std::vector<std::string>& precision_names();
 
@@ -42,6 +53,9 @@ int weight_cast_bytes(Precision p);
 // Bytes per parameter of each model-state category for a precision x optimizer pair.
 // Mixed precision keeps 16-bit weights and gradients plus an fp32 master copy counted with the
 // optimizer states (ZeRO's K = 12 for Adam): 2 + 2 + 12 = 16 bytes per parameter.
+// For the per-tensor optimizers this is the large-tensor figure (8-bit: 1 byte per state,
+// the block absmaxes left out; adafactor: 0, its factored rows and columns left out); what
+// lowering books comes from optimizer_states.hpp's exact per-tensor bytes.
 struct StateBytes {
   int weights = 0;
   int gradients = 0;

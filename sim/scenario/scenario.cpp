@@ -189,12 +189,7 @@ TrainingSpec read_training(const YamlContext& ctx, const YAML::Node& node, bool&
         "precision", {"fp32", "fp16", "bf16", "fp16-true", "bf16-true", "amp-fp16", "amp-bf16", "fp8"}, "bf16");
     t.precision = static_cast<Precision>(std::find(names.begin(), names.end(), prec) - names.begin());
   }
-  const auto opt = m.choice("optimizer", {"sgd", "momentum", "adam", "adamw", "lion"}, "adamw");
-  t.optimizer = opt == "sgd"        ? Optimizer::sgd
-                : opt == "momentum" ? Optimizer::momentum
-                : opt == "adam"     ? Optimizer::adam
-                : opt == "lion"     ? Optimizer::lion
-                                    : Optimizer::adamw;
+  read_optimizer(m, t);
   const auto rc = m.choice("recompute", {"none", "selective", "full"}, "none");
   t.recompute = rc == "none" ? Recompute::none : (rc == "selective" ? Recompute::selective : Recompute::full);
   t.recompute_layers = m.has("recompute_layers") ? m.non_negative_int_or("recompute_layers", 0) : -1;

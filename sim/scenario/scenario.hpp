@@ -67,6 +67,9 @@ struct TrainingSpec {
   std::int64_t seq_len = 0;                // tokens per sample (0 for image models)
   Precision precision = Precision::bf16;
   Optimizer optimizer = Optimizer::adamw;
+  // training.optimizer_in_backward: each parameter's update runs in its gradient's
+  // post-accumulate hook and frees the gradient there (torchtune optimizer_in_bwd).
+  bool optimizer_in_backward = false;
   Recompute recompute = Recompute::none;
   std::int64_t recompute_layers = -1;      // blocks per stage checkpointed; -1 = all
   bool flash_attention = false;            // training.attention: standard | flash

@@ -111,6 +111,7 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
              "DeepSpeed's ZeRO-Offload: use parallel.zero)");
   validate_expert(ctx, s, n);
   validate_levers(ctx, s, n);
+  validate_optimizer(ctx, s, n);
 
   if (n.cluster_given) {
     const std::int64_t slots = core::checked_mul(s.cluster.nodes, s.cluster.gpus_per_node);

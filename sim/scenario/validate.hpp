@@ -30,4 +30,11 @@ void validate_expert(const YamlContext& ctx, const Scenario& s, const LayoutNode
 // training.expert_imbalance: a number >= 1 (1 when absent).
 double read_expert_imbalance(const YamlContext& ctx, MapReader& training);
 
+// training.optimizer and training.optimizer_in_backward (optimizer_read.cpp).
+void read_optimizer(MapReader& training, TrainingSpec& t);
+// What the optimizers need of the layout: bitsandbytes' and Adafactor's per-tensor states
+// without ZeRO, FSDP or offload; optimizer_in_backward without gradient accumulation, data or
+// pipeline parallelism or offload.
+void validate_optimizer(const YamlContext& ctx, const Scenario& s, const LayoutNodes& nodes);
+
 }  // namespace trainsim::scenario

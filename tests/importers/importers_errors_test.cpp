@@ -94,8 +94,8 @@ TEST_CASE("deepspeed: syntax, types, inconsistent batch and unsupported values a
 TEST_CASE("hf-trainer: fsdp, unknown optimizers and a mismatched DeepSpeed batch are refused") {
   CHECK(error_of([] { import_hf_trainer("{\"fsdp\": \"full_shard auto_wrap\"}", "a.json", opts(2, "gpt2")); }) ==
         "a.json:1:10: fsdp: FSDP is not supported by trainsim yet");
-  CHECK(error_of([] { import_hf_trainer("{\"optim\": \"adamw_bnb_8bit\"}", "a.json", opts(1, "gpt2")); }) ==
-        "a.json:1:11: optim: optimizer 'adamw_bnb_8bit' is not supported by trainsim yet");
+  CHECK(error_of([] { import_hf_trainer("{\"optim\": \"galore_adamw\"}", "a.json", opts(1, "gpt2")); }) ==
+        "a.json:1:11: optim: optimizer 'galore_adamw' is not supported by trainsim yet");
   CHECK(error_of([] {
           import_hf_trainer("{\"per_device_train_batch_size\": 2,\n"
                             " \"deepspeed\": {\"train_micro_batch_size_per_gpu\": 4}}",

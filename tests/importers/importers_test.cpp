@@ -202,3 +202,19 @@ TEST_CASE("hf-trainer: --model config.json is written relative to -o's folder, a
   d = import_hf_trainer("{}", "a.json", o);
   CHECK(d.model == "{hf_config: " + quote(std::filesystem::absolute("models/hf/gpt2/config.json").string()) + "}");
 }
+
+TEST_CASE("hf-trainer: bitsandbytes' and Adafactor's optim names map to their optimizers") {
+  // transformers' OptimizerNames -> training.optimizer (docs/import.md).
+  const std::pair<const char*, const char*> names[] = {{"adamw_bnb_8bit", "adamw-8bit"},
+                                                       {"adamw_8bit", "adamw-8bit"},
+                                                       {"paged_adamw_32bit", "paged-adamw"},
+                                                       {"paged_adamw_8bit", "paged-adamw-8bit"},
+                                                       {"adafactor", "adafactor"}};
+  for (const auto& [optim, mapped] : names) {
+    ImportOptions o = gpus(1);
+    o.model = "llama2-7b";
+    o.seq_len = 512;
+    const Draft d = import_hf_trainer(std::string(R"({"optim": ")") + optim + "\"}", "a.json", o);
+    CHECK(*Draft::get(d.training, "optimizer") == mapped);
+  }
+}

@@ -1,0 +1,70 @@
+#include "sim/scenario/optimizer_states.hpp"
+
+#include <algorithm>
+
+#include "models/param_tensors.hpp"
+
+namespace trainsim::scenario {
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Bytes of one copy of the tensor's states, the master copy left out.
+std::int64_t one_copy(Precision p, Optimizer o, const models::ParamTensor& t) {
+  const std::int64_t n = t.lead * t.rows * (t.cols > 0 ? t.cols : 1);
+  if (eight_bit(o)) {
+    if (n < kMin8bitSize) return 8 * n;
+    return 2 * n + 2 * 4 * ceil_div(n, kStateBlock8bit);
+  }
+  const StateBytes sb = state_bytes_per_param(p, o);
+  if (o == Optimizer::adafactor) {
+    // The gradient's dtype: 16-bit where the gradients are (true 16-bit training), else fp32.
+    const std::int64_t e = master_weights(p) ? 4 : state_bytes_per_param(p, o).gradients;
+    return e * (t.cols > 0 ? t.lead * (t.rows + t.cols) : n);
+  }
+  return n * (sb.optimizer_states - sb.master);
+}
+
+}  // namespace
+
+core::Bytes tensor_optimizer_bytes(Precision p, Optimizer o, const models::ParamTensor& t) {
+  const std::int64_t master = state_bytes_per_param(p, o).master;
+  return core::Bytes{(one_copy(p, o, t) + master * t.lead * t.rows * (t.cols > 0 ? t.cols : 1)) *
+                     t.count};
+}
+
+LayerOptimizer layer_optimizer(Precision p, Optimizer o, const models::Layer& l,
+                               const std::optional<LoraSpec>& lora, std::int64_t tensor,
+                               std::int64_t trainable) {
+  LayerOptimizer out;
+  if (trainable == 0) return out;
+  if (lora) {
+    for (std::size_t k = 0; k < models::kLinearRoles; ++k) {
+      const models::LinearWeight& w = l.linears[k];
+      if (w.count == 0 || !lora->targets_role(static_cast<models::LinearRole>(k))) continue;
+      const std::int64_t div = w.split ? tensor : 1;
+      const std::int64_t in = w.row_parallel ? w.in / div : w.in;
+      const std::int64_t od = w.row_parallel ? w.out : w.out / div;
+      const models::ParamTensor a{lora->rank, in, 1, w.count}, b{od, lora->rank, 1, w.count};
+      out.states += tensor_optimizer_bytes(p, o, a) + tensor_optimizer_bytes(p, o, b);
+      out.largest_tensor = std::max({out.largest_tensor, lora->rank * in, lora->rank * od});
+    }
+    return out;
+  }
+  core::Bytes whole{};
+  for (const models::ParamTensor& t : models::param_tensors(l)) {
+    whole += tensor_optimizer_bytes(p, o, t);
+    out.largest_tensor = std::max(out.largest_tensor, t.elements() / t.count);
+  }
+  if (trainable >= l.params) {
+    out.states = whole;
+  } else {  // a tensor-parallel shard: its share of the layer's bytes
+    const long double share = static_cast<long double>(trainable) / static_cast<long double>(l.params);
+    out.states = core::Bytes{static_cast<std::int64_t>(static_cast<long double>(whole.value) * share)};
+    out.largest_tensor = ceil_div(out.largest_tensor, tensor);
+  }
+  return out;
+}
+
+}  // namespace trainsim::scenario
