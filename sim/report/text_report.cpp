@@ -37,6 +37,15 @@ struct Paint {
   std::string bold(const std::string& s) const { return on ? "\033[1m" + s + "\033[0m" : s; }
 };
 
+// The cures of an activation OOM that the scenario does not use yet.
+std::string activation_cures(const scenario::TrainingSpec& t) {
+  std::string cures = "lower the micro-batch (with gradient accumulation)";
+  if (t.recompute != scenario::Recompute::full)
+    cures += t.recompute == scenario::Recompute::none ? ", recompute activations" : ", recompute more";
+  if (!t.flash_attention) cures += ", use flash attention";
+  return "the model states fit but a micro-batch's activations do not: " + cures + ".";
+}
+
 // The first lines: FITS with the peak, or OUT OF MEMORY with where, why and the cure's kind.
 void write_verdict(std::ostream& out, const Summary& r, const Paint& paint) {
   if (r.fits) {
@@ -81,9 +90,7 @@ void write_verdict(std::ostream& out, const Summary& r, const Paint& paint) {
                 ? "weights + gradients + optimizer states do not fit even with no activations: "
                   "no batch size fits; split the model (pipeline / tensor) or shard its states "
                   "(ZeRO). Plain data parallelism does not lower per-device memory."
-                : "the model states fit but a micro-batch's activations do not: lower the "
-                  "micro-batch (with gradient accumulation), recompute activations or use flash "
-                  "attention.")
+                : activation_cures(r.training))
         << (o.cause == "host_memory" ? "\n  the GPUs' own peak is " : "\n  the step would need ") << both(r.peak)
         << " on its fullest device\n";
   }
