@@ -126,19 +126,10 @@ int cmd_compare(const std::vector<std::string>& args) {
                   100 * s.median, 100 * s.worst, 100 * s.bias);
   }
   if (vm.count("ratchet")) {
-    int worse = 0;
-    for (const auto& [name, pct] : validation::read_ratchet(vm["ratchet"].as<std::string>())) {
-      const auto it = groups.find(name);
-      if (it == groups.end()) {
-        std::cerr << "ratchet: subset '" << name << "' has no rows\n";
-        ++worse;
-      } else if (100 * it->second.mape > pct + 1e-9) {
-        std::fprintf(stderr, "ratchet: %s MAPE %.2f%% is worse than the recorded %.2f%%\n", name.c_str(),
-                     100 * it->second.mape, pct);
-        ++worse;
-      }
-    }
-    if (worse) return kExitRatchet;
+    std::map<std::string, double> mape;
+    for (const auto& [name, g] : groups) mape[name] = g.mape;
+    if (validation::ratchet_failures(vm["ratchet"].as<std::string>(), mape, "rows") > 0)
+      return kExitRatchet;
   }
   return kExitFits;
 }

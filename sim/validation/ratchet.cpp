@@ -1,6 +1,7 @@
 #include "sim/validation/ratchet.hpp"
 
 #include <cstdio>
+#include <iostream>
 #include <sstream>
 
 #include "sim/core/error.hpp"
@@ -23,6 +24,23 @@ std::map<std::string, double> read_ratchet(const std::string& path) {
       throw core::ConfigError({path, n, 1}, "", "expected 'SUBSET MAPE_PERCENT'");
   }
   return out;
+}
+
+int ratchet_failures(const std::string& path, const std::map<std::string, double>& mape,
+                     const std::string& items) {
+  int worse = 0;
+  for (const auto& [name, pct] : read_ratchet(path)) {
+    const auto it = mape.find(name);
+    if (it == mape.end()) {
+      std::cerr << "ratchet: subset '" << name << "' has no " << items << "\n";
+      ++worse;
+    } else if (100 * it->second > pct + 1e-9) {
+      std::fprintf(stderr, "ratchet: %s MAPE %.2f%% is worse than the recorded %.2f%%\n",
+                   name.c_str(), 100 * it->second, pct);
+      ++worse;
+    }
+  }
+  return worse;
 }
 
 }  // namespace trainsim::validation

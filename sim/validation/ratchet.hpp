@@ -9,4 +9,10 @@ namespace trainsim::validation {
 // is a core::ConfigError at file:line:1.
 std::map<std::string, double> read_ratchet(const std::string& path);
 
+// Checks each subset's MAPE (a fraction, by subset name) against the ratchet file at `path`;
+// says on standard error each subset that is worse or has no `items` (rows, cases), and
+// returns how many.
+int ratchet_failures(const std::string& path, const std::map<std::string, double>& mape,
+                     const std::string& items);
+
 }  // namespace trainsim::validation
