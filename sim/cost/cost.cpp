@@ -79,7 +79,8 @@ bool same_kernel_speed(const hw::DeviceSpec& a, const hw::DeviceSpec& b) {
          a.peak_fp8 == b.peak_fp8 &&
          a.memory_bandwidth == b.memory_bandwidth && a.matmul_efficiency == b.matmul_efficiency &&
          a.memory_efficiency == b.memory_efficiency && a.kernel_launch == b.kernel_launch &&
-         a.matmul_ramp_s == b.matmul_ramp_s && a.host_dispatch == b.host_dispatch;
+         a.matmul_ramp_s == b.matmul_ramp_s && a.host_dispatch == b.host_dispatch &&
+         a.sm_count == b.sm_count;
 }
 
 bool same_link_speed(const hw::LinkSpec& a, const hw::LinkSpec& b) {
@@ -103,6 +104,8 @@ Duration device_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode
   if (!(w.flops >= 0) || !std::isfinite(w.flops))
     invalid("kernel FLOPs must be a finite non-negative number");
   if (w.bytes.value < 0) invalid("kernel bytes must not be negative");
+  if (!(w.shape_efficiency > 0.0 && w.shape_efficiency <= 1.0))
+    invalid("GEMM shape efficiency must be in (0, 1], got " + std::to_string(w.shape_efficiency));
   check_fraction(d.matmul_efficiency, "matmul_efficiency", d);
   check_fraction(d.memory_efficiency, "memory_efficiency", d);
   if (d.kernel_launch.ns < 0)
@@ -113,6 +116,7 @@ Duration device_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode
   double compute_s = 0;
   if (w.flops > 0) {
     double eff = d.matmul_efficiency;
+    if (w.matmul) eff *= w.shape_efficiency;
     if (w.matmul && d.matmul_ramp_s > 0) {
       const double per_kernel = w.flops / std::max(1, kernels);
       eff *= per_kernel / (per_kernel + rate * d.matmul_ramp_s);

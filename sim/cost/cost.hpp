@@ -21,10 +21,15 @@ struct KernelWork {
   // Every kernel the op launches (GEMMs and the element-wise kernels around them), which the
   // host issues one at a time; 0: the op's GEMM/kernel count.
   int launches = 0;
+  // The tile and wave quantization of the op's GEMMs on the device (gemms_efficiency,
+  // gemm_shape.hpp): matmul work runs at matmul_efficiency x this x the ramp. 1: not modelled
+  // (no shapes, or a device without sm_count).
+  double shape_efficiency = 1.0;
 };
 
 // Roofline: max(flops / (peak x efficiency(F)), bytes / (bandwidth x memory_efficiency))
-// + kernel_launch x kernels, where efficiency(F) = matmul_efficiency x F / (F + peak x ramp)
+// + kernel_launch x kernels, where efficiency(F) = matmul_efficiency x shape_efficiency x
+// F / (F + peak x ramp)
 // for matmul work of F = flops / kernels per kernel (GEMMs of small matrices do not fill the
 // GPU), and matmul_efficiency for vector work. With serial_memory the two terms add.
 // Zero work costs only the launch overhead (never 0 when kernels>0).

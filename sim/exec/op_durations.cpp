@@ -49,8 +49,13 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
       // issues them asynchronously too, so its dispatch overlaps them (docs/devices.md).
       const core::Duration tp = tensor_parallel_time(plan, op);
       const int tp_launches = op.tp_collectives * (op.tp_sequence_parallel ? 2 : 1);
-      return std::max(cost::device_time(op.work, program.device, plan.math, op.kernels) + tp,
-                      cost::host_time(op.work, program.device, op.kernels,
+      cost::KernelWork work = op.work;
+      if (op.gemm_end > op.gemm_begin)
+        work.shape_efficiency = cost::gemms_efficiency(
+            std::span(program.gemm_shapes).subspan(op.gemm_begin, op.gemm_end - op.gemm_begin),
+            program.device.sm_count);
+      return std::max(cost::device_time(work, program.device, plan.math, op.kernels) + tp,
+                      cost::host_time(work, program.device, op.kernels,
                                       op.tp_collectives > 0 ? tp_launches : 0));
     }
     case OpKind::p2p:

@@ -284,7 +284,10 @@ struct Player : PlayState {
             (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.kernels)) << 16) |
             (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.comm.ranks)) << 40),
         flops_bits ^ static_cast<std::uint64_t>(op.comm.bytes.value) ^
-            (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.work.launches)) << 1),
+            (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.work.launches)) << 1) ^
+            // the op's GEMM shapes: one range per distinct run in the program
+            ((static_cast<std::uint64_t>(op.gemm_begin) << 32 | op.gemm_end) *
+             0x9E3779B97F4A7C15ull),
         static_cast<std::uint64_t>(op.work.bytes.value) ^
             (static_cast<std::uint64_t>(op.comm.ranks_per_node) << 48) ^
             (static_cast<std::uint64_t>(op.comm.gather_ranks) << 32) ^

@@ -65,6 +65,22 @@ void set_fp8_peaks(std::vector<DeviceSpec>& v) {
       if (d.name == name) d.peak_fp8 = tflops(tf);
 }
 
+// Streaming multiprocessors (GEMM wave quantization, docs/gemm.md), from NVIDIA's architecture
+// whitepapers: Volta (Tesla V100: 80), Turing (Tesla T4: 40), Ampere GA100 (A100: 108) and GA102
+// (RTX 3090: 82, RTX A6000: 84), Ada (RTX 4090: 128, L40S: 142, L4: 58), Hopper (H100 SXM5: 132,
+// H100 PCIe: 114; H100 NVL, H200 and GH200 run the SXM5 configuration of GH100: 132). Devices
+// not listed (A10G, B200, AMD's) leave it 0: no shape model.
+void set_sm_counts(std::vector<DeviceSpec>& v) {
+  const std::pair<const char*, int> sms[] = {
+      {"v100-16gb", 80},  {"v100-32gb", 80},  {"a100-40gb", 108},  {"a100-80gb", 108},
+      {"h100-80gb", 132}, {"h200-141gb", 132}, {"gh200-96gb", 132}, {"h100-pcie", 114},
+      {"h100-nvl", 132},  {"l40s", 142},      {"rtx-a6000", 84},   {"l4", 58},
+      {"t4", 40},         {"rtx-3090", 82},   {"rtx-4090", 128}};
+  for (auto& d : v)
+    for (const auto& [name, n] : sms)
+      if (d.name == name) d.sm_count = n;
+}
+
 // `memory` is the total PyTorch reports (torch.cuda.get_device_properties(0).total_memory, i.e.
 // cudaDeviceProp::totalGlobalMem, the figure deviceQuery prints), from a published printout;
 // `reserved` is what the runtime takes before the first tensor (docs/devices.md, "Reserved").
@@ -175,6 +191,7 @@ std::vector<DeviceSpec> make_devices() {
   add_datacenter_devices(v);
   add_pcie_devices(v);
   set_fp8_peaks(v);
+  set_sm_counts(v);
   return v;
 }
 

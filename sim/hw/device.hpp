@@ -40,6 +40,9 @@ struct DeviceSpec {
   // 45 us: an eager PyTorch model measured issuing 1,185 kernels in 53.7 ms while its GPU
   // idled (docs/devices.md, "Host dispatch").
   static constexpr std::int64_t kDefaultHostDispatchNs = 45000;
+  // Streaming multiprocessors, which run one GEMM tile each at a time: the wave quantization
+  // of GEMM efficiency by shape (sim/cost/gemm_shape.hpp, docs/gemm.md). 0: not modelled.
+  int sm_count = 0;
 };
 
 // A link class between devices (intra-node fabric or inter-node network), alpha-beta model:

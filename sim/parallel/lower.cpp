@@ -17,7 +17,8 @@ std::span<const PassEntry> lowering_passes() {
   // The model states and their gradients' reduction belong to model_states and data, or under
   // FSDP to fsdp (PassEntry::owner): lower() builds one side.
   static const PassEntry passes[] = {
-      compute_pass(),   loss_pass(),         tensor_pass(),    expert_pass(),
+      compute_pass(),   loss_pass(),         tensor_pass(),    gemm_pass(),
+      expert_pass(),
       activation_offload_pass(),             recompute_pass(), pipeline_pass(),
       context_pass(),   offload_pass(),
       optimizer_pass(), model_states_pass(), fsdp_pass(),      data_pass(),

@@ -214,6 +214,7 @@ PassEntry compute_pass();
 PassEntry loss_pass();
 PassEntry activation_offload_pass();
 PassEntry tensor_pass();
+PassEntry gemm_pass();
 PassEntry expert_pass();
 PassEntry recompute_pass();
 PassEntry pipeline_pass();

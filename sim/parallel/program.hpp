@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/cost/cost.hpp"
+#include "sim/cost/gemm_shape.hpp"
 #include "sim/hw/device.hpp"
 #include "sim/hw/ledger.hpp"
 
@@ -146,6 +147,10 @@ struct Op {
   // the macro's template ends, inside the macro op's span (a ZeRO-2 reduce-scatter waits for the
   // backward that filled its bucket, not for the whole unit).
   std::int32_t tap = -1;
+  // Compute ops: the GEMMs the op runs, Program::gemm_shapes[gemm_begin, gemm_end) (the gemm
+  // pass); their tile and wave quantization on the program's device is the work's
+  // shape_efficiency (exec/op_durations.cpp). Empty: not modelled.
+  std::uint32_t gemm_begin = 0, gemm_end = 0;
 };
 
 // A run of compute-stream ops that a pipeline unit repeats for every micro-batch: the ops
@@ -170,6 +175,8 @@ struct Program {
   std::vector<MacroTemplate> macros;  // fast play only (see Op::macro)
   std::vector<Op> macro_ops;
   std::vector<Op> macro_taps;
+  // GEMM shapes of the ops (Op::gemm_begin), each distinct run stored once.
+  std::vector<cost::GemmShape> gemm_shapes;
   // Bookkeeping for the report.
   std::int64_t parameters = 0;  // parameters held (after tensor and ZeRO-3 sharding)
   hw::MemBreakdown model_states;  // weights + gradients + optimizer states + reserved per device

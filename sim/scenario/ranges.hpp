@@ -28,6 +28,8 @@ inline constexpr IntRange kGradientAccumulation{1, 1'000'000'000};
 inline constexpr IntRange kMaxOps{1, 1'000'000'000};
 inline constexpr IntRange kMaxLayers{1, 10'000'000};  // limits.max_layers
 inline constexpr IntRange kSeqLen{1, std::int64_t{1} << 30};  // tokens per sample
+// device.sm_count: 0 turns the GEMM shape model off; beyond any GPU built (H100: 132).
+inline constexpr IntRange kSmCount{0, 65536};
 
 // Inclusive bounds of a device or link figure, in base units (FLOP/s, bytes/s, bytes,
 // seconds), and how the error writes them.

@@ -158,6 +158,7 @@ hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node,
   if (m.has("kernel_launch")) d.kernel_launch = seconds("kernel_launch");
   if (m.has("matmul_ramp")) d.matmul_ramp_s = core::to_seconds(seconds("matmul_ramp"));
   if (m.has("host_dispatch")) d.host_dispatch = seconds("host_dispatch");
+  if (m.has("sm_count")) d.sm_count = static_cast<int>(m.int_in("sm_count", ranges::kSmCount));
   m.finish();
   if (d.reserved >= d.memory) {
     // Point at whichever of the two the user wrote (reserved first); else at the device.
