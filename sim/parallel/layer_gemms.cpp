@@ -24,7 +24,8 @@ void linear_gemms(const models::Layer& l, std::initializer_list<LinearRole> role
   std::int64_t n = 0;
   auto flush = [&] {
     if (first == nullptr) return;
-    const std::int64_t m = ceil_div(first->tokens * samples, std::max<std::int64_t>(1, first->count));
+    const std::int64_t m =
+        ceil_div(first->tokens * samples, std::max<std::int64_t>(1, first->count));
     const bool split = first->split && t > 1;
     const std::int64_t k = split && first->row_parallel ? ceil_div(first->in, t) : first->in;
     const std::int64_t cols = split && !first->row_parallel ? ceil_div(n, t) : n;
