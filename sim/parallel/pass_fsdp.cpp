@@ -17,6 +17,21 @@
 // input. HSDP then all-reduces the reduced shard over the data/S replicas. Each layer's sharded
 // fp32 gradients are held from its first backward to the optimizer step.
 //
+// Under pipeline parallelism (PyTorch's torch.distributed.pipelining stage, which torchtitan
+// drives) every pipeline stage's chunk is fully_shard'ed over the data ranks of that stage. The
+// stage runs every backward with gradient sync and resharding after backward off
+// (set_requires_gradient_sync(False), set_reshard_after_backward(False)): a unit's post-backward
+// hook adds its unsharded gradients into the accumulated gradient, upcast to reduce_dtype when it
+// differs from param_dtype (FSDPParam.to_accumulated_grad_if_needed), and its parameters stay
+// gathered. After the chunk's last micro-batch's backward the stage calls every unit's
+// post-backward with sync on: each accumulated gradient is copied into its reduce-scatter input,
+// the parameters are resharded, and the reduce-scatters run one after another. (torchtitan's
+// default reshard_after_forward_policy sets reshard_after_forward: false under pipelining; the
+// key says which is played.)
+//
+// With context parallelism (parallel.context = C) the shard group is S x C ranks: context ranks
+// hold the same weights, so torchtitan shards over its flattened dp_shard x cp mesh.
+//
 // With LoRA only the adapters are trained: fully_shard shards the frozen weights too, in the
 // dtype (or quantized form) they are stored in, but autograd gives them no gradient and the
 // optimizer, built over the trainable parameters, no state. So the frozen weights add their
@@ -53,10 +68,13 @@ class FsdpPass final : public LoweringPass {
   void prepare(LowerContext& L) override {
     const scenario::Scenario& s = L.s;
     const scenario::FsdpSpec& f = s.parallel.fsdp;
-    shard_ = s.parallel.fsdp_shard();
+    shard_ = s.parallel.fsdp_shard() * s.parallel.context;  // dp_shard x cp
     replicas_ = L.data / shard_;
-    param_bytes_ = dtype_bytes(f.param_dtype.value_or(s.training.precision));
+    const scenario::Precision param_dtype = f.param_dtype.value_or(s.training.precision);
+    param_bytes_ = dtype_bytes(param_dtype);
     reduce_bytes_ = dtype_bytes(f.reduce_dtype);
+    accumulate_ = L.stages > 1;  // PyTorch pipelining's schedules
+    accumulated_bytes_ = f.reduce_dtype == param_dtype ? param_bytes_ : reduce_bytes_;
     optimizer_bytes_ = scenario::state_bytes_per_param(scenario::Precision::fp32,
                                                        s.training.optimizer)
                            .optimizer_states;
@@ -109,6 +127,8 @@ class FsdpPass final : public LoweringPass {
     walk_unit_ = -1;
     walk_last_ = walk_prev_ = -1;
     pending_ = pending_op_ = -1;
+    final_.clear();
+    final_op_ = -1;
   }
 
   int ops_per_layer(const LowerContext&) const override { return 1; }
@@ -136,12 +156,15 @@ class FsdpPass final : public LoweringPass {
           comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::fsdp_all_gather, i,
                   u.microbatch(), u.chunk(), full, shard_, shard_span_.inter_node,
                   shard_span_.per_node),
-          {tensor(MemCategory::weights, full, unit.kind, unit.first)}, {}, {c.ref_or_none(after)});
+          {gathered(unit)}, {}, {c.ref_or_none(after)});
       c.param_ready = c.last_comm;
     }
     // The unit that just finished its backward reduces after this gather (the prefetch goes first
     // on the comm stream).
-    if (pending_ >= 0 && pending_ != k) reduce(c, u);
+    if (pending_ >= 0 && pending_ != k) {
+      reduce(c, u, pending_, pending_op_, false);
+      pending_ = pending_op_ = -1;
+    }
   }
 
   void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
@@ -169,26 +192,23 @@ class FsdpPass final : public LoweringPass {
         c.held_grads.push_back(held);
       }
     }
-    if (i != unit.first) return;
-    // The post-backward hook: copy-in to the reduce-scatter input, then free the unsharded
-    // gradients and parameters.
-    if (unit.trainable > 0) {
-      lo.allocs.push_back(tensor(MemCategory::buffers, core::Bytes{unit.trainable} * reduce_bytes_,
-                                 TensorKind::reduce_input, unit.first));
-      for (const MemEffect& g : unit.grads) lo.frees.push_back(g);
-      pending_ = k;
-    }
-    unit.grads.clear();
-    free_params(unit, lo);
+    if (i == unit.first) post_backward(unit, k, lo);
+    // Pipelining: after the chunk's last backward, every unit's post-backward with gradient sync.
+    if (accumulate_ && u.last_microbatch && i == u.range.first) final_post_backward(u, lo);
   }
 
-  void after_layer(StageContext& c, UnitStep&, std::int32_t i, std::int32_t op) override {
+  void after_layer(StageContext&, UnitStep&, std::int32_t i, std::int32_t op) override {
     walk_last_ = op;
     if (pending_ == unit_of_[i] && pending_op_ < 0) pending_op_ = op;
+    if (!final_.empty() && final_op_ < 0) final_op_ = op;
   }
 
   void end_unit(StageContext& c, UnitStep& u, std::int32_t) override {
-    if (pending_ >= 0) reduce(c, u);
+    if (pending_ >= 0) reduce(c, u, pending_, pending_op_, false);
+    for (const std::int32_t k : final_) reduce(c, u, k, final_op_, true);
+    final_.clear();
+    final_op_ = -1;
+    pending_ = pending_op_ = -1;
   }
 
  private:
@@ -197,44 +217,104 @@ class FsdpPass final : public LoweringPass {
     std::int64_t trainable = 0;  // of which trained: what it reduces
     std::int32_t first = -1, last = -1;  // its first and last layer on the stage
     bool gathered = false;
+    bool accumulated = false;  // holds an accumulated gradient (no gradient sync)
     TensorKind kind = TensorKind::gathered;
     std::vector<MemEffect> grads;  // unsharded, booked by the backward so far
   };
 
+  // The unit's unsharded parameters: one copy at a time, whichever micro-batch gathered it (under
+  // pipelining a forward may find them gathered by another micro-batch's unit).
+  MemEffect gathered(const Unit& unit) const {
+    MemEffect e = tensor(MemCategory::weights, core::Bytes{unit.params} * param_bytes_, unit.kind,
+                         unit.first);
+    e.per_microbatch = false;
+    return e;
+  }
+
+  // The unit's accumulated unsharded gradients, across micro-batches.
+  MemEffect accumulated_grad(const Unit& unit) const {
+    MemEffect e = tensor(MemCategory::gradients, core::Bytes{unit.trainable} * accumulated_bytes_,
+                         TensorKind::unsharded_grad, unit.first);
+    e.per_microbatch = false;
+    return e;
+  }
+
+  // The unit's post-backward hook. With gradient sync: copy-in to the reduce-scatter input, free
+  // the unsharded gradients and parameters. Without (pipelining): add the unsharded gradients
+  // into the accumulated gradient and keep the parameters (reshard_after_backward: false).
+  void post_backward(Unit& unit, std::int32_t k, LayerOp& lo) {
+    if (unit.trainable > 0) {
+      if (accumulate_) {
+        if (!unit.accumulated) lo.allocs.push_back(accumulated_grad(unit));
+        unit.accumulated = true;
+      } else {
+        lo.allocs.push_back(reduce_input(unit));
+        pending_ = k;
+      }
+      for (const MemEffect& g : unit.grads) lo.frees.push_back(g);
+    }
+    unit.grads.clear();
+    if (!accumulate_) free_params(unit, lo);
+  }
+
+  // PyTorch pipelining's post-backward of the chunk's every unit once its last micro-batch's
+  // backward ran, in module order (root first): the parameters resharded, then each unit's
+  // reduce-scatter (end_unit), which copies the accumulated gradients into its input on the
+  // reduce-scatter stream.
+  void final_post_backward(const UnitStep& u, LayerOp& lo) {
+    std::vector<char> in_chunk(units_state_.size(), 0);
+    for (std::int32_t j = u.range.first; j < u.range.end; ++j) in_chunk[unit_of_[j]] = 1;
+    for (std::size_t k = 0; k < units_state_.size(); ++k) {
+      if (!in_chunk[k]) continue;
+      Unit& unit = units_state_[k];
+      if (unit.accumulated) final_.push_back(static_cast<std::int32_t>(k));
+      unit.accumulated = false;
+      free_params(unit, lo);
+    }
+  }
+
+  MemEffect reduce_input(const Unit& unit) const {
+    return tensor(MemCategory::buffers, core::Bytes{unit.trainable} * reduce_bytes_,
+                  TensorKind::reduce_input, unit.first);
+  }
+
   void free_params(Unit& unit, LayerOp& lo) {
     if (!unit.gathered) return;
-    lo.frees.push_back(tensor(MemCategory::weights, core::Bytes{unit.params} * param_bytes_,
-                              unit.kind, unit.first));
+    lo.frees.push_back(gathered(unit));
     unit.gathered = false;
   }
 
-  // The pending unit's reduce-scatter over its shard group (then HSDP's all-reduce of the shard
-  // over the replicas), after the backward op that copied its gradients in.
-  void reduce(StageContext& c, UnitStep& u) {
-    const Unit& unit = units_state_[pending_];
+  // Unit k's reduce-scatter over its shard group (then HSDP's all-reduce of the shard over the
+  // replicas), after the backward op `after`, which copied its gradients in; or, `copy_in`, the
+  // reduce-scatter books its input and copies the accumulated gradients in itself, whose memory
+  // returns when it ends (the caching allocator's record_stream on the reduce-scatter stream).
+  void reduce(StageContext& c, UnitStep& u, std::int32_t k, std::int32_t after, bool copy_in) {
+    const Unit& unit = units_state_[k];
     const core::Bytes full = core::Bytes{unit.trainable} * reduce_bytes_;
-    const MemEffect input = tensor(MemCategory::buffers, full, TensorKind::reduce_input, unit.first);
+    const MemEffect input = reduce_input(unit);
+    const MemEffect freed[] = {input, accumulated_grad(unit)};
     const std::span<const MemEffect> none;
     c.last_comm = c.B.emit(comm_op(OpKind::reduce_scatter, StreamKind::comm,
                                    CommPurpose::fsdp_reduce_scatter, unit.first, u.microbatch(),
                                    u.chunk(), full, shard_, shard_span_.inter_node,
                                    shard_span_.per_node),
-                           none, std::span<const MemEffect>(&input, 1),
-                           {c.ref_or_none(pending_op_)});
+                           std::span<const MemEffect>(&input, copy_in ? 1 : 0),
+                           std::span<const MemEffect>(freed, copy_in ? 2 : 1),
+                           {c.ref_or_none(after)});
     if (replicas_ > 1)
       c.last_comm = c.B.emit(
           comm_op(OpKind::all_reduce, StreamKind::comm, CommPurpose::hsdp_all_reduce, unit.first,
                   u.microbatch(), u.chunk(), core::ceil_div(full, shard_), replicas_,
                   replica_span_.inter_node, replica_span_.per_node),
           none, none, {});
-    pending_ = -1;
-    pending_op_ = -1;
   }
 
   // Per plan.
   std::int64_t shard_ = 1, replicas_ = 1;
   std::int64_t param_bytes_ = 2, reduce_bytes_ = 4, optimizer_bytes_ = 8;
   bool reshard_ = true;
+  bool accumulate_ = false;  // pipelining: gradients sync at each chunk's last micro-batch only
+  std::int64_t accumulated_bytes_ = 4;
   GroupSpan shard_span_, replica_span_;
   std::vector<std::int32_t> unit_of_;  // per layer: 0 the root, b + 1 block b
   std::int32_t units_ = 1;
@@ -244,6 +324,8 @@ class FsdpPass final : public LoweringPass {
   std::int32_t walk_unit_ = -1;               // the unit whose layers the walk is in
   std::int32_t walk_last_ = -1, walk_prev_ = -1;  // last compute op of that unit, of the one before
   std::int32_t pending_ = -1, pending_op_ = -1;   // unit to reduce-scatter, its copy-in op
+  std::vector<std::int32_t> final_;  // pipelining: the chunk's units to reduce-scatter at its end
+  std::int32_t final_op_ = -1;       // their copy-in op
 };
 
 }  // namespace

@@ -46,10 +46,6 @@ FsdpSpec read_fsdp(const YamlContext& ctx, const YAML::Node& node, const std::st
     ctx.fail(node, path,
              "FSDP shards the model states itself: set parallel.zero: 0 (got zero " +
                  std::to_string(p.zero) + "), or drop parallel.fsdp for DeepSpeed's ZeRO");
-  if (p.pipeline > 1)
-    ctx.fail(node, path,
-             "FSDP with pipeline parallelism (pipeline " + std::to_string(p.pipeline) +
-                 ") is not supported yet; FSDP composes with parallel.data and parallel.tensor");
   return f;
 }
 

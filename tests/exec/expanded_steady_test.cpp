@@ -103,6 +103,10 @@ TEST_CASE("expanded units: FSDP and HSDP write down their repeated micro-batches
              {"training.gradient_accumulation=16", "training.global_batch=128"});
   check_same(kRoot + "/scenarios/parallel/08_llama3_8b_hsdp_2nodes.yaml",
              {"training.gradient_accumulation=16", "training.global_batch=256"});
+  // On a pipeline: the forwards between backwards find their units gathered.
+  check_same(kRoot + "/scenarios/parallel/10_llama3_70b_fsdp_pp2.yaml", {});
+  check_same(kRoot + "/scenarios/parallel/10_llama3_70b_fsdp_pp2.yaml",
+             {"parallel.fsdp=true", "training.global_batch=64"});
 }
 
 TEST_CASE("expanded units: expert parallelism on a pipeline writes down its steady state") {
