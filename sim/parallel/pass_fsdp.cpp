@@ -32,6 +32,14 @@
 // With context parallelism (parallel.context = C) the shard group is S x C ranks: context ranks
 // hold the same weights, so torchtitan shards over its flattened dp_shard x cp mesh.
 //
+// With expert parallelism (parallel.expert = E) a block's routed experts are a unit of their own
+// over the expert-data-parallel group, as torchtitan's apply_fsdp shards transformer_block.moe
+// .experts over its dp_shard_mod_ep mesh: the shard group's S x C ranks hold E expert groups, so
+// each expert shard lives on S x C / E ranks (every E-th rank) and the rest of the model on all
+// S x C. Per device that is 16 B x (dense / (S C) + experts_on_device / (S C / E)) under AdamW,
+// with experts_on_device = routed experts / E: the same 16 B / (S C) of every parameter of the
+// model. The experts' all-gather and reduce-scatter follow their block's, over S C / E ranks.
+//
 // With LoRA only the adapters are trained: fully_shard shards the frozen weights too, in the
 // dtype (or quantized form) they are stored in, but autograd gives them no gradient and the
 // optimizer, built over the trainable parameters, no state. So the frozen weights add their
@@ -84,6 +92,12 @@ class FsdpPass final : public LoweringPass {
     const std::int64_t stride = rank_stride(s, scenario::ParallelDim::data);
     shard_span_ = span_of(stride, shard_, s.cluster.gpus_per_node);
     replica_span_ = span_of(stride * shard_, replicas_, s.cluster.gpus_per_node);
+    experts_ = s.parallel.expert;
+    expert_shard_ = shard_ / experts_;
+    expert_span_ = span_of(stride * experts_, expert_shard_, s.cluster.gpus_per_node);
+    expert_of_.assign(L.m.order.size(), 0);
+    if (experts_ > 1)  // LoRA with experts is refused: a layer's experts are trained
+      for (std::size_t i = 0; i < L.m.order.size(); ++i) expert_of_[i] = L.shards[i].expert_params;
     unit_of_.assign(L.m.order.size(), 0);
     std::int32_t units = 1;
     for (std::size_t i = 0; i < L.m.order.size(); ++i) {
@@ -103,13 +117,19 @@ class FsdpPass final : public LoweringPass {
     const core::Bytes frozen = c.trainable == c.params
                                    ? core::Bytes{}
                                    : c.weight_bytes - trained * L.state_bytes.weights;
-    P.parameters = (c.params + shard_ - 1) / shard_;
-    P.persistent[MemCategory::weights] = core::ceil_div(trained * 4 + frozen, shard_);
-    P.persistent[MemCategory::optimizer_states] = core::ceil_div(trained * optimizer_bytes_, shard_);
+    std::int64_t e = 0;  // routed experts on this device (expert parallelism)
+    for (std::int32_t g = c.stage(); g < L.chunk_count(); g += L.stages)
+      for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) e += expert_of_[i];
+    const core::Bytes experts{e}, dense = trained - experts;
+    P.parameters = (c.params - e + shard_ - 1) / shard_ + (e + expert_shard_ - 1) / expert_shard_;
+    P.persistent[MemCategory::weights] =
+        core::ceil_div(dense * 4 + frozen, shard_) + core::ceil_div(experts * 4, expert_shard_);
+    P.persistent[MemCategory::optimizer_states] =
+        sharded(dense * optimizer_bytes_, experts * optimizer_bytes_);
     P.model_states[MemCategory::weights] = P.persistent[MemCategory::weights];
     P.model_states[MemCategory::optimizer_states] = P.persistent[MemCategory::optimizer_states];
-    P.model_states[MemCategory::gradients] = core::ceil_div(trained * 4, shard_);
-    c.update_params = (c.trainable + shard_ - 1) / shard_;
+    P.model_states[MemCategory::gradients] = sharded(dense * 4, experts * 4);
+    c.update_params = (c.trainable - e + shard_ - 1) / shard_ + (e + expert_shard_ - 1) / expert_shard_;
   }
 
   void begin_stage(StageContext& c) override {
@@ -120,6 +140,8 @@ class FsdpPass final : public LoweringPass {
         Unit& u = units_state_[unit_of_[i]];
         u.params += L.shards[i].params;
         u.trainable += L.shards[i].trainable;
+        u.experts += expert_of_[i];
+        if (expert_of_[i] > 0 && u.expert_layer < 0) u.expert_layer = i;
         if (u.first < 0) u.first = i;
         u.last = i;
       }
@@ -151,12 +173,20 @@ class FsdpPass final : public LoweringPass {
     if (!unit.gathered && unit.params > 0) {
       unit.kind = u.forward() ? TensorKind::gathered : TensorKind::gathered_backward;
       unit.gathered = true;
-      const core::Bytes full = core::Bytes{unit.params} * param_bytes_;
+      // One buffer for the unit (and its experts, gathered next over their own group).
+      const core::Bytes dense = core::Bytes{unit.params - unit.experts} * param_bytes_;
       c.last_comm = c.B.emit(
           comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::fsdp_all_gather, i,
-                  u.microbatch(), u.chunk(), full, shard_, shard_span_.inter_node,
+                  u.microbatch(), u.chunk(), dense, shard_, shard_span_.inter_node,
                   shard_span_.per_node),
           {gathered(unit)}, {}, {c.ref_or_none(after)});
+      if (unit.experts > 0)
+        c.last_comm = c.B.emit(
+            comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::fsdp_all_gather,
+                    unit.expert_layer, u.microbatch(), u.chunk(),
+                    core::Bytes{unit.experts} * param_bytes_, expert_shard_,
+                    expert_span_.inter_node, expert_span_.per_node),
+            {}, {}, {c.ref_or_none(after)});
       c.param_ready = c.last_comm;
     }
     // The unit that just finished its backward reduces after this gather (the prefetch goes first
@@ -184,8 +214,9 @@ class FsdpPass final : public LoweringPass {
       unit.grads.push_back(grad);
       if (!grads_held_[i]) {
         grads_held_[i] = 1;
+        const core::Bytes experts{expert_of_[i]};
         MemEffect held = tensor(MemCategory::gradients,
-                                core::ceil_div(core::Bytes{params} * 4, shard_),
+                                sharded((core::Bytes{params} - experts) * 4, experts * 4),
                                 TensorKind::param_grad, i);
         held.per_microbatch = false;
         lo.allocs.push_back(held);
@@ -215,6 +246,8 @@ class FsdpPass final : public LoweringPass {
   struct Unit {
     std::int64_t params = 0;
     std::int64_t trainable = 0;  // of which trained: what it reduces
+    std::int64_t experts = 0;    // of which routed experts, sharded over the expert group
+    std::int32_t expert_layer = -1;  // its first layer with experts
     std::int32_t first = -1, last = -1;  // its first and last layer on the stage
     bool gathered = false;
     bool accumulated = false;  // holds an accumulated gradient (no gradient sync)
@@ -290,32 +323,47 @@ class FsdpPass final : public LoweringPass {
   // returns when it ends (the caching allocator's record_stream on the reduce-scatter stream).
   void reduce(StageContext& c, UnitStep& u, std::int32_t k, std::int32_t after, bool copy_in) {
     const Unit& unit = units_state_[k];
-    const core::Bytes full = core::Bytes{unit.trainable} * reduce_bytes_;
     const MemEffect input = reduce_input(unit);
     const MemEffect freed[] = {input, accumulated_grad(unit)};
     const std::span<const MemEffect> none;
-    c.last_comm = c.B.emit(comm_op(OpKind::reduce_scatter, StreamKind::comm,
-                                   CommPurpose::fsdp_reduce_scatter, unit.first, u.microbatch(),
-                                   u.chunk(), full, shard_, shard_span_.inter_node,
-                                   shard_span_.per_node),
-                           std::span<const MemEffect>(&input, copy_in ? 1 : 0),
-                           std::span<const MemEffect>(freed, copy_in ? 2 : 1),
-                           {c.ref_or_none(after)});
-    if (replicas_ > 1)
+    // The dense part over the shard group, then the experts over theirs; the last frees.
+    const bool experts = unit.experts > 0;
+    const auto scatter = [&](std::int32_t layer, std::int64_t params, std::int64_t ranks,
+                             const GroupSpan& span, bool first, bool last) {
+      const core::Bytes full = core::Bytes{params} * reduce_bytes_;
       c.last_comm = c.B.emit(
-          comm_op(OpKind::all_reduce, StreamKind::comm, CommPurpose::hsdp_all_reduce, unit.first,
-                  u.microbatch(), u.chunk(), core::ceil_div(full, shard_), replicas_,
-                  replica_span_.inter_node, replica_span_.per_node),
-          none, none, {});
+          comm_op(OpKind::reduce_scatter, StreamKind::comm, CommPurpose::fsdp_reduce_scatter,
+                  layer, u.microbatch(), u.chunk(), full, ranks, span.inter_node, span.per_node),
+          std::span<const MemEffect>(&input, first && copy_in ? 1 : 0),
+          std::span<const MemEffect>(freed, !last ? 0 : copy_in ? 2 : 1),
+          {c.ref_or_none(after)});
+      if (replicas_ > 1)
+        c.last_comm = c.B.emit(
+            comm_op(OpKind::all_reduce, StreamKind::comm, CommPurpose::hsdp_all_reduce, layer,
+                    u.microbatch(), u.chunk(), core::ceil_div(full, ranks), replicas_,
+                    replica_span_.inter_node, replica_span_.per_node),
+            none, none, {});
+    };
+    scatter(unit.first, unit.trainable - unit.experts, shard_, shard_span_, true, !experts);
+    if (experts)
+      scatter(unit.expert_layer, unit.experts, expert_shard_, expert_span_, false, true);
+  }
+
+  // Bytes per device of dense and expert tensors sharded over their groups.
+  core::Bytes sharded(core::Bytes dense, core::Bytes experts) const {
+    return core::ceil_div(dense, shard_) +
+           (experts.value > 0 ? core::ceil_div(experts, expert_shard_) : core::Bytes{});
   }
 
   // Per plan.
   std::int64_t shard_ = 1, replicas_ = 1;
+  std::int64_t experts_ = 1, expert_shard_ = 1;  // expert degree; ranks sharing an expert shard
+  std::vector<std::int64_t> expert_of_;  // per layer: its routed experts' params (E > 1)
   std::int64_t param_bytes_ = 2, reduce_bytes_ = 4, optimizer_bytes_ = 8;
   bool reshard_ = true;
   bool accumulate_ = false;  // pipelining: gradients sync at each chunk's last micro-batch only
   std::int64_t accumulated_bytes_ = 4;
-  GroupSpan shard_span_, replica_span_;
+  GroupSpan shard_span_, replica_span_, expert_span_;
   std::vector<std::int32_t> unit_of_;  // per layer: 0 the root, b + 1 block b
   std::int32_t units_ = 1;
   // Per stage.
