@@ -353,9 +353,9 @@ void state_remedies(const scenario::Scenario& s, Search& search, bool states_exc
         break;
     }
   // PyTorch's FSDP2 shards every state as ZeRO-3 does (pass_fsdp.cpp): offered for a
-  // model-state OOM where ZeRO-3 was; not with pipeline parallelism or offload yet.
+  // model-state OOM where ZeRO-3 was; not with offload yet.
   if (states_exceed && zero_tried == 3 && p.zero < 3 && p.data > 1 && !p.fsdp.enabled &&
-      p.pipeline == 1 && !s.training.offload.optimizer_on_cpu())
+      !s.training.offload.optimizer_on_cpu())
     search.consider({"FSDP (PyTorch fully_shard) over the " + str(p.data) +
                          " data-parallel replicas",
                      {{"parallel.zero", "0"}, {"parallel.fsdp", "true"}}});
@@ -363,28 +363,32 @@ void state_remedies(const scenario::Scenario& s, Search& search, bool states_exc
 
 // Mixture-of-experts model states: expert parallelism holds 1/E of each MoE layer's routed
 // experts, most of such a model's parameters, per device (pass_expert.cpp): E a power of two
-// dividing every MoE layer's experts, first over the scenario's data-parallel ranks (same GPUs,
-// ZeRO off: the two are not modelled together), then, with one replica, over E GPUs for the
-// same global batch. Not with FSDP, offload, LoRA or context parallelism (refused together).
+// dividing every MoE layer's experts, first over the scenario's data-parallel ranks (data x
+// context, or an FSDP shard group: same GPUs, ZeRO off: the two are not modelled together),
+// then, with one replica, over E GPUs for the same global batch. Not with offload or LoRA
+// (refused together).
 void expert_remedies(const scenario::Scenario& s, Search& search, bool states_exceed) {
   const auto& p = s.parallel;
   const auto& t = s.training;
-  if (!states_exceed || p.fsdp.enabled || t.lora || p.context > 1 ||
-      t.offload.optimizer_on_cpu() || t.offload.parameters_on_cpu())
+  if (!states_exceed || t.lora || t.offload.optimizer_on_cpu() || t.offload.parameters_on_cpu())
     return;
   std::int64_t experts = 0;
   for (auto v : s.model.order)
     if (s.model.graph[v].experts > 1) experts = std::gcd(experts, s.model.graph[v].experts);
-  for (std::int64_t e = p.expert * 2; experts > 0 && e <= experts && e <= p.data; e *= 2) {
-    if (experts % e != 0 || p.data % e != 0) continue;
+  // The ranks an expert group may take (validate_expert.cpp).
+  const std::int64_t ranks = (p.fsdp.enabled ? p.fsdp_shard() : p.data) * p.context;
+  for (std::int64_t e = p.expert * 2; experts > 0 && e <= experts && e <= ranks; e *= 2) {
+    if (experts % e != 0 || ranks % e != 0) continue;
     Remedy r;
     r.description = "expert parallelism: each MoE layer's experts split over " + str(e) + " of the " +
-                    str(p.data) + " data-parallel ranks";
+                    str(ranks) + " data-parallel ranks";
     r.set = {{"parallel.expert", str(e)}};
     if (p.zero != 0) r.set.push_back({"parallel.zero", "0"});
     if (search.consider(r)) return;
   }
-  for (std::int64_t e = 2; experts > 0 && p.data == 1 && e <= experts; e *= 2) {
+  for (std::int64_t e = 2; experts > 0 && p.data == 1 && p.context == 1 && !p.fsdp.enabled &&
+                          e <= experts;
+       e *= 2) {
     if (experts % e != 0) continue;
     if (t.global_batch % (e * t.micro_batch) != 0) break;
     const std::int64_t devices = e * p.tensor * p.pipeline;
