@@ -157,6 +157,12 @@ TEST_CASE("fast play matches the expanded plan under FSDP and HSDP") {
                      "parallel.fsdp=true"});
   same_report(zero, {"parallel.zero=0", "parallel.data=4", "parallel.context=2",
                      "parallel.fsdp={shard_size: 2}"});
+  // Every dimension at once: Mixtral with tensor 2 x pipeline 2 x data 4 x context 2, expert 4
+  // inside data x context, FSDP over data x context.
+  same_report(kRoot + "/scenarios/parallel/09_mixtral_8x7b_expert8.yaml",
+              {"parallel.fsdp=true", "parallel.pipeline=2", "parallel.data=4", "parallel.expert=4",
+               "parallel.context=2", "training.seq_len=8192", "training.global_batch=16",
+               "cluster.nodes=4"});
 }
 
 TEST_CASE("every op plays for its own duration, costed anew when a kept plan's devices change") {
