@@ -361,7 +361,7 @@ class FsdpPass final : public LoweringPass {
   std::vector<std::int64_t> expert_of_;  // per layer: its routed experts' params (E > 1)
   std::int64_t param_bytes_ = 2, reduce_bytes_ = 4, optimizer_bytes_ = 8;
   bool reshard_ = true;
-  bool accumulate_ = false;  // pipelining: gradients sync at each chunk's last micro-batch only
+  bool accumulate_ = false;  // pipelining: no gradient sync until the chunk's last backward
   std::int64_t accumulated_bytes_ = 4;
   GroupSpan shard_span_, replica_span_, expert_span_;
   std::vector<std::int32_t> unit_of_;  // per layer: 0 the root, b + 1 block b
@@ -373,7 +373,7 @@ class FsdpPass final : public LoweringPass {
   std::int32_t walk_last_ = -1, walk_prev_ = -1;  // last compute op of that unit, of the one before
   std::int32_t pending_ = -1, pending_op_ = -1;   // unit to reduce-scatter, its copy-in op
   std::vector<std::int32_t> final_;  // pipelining: the chunk's units to reduce-scatter at its end
-  std::int32_t final_op_ = -1;       // their copy-in op
+  std::int32_t final_op_ = -1;       // the chunk's last backward op, which they wait for
 };
 
 }  // namespace
