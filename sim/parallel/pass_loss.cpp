@@ -33,8 +33,9 @@ namespace trainsim::parallel {
 
 namespace {
 
-constexpr std::string_view kKeys[] = {"training.loss_chunks", "training.compile", "training.precision",
-                                      "training.micro_batch", "training.seq_len", "model"};
+constexpr std::string_view kKeys[] = {"training.loss_chunks", "training.compile",
+                                      "training.precision",   "training.micro_batch",
+                                      "training.seq_len",     "model"};
 
 class LossPass final : public LoweringPass {
  public:

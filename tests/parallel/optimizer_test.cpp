@@ -198,7 +198,8 @@ TEST_CASE("paged states are not in PyTorch's allocated and reserved figures", "[
   // allocated and reserved peaks are 8,000 B less, evicted or not.
   const auto m = chain_model({plain_layer("a", 1000, 0, 8)});
   auto run = [&](std::int64_t capacity) {
-    auto s = make_scenario(m, ideal_device(capacity), training(Precision::fp32, Optimizer::paged_adamw));
+    auto s = make_scenario(m, ideal_device(capacity),
+                           training(Precision::fp32, Optimizer::paged_adamw));
     s.training.caching_allocator = false;
     s.cluster.pcie = free_link();
     s.cluster.pcie.bandwidth = core::Bandwidth{1e9};
