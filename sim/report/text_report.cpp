@@ -144,6 +144,7 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
   if (const auto chunks = scenario::effective_loss_chunks(r.training); chunks > 1)
     out << ", loss in " << chunks << " chunks";
   if (r.training.activation_offload) out << ", activation offload";
+  if (r.training.compile) out << ", compiled loss";
   out << "\n";
   out << "Step       " << seconds(r.step_time_s) << "   " << core::format_number("%.1f", r.samples_per_s)
       << " samples/s";

@@ -92,6 +92,10 @@ struct TrainingSpec {
   // and back before their backward (torchtune's OffloadActivations;
   // sim/parallel/pass_activation_offload.cpp).
   bool activation_offload = false;
+  // training.compile: torch.compile of the loss as torchtune's compile_loss does it; the compiled
+  // cross-entropy saves its input logits and one log-sum-exp per token instead of the fp32
+  // log-probabilities (sim/parallel/pass_loss.cpp, docs/finetuning.md).
+  bool compile = false;
 };
 
 // Bytes per model state: state_bytes_per_param (sim/scenario/precision.hpp).
