@@ -21,10 +21,15 @@
 // dtype (or quantized form) they are stored in, but autograd gives them no gradient and the
 // optimizer, built over the trainable parameters, no state. So the frozen weights add their
 // stored bytes / S and nothing else; gradients, reduce-scatters and optimizer states cover the
-// adapters alone.
+// adapters alone. A quantized frozen base (QLoRA) is gathered as stored.
+//
+// The sharded states are in the dtype the model is built in (fsdp_offload.hpp's
+// fsdp_shard_bytes): fp32 under mixed precision, 16-bit under bf16-true / fp16-true.
+// parallel.fsdp.offload: cpu keeps them in host memory (fsdp_offload.hpp).
 #include <algorithm>
 #include <vector>
 
+#include "sim/parallel/fsdp_offload.hpp"
 #include "sim/parallel/pass.hpp"
 
 namespace trainsim::parallel {
@@ -57,10 +62,10 @@ class FsdpPass final : public LoweringPass {
     replicas_ = L.data / shard_;
     param_bytes_ = dtype_bytes(f.param_dtype.value_or(s.training.precision));
     reduce_bytes_ = dtype_bytes(f.reduce_dtype);
-    optimizer_bytes_ = scenario::state_bytes_per_param(scenario::Precision::fp32,
-                                                       s.training.optimizer)
-                           .optimizer_states;
+    shard_bytes_ = fsdp_shard_bytes(s);
     reshard_ = f.reshard_after_forward;
+    offload_ = f.cpu_offload;
+    quantized_base_ = s.training.lora && s.training.lora->quantized();
     // Shard groups: shard_ consecutive data ranks; replica groups: every shard_-th data rank
     // (PyTorch's 2-D device mesh (replicate, shard)).
     const std::int64_t stride = rank_stride(s, scenario::ParallelDim::data);
@@ -79,19 +84,25 @@ class FsdpPass final : public LoweringPass {
   void book_states(StageContext& c) override {
     const LowerContext& L = c.L;
     Program& P = c.P;
-    // Trained parameters: fp32 shards of weights and gradients and the optimizer states; frozen
-    // ones (LoRA): their stored bytes only.
+    // Trained parameters: shards of weights and gradients and the optimizer states; frozen ones
+    // (LoRA): their stored bytes only.
     const core::Bytes trained{c.trainable};
     const core::Bytes frozen = c.trainable == c.params
                                    ? core::Bytes{}
                                    : c.weight_bytes - trained * L.state_bytes.weights;
     P.parameters = (c.params + shard_ - 1) / shard_;
-    P.persistent[MemCategory::weights] = core::ceil_div(trained * 4 + frozen, shard_);
-    P.persistent[MemCategory::optimizer_states] = core::ceil_div(trained * optimizer_bytes_, shard_);
+    P.persistent[MemCategory::weights] =
+        core::ceil_div(trained * shard_bytes_.weights + frozen, shard_);
+    P.persistent[MemCategory::optimizer_states] =
+        core::ceil_div(trained * shard_bytes_.optimizer_states, shard_);
     P.model_states[MemCategory::weights] = P.persistent[MemCategory::weights];
     P.model_states[MemCategory::optimizer_states] = P.persistent[MemCategory::optimizer_states];
-    P.model_states[MemCategory::gradients] = core::ceil_div(trained * 4, shard_);
+    P.model_states[MemCategory::gradients] = core::ceil_div(trained * shard_bytes_.gradients, shard_);
     c.update_params = (c.trainable + shard_ - 1) / shard_;
+  }
+
+  void place_states(StageContext& c) override {
+    if (offload_) place_fsdp_offload(c);
   }
 
   void begin_stage(StageContext& c) override {
@@ -102,6 +113,15 @@ class FsdpPass final : public LoweringPass {
         Unit& u = units_state_[unit_of_[i]];
         u.params += L.shards[i].params;
         u.trainable += L.shards[i].trainable;
+        const core::Bytes trained{L.shards[i].trainable};
+        const core::Bytes frozen = L.shards[i].weight_bytes - trained * L.state_bytes.weights;
+        u.stored += frozen + trained * shard_bytes_.weights;
+        // A quantized frozen base is gathered as stored (torchao's NF4Tensor implements FSDP2's
+        // all-gather extension: its packed data and scales are gathered, not a bf16 copy);
+        // every other parameter in param_dtype.
+        u.unsharded += quantized_base_
+                          ? frozen + trained * param_bytes_
+                          : core::Bytes{L.shards[i].params} * param_bytes_;
         if (u.first < 0) u.first = i;
         u.last = i;
       }
@@ -109,6 +129,7 @@ class FsdpPass final : public LoweringPass {
     walk_unit_ = -1;
     walk_last_ = walk_prev_ = -1;
     pending_ = pending_op_ = -1;
+    last_d2h_ = -1;
   }
 
   int ops_per_layer(const LowerContext&) const override { return 1; }
@@ -131,12 +152,18 @@ class FsdpPass final : public LoweringPass {
     if (!unit.gathered && unit.params > 0) {
       unit.kind = u.forward() ? TensorKind::gathered : TensorKind::gathered_backward;
       unit.gathered = true;
-      const core::Bytes full = core::Bytes{unit.params} * param_bytes_;
+      const core::Bytes full = unit.unsharded;
+      // With CPU offload the rank's shard comes over PCIe first: the gather's input.
+      MemEffect staged{};
+      if (offload_)
+        after = fetch_fsdp_shard(c, u, unit.first, core::ceil_div(unit.stored, shard_), after,
+                                 staged);
       c.last_comm = c.B.emit(
           comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::fsdp_all_gather, i,
                   u.microbatch(), u.chunk(), full, shard_, shard_span_.inter_node,
                   shard_span_.per_node),
-          {tensor(MemCategory::weights, full, unit.kind, unit.first)}, {}, {c.ref_or_none(after)});
+          {tensor(MemCategory::weights, full, unit.kind, unit.first)}, {staged},
+          {c.ref_or_none(after)});
       c.param_ready = c.last_comm;
     }
     // The unit that just finished its backward reduces after this gather (the prefetch goes first
@@ -159,10 +186,10 @@ class FsdpPass final : public LoweringPass {
                                     TensorKind::unsharded_grad, i);
       lo.allocs.push_back(grad);
       unit.grads.push_back(grad);
-      if (!grads_held_[i]) {
+      if (!grads_held_[i] && !offload_) {
         grads_held_[i] = 1;
         MemEffect held = tensor(MemCategory::gradients,
-                                core::ceil_div(core::Bytes{params} * 4, shard_),
+                                core::ceil_div(core::Bytes{params} * shard_bytes_.gradients, shard_),
                                 TensorKind::param_grad, i);
         held.per_microbatch = false;
         lo.allocs.push_back(held);
@@ -191,10 +218,17 @@ class FsdpPass final : public LoweringPass {
     if (pending_ >= 0) reduce(c, u);
   }
 
+  // With CPU offload the optimizer steps on the host once every reduced shard is there.
+  void end_step(StageContext& c) override {
+    if (offload_) c.update_op = fsdp_cpu_step(c, c.update_params, last_d2h_);
+  }
+
  private:
   struct Unit {
     std::int64_t params = 0;
     std::int64_t trainable = 0;  // of which trained: what it reduces
+    core::Bytes stored{};        // its parameters' sharded bytes over all ranks (fetch size)
+    core::Bytes unsharded{};     // its unsharded (gathered) parameters' bytes
     std::int32_t first = -1, last = -1;  // its first and last layer on the stage
     bool gathered = false;
     TensorKind kind = TensorKind::gathered;
@@ -203,8 +237,7 @@ class FsdpPass final : public LoweringPass {
 
   void free_params(Unit& unit, LayerOp& lo) {
     if (!unit.gathered) return;
-    lo.frees.push_back(tensor(MemCategory::weights, core::Bytes{unit.params} * param_bytes_,
-                              unit.kind, unit.first));
+    lo.frees.push_back(tensor(MemCategory::weights, unit.unsharded, unit.kind, unit.first));
     unit.gathered = false;
   }
 
@@ -215,26 +248,38 @@ class FsdpPass final : public LoweringPass {
     const core::Bytes full = core::Bytes{unit.trainable} * reduce_bytes_;
     const MemEffect input = tensor(MemCategory::buffers, full, TensorKind::reduce_input, unit.first);
     const std::span<const MemEffect> none;
+    // With CPU offload the reduce-scatter's output (1/S of the input) waits on the GPU for its
+    // copy to the host.
+    const MemEffect reduced = tensor(MemCategory::gradients, core::ceil_div(full, shard_),
+                                     TensorKind::offload_grad, unit.first);
     c.last_comm = c.B.emit(comm_op(OpKind::reduce_scatter, StreamKind::comm,
                                    CommPurpose::fsdp_reduce_scatter, unit.first, u.microbatch(),
                                    u.chunk(), full, shard_, shard_span_.inter_node,
                                    shard_span_.per_node),
-                           none, std::span<const MemEffect>(&input, 1),
-                           {c.ref_or_none(pending_op_)});
+                           offload_ ? std::span<const MemEffect>(&reduced, 1) : none,
+                           std::span<const MemEffect>(&input, 1), {c.ref_or_none(pending_op_)});
     if (replicas_ > 1)
       c.last_comm = c.B.emit(
           comm_op(OpKind::all_reduce, StreamKind::comm, CommPurpose::hsdp_all_reduce, unit.first,
                   u.microbatch(), u.chunk(), core::ceil_div(full, shard_), replicas_,
                   replica_span_.inter_node, replica_span_.per_node),
           none, none, {});
+    if (offload_)
+      last_d2h_ = copy_fsdp_grad_out(
+          c, u, unit.first, reduced,
+          core::ceil_div(core::Bytes{unit.trainable} * shard_bytes_.gradients, shard_),
+          c.last_comm);
     pending_ = -1;
     pending_op_ = -1;
   }
 
   // Per plan.
   std::int64_t shard_ = 1, replicas_ = 1;
-  std::int64_t param_bytes_ = 2, reduce_bytes_ = 4, optimizer_bytes_ = 8;
+  std::int64_t param_bytes_ = 2, reduce_bytes_ = 4;
+  scenario::StateBytes shard_bytes_;  // per trained parameter: shard, gradient, states
   bool reshard_ = true;
+  bool offload_ = false;  // parallel.fsdp.offload: cpu
+  bool quantized_base_ = false;  // LoRA over an NF4 / int8 base
   GroupSpan shard_span_, replica_span_;
   std::vector<std::int32_t> unit_of_;  // per layer: 0 the root, b + 1 block b
   std::int32_t units_ = 1;
@@ -244,6 +289,7 @@ class FsdpPass final : public LoweringPass {
   std::int32_t walk_unit_ = -1;               // the unit whose layers the walk is in
   std::int32_t walk_last_ = -1, walk_prev_ = -1;  // last compute op of that unit, of the one before
   std::int32_t pending_ = -1, pending_op_ = -1;   // unit to reduce-scatter, its copy-in op
+  std::int32_t last_d2h_ = -1;                    // the last reduced shard's copy to the host
 };
 
 }  // namespace

@@ -111,6 +111,10 @@ struct FsdpSpec {
   std::optional<Precision> param_dtype;       // unset: training.precision
   Precision reduce_dtype = Precision::fp32;  // MixedPrecisionPolicy.reduce_dtype
   std::int64_t shard_size = 0;               // 0: all of parallel.data
+  // `offload: cpu`: CPUOffloadPolicy (FSDP2) / CPUOffload(offload_params=True) (FSDP1): the
+  // shards, their gradients and the optimizer states in host memory, the step on the CPU
+  // (sim/parallel/fsdp_offload.hpp).
+  bool cpu_offload = false;
 };
 
 struct ParallelSpec {
