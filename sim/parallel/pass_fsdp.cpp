@@ -78,6 +78,11 @@ class FsdpPass final : public LoweringPass {
       unit_of_[i] = block + 1;  // 0: the root
       units = std::max(units, block + 2);
     }
+    // separate_outer_layers: each layer with parameters outside the blocks a unit of its own,
+    // numbered after the blocks; the root keeps none.
+    if (f.separate_outer_layers)
+      for (std::size_t i = 0; i < L.m.order.size(); ++i)
+        if (unit_of_[i] == 0 && L.m.graph[L.m.order[i]].params > 0) unit_of_[i] = units++;
     units_ = units;
   }
 
@@ -281,7 +286,7 @@ class FsdpPass final : public LoweringPass {
   bool offload_ = false;  // parallel.fsdp.offload: cpu
   bool quantized_base_ = false;  // LoRA over an NF4 / int8 base
   GroupSpan shard_span_, replica_span_;
-  std::vector<std::int32_t> unit_of_;  // per layer: 0 the root, b + 1 block b
+  std::vector<std::int32_t> unit_of_;  // per layer: 0 the root, b + 1 block b, then outer layers
   std::int32_t units_ = 1;
   // Per stage.
   std::vector<Unit> units_state_;

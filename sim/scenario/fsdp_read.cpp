@@ -20,7 +20,7 @@ FsdpSpec read_fsdp(const YamlContext& ctx, const YAML::Node& node, const std::st
     else if (v != "false" && v != "no" && v != "off")
       ctx.fail(node, path,
                "expected true, false or a mapping {reshard_after_forward, param_dtype, "
-               "reduce_dtype, shard_size, offload}, got '" + v + "'");
+               "reduce_dtype, shard_size, offload, separate_outer_layers}, got '" + v + "'");
   } else if (node.IsMap()) {
     f.enabled = true;
     MapReader m(ctx, node, path);
@@ -36,11 +36,12 @@ FsdpSpec read_fsdp(const YamlContext& ctx, const YAML::Node& node, const std::st
                      std::to_string(p.data) + ")");
     }
     f.cpu_offload = m.choice("offload", {"none", "cpu"}, "none") == "cpu";
+    f.separate_outer_layers = m.bool_or("separate_outer_layers", false);
     m.finish();
   } else {
     ctx.fail(node, path,
              "expected true, false or a mapping {reshard_after_forward, param_dtype, "
-             "reduce_dtype, shard_size, offload}");
+             "reduce_dtype, shard_size, offload, separate_outer_layers}");
   }
   if (!f.enabled) return f;
   if (p.zero > 0)

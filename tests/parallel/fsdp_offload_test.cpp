@@ -116,3 +116,30 @@ TEST_CASE("FSDP CPU offload's GPU peak: the gathered units and gradient buffers 
   CHECK(tl.devices[0].peak.value == 86'000);
   CHECK(tl.host_fits);
 }
+
+TEST_CASE("FSDP separate_outer_layers: embeddings and head gathered and reduced as units of their own",
+          "[parallel][fsdp]") {
+  // The root (emb 1,000 + head 1,000) is gathered once and kept from its forward to its
+  // backward: 7 gathers (tests/parallel/fsdp_test.cpp). As units of their own, emb and head are
+  // gathered for their forward and again for their backward, like the blocks: 10 gathers of
+  // 2 x 2 x 26,000 = 104,000 B in bf16, and 5 fp32 reduce-scatters of 4 x 26,000 = 104,000 B.
+  auto s = fsdp_scenario(scenario::Precision::bf16, false);
+  s.parallel.fsdp.separate_outer_layers = true;
+  const auto plan = parallel::lower(s);
+  int gathers = 0, scatters = 0;
+  std::int64_t gathered = 0, scattered = 0;
+  for (const auto& op : plan.programs[0].ops) {
+    if (op.purpose == parallel::CommPurpose::fsdp_all_gather) {
+      ++gathers;
+      gathered += op.comm.bytes.value;
+    }
+    if (op.purpose == parallel::CommPurpose::fsdp_reduce_scatter) {
+      ++scatters;
+      scattered += op.comm.bytes.value;
+    }
+  }
+  CHECK(gathers == 10);
+  CHECK(gathered == 104'000);
+  CHECK(scatters == 5);
+  CHECK(scattered == 104'000);
+}
