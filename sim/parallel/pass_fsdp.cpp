@@ -44,10 +44,15 @@
 // dtype (or quantized form) they are stored in, but autograd gives them no gradient and the
 // optimizer, built over the trainable parameters, no state. So the frozen weights add their
 // stored bytes / S and nothing else; gradients, reduce-scatters and optimizer states cover the
-// adapters alone.
+// adapters alone. A quantized frozen base (QLoRA) is gathered as stored.
+//
+// The sharded states are in the dtype the model is built in (fsdp_offload.hpp's
+// fsdp_shard_bytes): fp32 under mixed precision, 16-bit under bf16-true / fp16-true.
+// parallel.fsdp.offload: cpu keeps them in host memory (fsdp_offload.hpp).
 #include <algorithm>
 #include <vector>
 
+#include "sim/parallel/fsdp_offload.hpp"
 #include "sim/parallel/pass.hpp"
 
 namespace trainsim::parallel {
@@ -83,10 +88,10 @@ class FsdpPass final : public LoweringPass {
     reduce_bytes_ = dtype_bytes(f.reduce_dtype);
     accumulate_ = L.stages > 1;  // PyTorch pipelining's schedules
     accumulated_bytes_ = f.reduce_dtype == param_dtype ? param_bytes_ : reduce_bytes_;
-    optimizer_bytes_ = scenario::state_bytes_per_param(scenario::Precision::fp32,
-                                                       s.training.optimizer)
-                           .optimizer_states;
+    shard_bytes_ = fsdp_shard_bytes(s);
     reshard_ = f.reshard_after_forward;
+    offload_ = f.cpu_offload;
+    quantized_base_ = s.training.lora && s.training.lora->quantized();
     // Shard groups: shard_ consecutive data ranks; replica groups: every shard_-th data rank
     // (PyTorch's 2-D device mesh (replicate, shard)).
     const std::int64_t stride = rank_stride(s, scenario::ParallelDim::data);
@@ -105,14 +110,19 @@ class FsdpPass final : public LoweringPass {
       unit_of_[i] = block + 1;  // 0: the root
       units = std::max(units, block + 2);
     }
+    // separate_outer_layers: each layer with parameters outside the blocks a unit of its own,
+    // numbered after the blocks; the root keeps none.
+    if (f.separate_outer_layers)
+      for (std::size_t i = 0; i < L.m.order.size(); ++i)
+        if (unit_of_[i] == 0 && L.m.graph[L.m.order[i]].params > 0) unit_of_[i] = units++;
     units_ = units;
   }
 
   void book_states(StageContext& c) override {
     const LowerContext& L = c.L;
     Program& P = c.P;
-    // Trained parameters: fp32 shards of weights and gradients and the optimizer states; frozen
-    // ones (LoRA): their stored bytes only.
+    // Trained parameters: shards of weights and gradients and the optimizer states; frozen ones
+    // (LoRA): their stored bytes only.
     const core::Bytes trained{c.trainable};
     const core::Bytes frozen = c.trainable == c.params
                                    ? core::Bytes{}
@@ -121,15 +131,20 @@ class FsdpPass final : public LoweringPass {
     for (std::int32_t g = c.stage(); g < L.chunk_count(); g += L.stages)
       for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) e += expert_of_[i];
     const core::Bytes experts{e}, dense = trained - experts;
+    const scenario::StateBytes& sb = shard_bytes_;
     P.parameters = (c.params - e + shard_ - 1) / shard_ + (e + expert_shard_ - 1) / expert_shard_;
-    P.persistent[MemCategory::weights] =
-        core::ceil_div(dense * 4 + frozen, shard_) + core::ceil_div(experts * 4, expert_shard_);
+    P.persistent[MemCategory::weights] = core::ceil_div(dense * sb.weights + frozen, shard_) +
+                                         core::ceil_div(experts * sb.weights, expert_shard_);
     P.persistent[MemCategory::optimizer_states] =
-        sharded(dense * optimizer_bytes_, experts * optimizer_bytes_);
+        sharded(dense * sb.optimizer_states, experts * sb.optimizer_states);
     P.model_states[MemCategory::weights] = P.persistent[MemCategory::weights];
     P.model_states[MemCategory::optimizer_states] = P.persistent[MemCategory::optimizer_states];
-    P.model_states[MemCategory::gradients] = sharded(dense * 4, experts * 4);
+    P.model_states[MemCategory::gradients] = sharded(dense * sb.gradients, experts * sb.gradients);
     c.update_params = (c.trainable - e + shard_ - 1) / shard_ + (e + expert_shard_ - 1) / expert_shard_;
+  }
+
+  void place_states(StageContext& c) override {
+    if (offload_) place_fsdp_offload(c);
   }
 
   void begin_stage(StageContext& c) override {
@@ -142,6 +157,15 @@ class FsdpPass final : public LoweringPass {
         u.trainable += L.shards[i].trainable;
         u.experts += expert_of_[i];
         if (expert_of_[i] > 0 && u.expert_layer < 0) u.expert_layer = i;
+        const core::Bytes trained{L.shards[i].trainable};
+        const core::Bytes frozen = L.shards[i].weight_bytes - trained * L.state_bytes.weights;
+        u.stored += frozen + trained * shard_bytes_.weights;
+        // A quantized frozen base is gathered as stored (torchao's NF4Tensor implements FSDP2's
+        // all-gather extension: its packed data and scales are gathered, not a bf16 copy);
+        // every other parameter in param_dtype.
+        u.unsharded += quantized_base_
+                          ? frozen + trained * param_bytes_
+                          : core::Bytes{L.shards[i].params} * param_bytes_;
         if (u.first < 0) u.first = i;
         u.last = i;
       }
@@ -151,6 +175,7 @@ class FsdpPass final : public LoweringPass {
     pending_ = pending_op_ = -1;
     final_.clear();
     final_op_ = -1;
+    last_d2h_ = -1;
   }
 
   int ops_per_layer(const LowerContext&) const override { return 1; }
@@ -174,17 +199,22 @@ class FsdpPass final : public LoweringPass {
       unit.kind = u.forward() ? TensorKind::gathered : TensorKind::gathered_backward;
       unit.gathered = true;
       // One buffer for the unit (and its experts, gathered next over their own group).
-      const core::Bytes dense = core::Bytes{unit.params - unit.experts} * param_bytes_;
+      const core::Bytes expert_bytes = core::Bytes{unit.experts} * param_bytes_;
+      const core::Bytes dense = unit.unsharded - expert_bytes;
+      // With CPU offload the rank's shard comes over PCIe first: the gather's input.
+      MemEffect staged{};
+      if (offload_)
+        after = fetch_fsdp_shard(c, u, unit.first, core::ceil_div(unit.stored, shard_), after,
+                                 staged);
       c.last_comm = c.B.emit(
           comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::fsdp_all_gather, i,
                   u.microbatch(), u.chunk(), dense, shard_, shard_span_.inter_node,
                   shard_span_.per_node),
-          {gathered(unit)}, {}, {c.ref_or_none(after)});
+          {gathered(unit)}, {staged}, {c.ref_or_none(after)});
       if (unit.experts > 0)
         c.last_comm = c.B.emit(
             comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::fsdp_all_gather,
-                    unit.expert_layer, u.microbatch(), u.chunk(),
-                    core::Bytes{unit.experts} * param_bytes_, expert_shard_,
+                    unit.expert_layer, u.microbatch(), u.chunk(), expert_bytes, expert_shard_,
                     expert_span_.inter_node, expert_span_.per_node),
             {}, {}, {c.ref_or_none(after)});
       c.param_ready = c.last_comm;
@@ -212,11 +242,12 @@ class FsdpPass final : public LoweringPass {
                                     TensorKind::unsharded_grad, i);
       lo.allocs.push_back(grad);
       unit.grads.push_back(grad);
-      if (!grads_held_[i]) {
+      if (!grads_held_[i] && !offload_) {
         grads_held_[i] = 1;
         const core::Bytes experts{expert_of_[i]};
         MemEffect held = tensor(MemCategory::gradients,
-                                sharded((core::Bytes{params} - experts) * 4, experts * 4),
+                                sharded((core::Bytes{params} - experts) * shard_bytes_.gradients,
+                                        experts * shard_bytes_.gradients),
                                 TensorKind::param_grad, i);
         held.per_microbatch = false;
         lo.allocs.push_back(held);
@@ -242,12 +273,19 @@ class FsdpPass final : public LoweringPass {
     pending_ = pending_op_ = -1;
   }
 
+  // With CPU offload the optimizer steps on the host once every reduced shard is there.
+  void end_step(StageContext& c) override {
+    if (offload_) c.update_op = fsdp_cpu_step(c, c.update_params, last_d2h_);
+  }
+
  private:
   struct Unit {
     std::int64_t params = 0;
     std::int64_t trainable = 0;  // of which trained: what it reduces
     std::int64_t experts = 0;    // of which routed experts, sharded over the expert group
     std::int32_t expert_layer = -1;  // its first layer with experts
+    core::Bytes stored{};        // its parameters' sharded bytes over all ranks (fetch size)
+    core::Bytes unsharded{};     // its unsharded (gathered) parameters' bytes
     std::int32_t first = -1, last = -1;  // its first and last layer on the stage
     bool gathered = false;
     bool accumulated = false;  // holds an accumulated gradient (no gradient sync)
@@ -258,8 +296,7 @@ class FsdpPass final : public LoweringPass {
   // The unit's unsharded parameters: one copy at a time, whichever micro-batch gathered it (under
   // pipelining a forward may find them gathered by another micro-batch's unit).
   MemEffect gathered(const Unit& unit) const {
-    MemEffect e = tensor(MemCategory::weights, core::Bytes{unit.params} * param_bytes_, unit.kind,
-                         unit.first);
+    MemEffect e = tensor(MemCategory::weights, unit.unsharded, unit.kind, unit.first);
     e.per_microbatch = false;
     return e;
   }
@@ -326,15 +363,25 @@ class FsdpPass final : public LoweringPass {
     const MemEffect input = reduce_input(unit);
     const MemEffect freed[] = {input, accumulated_grad(unit)};
     const std::span<const MemEffect> none;
-    // The dense part over the shard group, then the experts over theirs; the last frees.
+    // The dense part over the shard group, then the experts over theirs; the last frees. With CPU
+    // offload the dense reduce-scatter's output (1/S of the input) waits on the GPU for its copy
+    // to the host.
     const bool experts = unit.experts > 0;
+    const MemEffect reduced =
+        tensor(MemCategory::gradients,
+               core::ceil_div(core::Bytes{unit.trainable - unit.experts} * reduce_bytes_, shard_),
+               TensorKind::offload_grad, unit.first);
     const auto scatter = [&](std::int32_t layer, std::int64_t params, std::int64_t ranks,
                              const GroupSpan& span, bool first, bool last) {
       const core::Bytes full = core::Bytes{params} * reduce_bytes_;
+      MemEffect allocs[2];
+      std::size_t n = 0;
+      if (first && copy_in) allocs[n++] = input;
+      if (first && offload_) allocs[n++] = reduced;
       c.last_comm = c.B.emit(
           comm_op(OpKind::reduce_scatter, StreamKind::comm, CommPurpose::fsdp_reduce_scatter,
                   layer, u.microbatch(), u.chunk(), full, ranks, span.inter_node, span.per_node),
-          std::span<const MemEffect>(&input, first && copy_in ? 1 : 0),
+          std::span<const MemEffect>(allocs, n),
           std::span<const MemEffect>(freed, !last ? 0 : copy_in ? 2 : 1),
           {c.ref_or_none(after)});
       if (replicas_ > 1)
@@ -347,6 +394,11 @@ class FsdpPass final : public LoweringPass {
     scatter(unit.first, unit.trainable - unit.experts, shard_, shard_span_, true, !experts);
     if (experts)
       scatter(unit.expert_layer, unit.experts, expert_shard_, expert_span_, false, true);
+    if (offload_)
+      last_d2h_ = copy_fsdp_grad_out(
+          c, u, unit.first, reduced,
+          core::ceil_div(core::Bytes{unit.trainable} * shard_bytes_.gradients, shard_),
+          c.last_comm);
   }
 
   // Bytes per device of dense and expert tensors sharded over their groups.
@@ -359,12 +411,15 @@ class FsdpPass final : public LoweringPass {
   std::int64_t shard_ = 1, replicas_ = 1;
   std::int64_t experts_ = 1, expert_shard_ = 1;  // expert degree; ranks sharing an expert shard
   std::vector<std::int64_t> expert_of_;  // per layer: its routed experts' params (E > 1)
-  std::int64_t param_bytes_ = 2, reduce_bytes_ = 4, optimizer_bytes_ = 8;
+  std::int64_t param_bytes_ = 2, reduce_bytes_ = 4;
+  scenario::StateBytes shard_bytes_;  // per trained parameter: shard, gradient, states
   bool reshard_ = true;
   bool accumulate_ = false;  // pipelining: no gradient sync until the chunk's last backward
   std::int64_t accumulated_bytes_ = 4;
+  bool offload_ = false;  // parallel.fsdp.offload: cpu
+  bool quantized_base_ = false;  // LoRA over an NF4 / int8 base
   GroupSpan shard_span_, replica_span_, expert_span_;
-  std::vector<std::int32_t> unit_of_;  // per layer: 0 the root, b + 1 block b
+  std::vector<std::int32_t> unit_of_;  // per layer: 0 the root, b + 1 block b, then outer layers
   std::int32_t units_ = 1;
   // Per stage.
   std::vector<Unit> units_state_;
@@ -374,6 +429,7 @@ class FsdpPass final : public LoweringPass {
   std::int32_t pending_ = -1, pending_op_ = -1;   // unit to reduce-scatter, its copy-in op
   std::vector<std::int32_t> final_;  // pipelining: the chunk's units to reduce-scatter at its end
   std::int32_t final_op_ = -1;       // the chunk's last backward op, which they wait for
+  std::int32_t last_d2h_ = -1;                    // the last reduced shard's copy to the host
 };
 
 }  // namespace

@@ -115,6 +115,14 @@ struct FsdpSpec {
   std::optional<Precision> param_dtype;       // unset: training.precision
   Precision reduce_dtype = Precision::fp32;  // MixedPrecisionPolicy.reduce_dtype
   std::int64_t shard_size = 0;               // 0: all of parallel.data
+  // `offload: cpu`: CPUOffloadPolicy (FSDP2) / CPUOffload(offload_params=True) (FSDP1): the
+  // shards, their gradients and the optimizer states in host memory, the step on the CPU
+  // (sim/parallel/fsdp_offload.hpp).
+  bool cpu_offload = false;
+  // `separate_outer_layers: true`: each layer outside the blocks that has parameters (embeddings,
+  // final norm, head) is an FSDP unit of its own, resharded like a block (torchtune's
+  // custom_sharded_layers), instead of all of them in the root unit.
+  bool separate_outer_layers = false;
 };
 
 struct ParallelSpec {

@@ -68,6 +68,10 @@ void validate_expert(const YamlContext& ctx, const Scenario& s, const LayoutNode
                  " must divide the FSDP shard group (shard_size " + str(p.fsdp_shard()) +
                  (p.context > 1 ? " x parallel.context " + str(p.context) : "") +
                  "): each shard group holds whole expert groups");
+  if (p.fsdp.cpu_offload)
+    ctx.fail(at, "parallel.expert",
+             "expert parallelism with parallel.fsdp.offload: cpu is not supported yet (the "
+             "offloaded shards are modelled for dense units only)");
   if (s.training.lora)
     ctx.fail(key_or(n.training, "lora", n.root), "training.lora",
              "expert parallelism with training.lora is not supported yet");

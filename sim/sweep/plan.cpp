@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "sim/parallel/fsdp_offload.hpp"
 #include "sim/sweep/runner.hpp"
 
 namespace trainsim::sweep {
@@ -68,11 +69,10 @@ std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int
 bool states_may_fit(const scenario::Scenario& s0, const Layout& l) {
   const auto b = scenario::state_bytes_per_param(s0.training.precision, s0.training.optimizer);
   const double d = static_cast<double>(l.data * l.context);  // ZeRO shards over data x context
-  // FSDP: fp32 parameters and gradients and the optimizer states, all over the shard group of
-  // shard_size x context ranks (routed experts over 1/E of it, holding 1/E of them).
+  // FSDP: parameters, gradients and optimizer states in the model's stored dtype, all over the
+  // shard group of shard_size x context ranks (routed experts over 1/E of it, holding 1/E of them).
   const double fsdp_per_param =
-      (8.0 + scenario::state_bytes_per_param(scenario::Precision::fp32, s0.training.optimizer)
-                 .optimizer_states) /
+      static_cast<double>(parallel::fsdp_shard_bytes(s0).total()) /
       static_cast<double>(std::max<std::int64_t>(l.fsdp_shard, 1) * l.context);
   const double per_param = l.fsdp_shard > 0
                                ? fsdp_per_param
