@@ -108,11 +108,15 @@ TimeBreakdown time_breakdown(const parallel::Plan& plan, const exec::Timeline& t
   // the sweep applies all of them before it accounts the next stretch.
   auto by_time = [](const Edge& x, const Edge& y) { return x.t < y.t; };
   auto in_order = [&](std::vector<Edge>& run) {
-    if (!std::is_sorted(run.begin(), run.end(), by_time)) std::sort(run.begin(), run.end(), by_time);
+    if (!std::is_sorted(run.begin(), run.end(), by_time))
+      std::sort(run.begin(), run.end(), by_time);
   };
   std::vector<Edge> computing_edges, starts, ends, merged, edges;
   computing_edges.reserve(2 * busy.size());
-  for (const auto& [a, b] : busy) computing_edges.push_back({a, -1, +1}), computing_edges.push_back({b, -1, -1});
+  for (const auto& [a, b] : busy) {
+    computing_edges.push_back({a, -1, +1});
+    computing_edges.push_back({b, -1, -1});
+  }
   starts.reserve(comm.size());
   ends.reserve(comm.size());
   for (const Window& w : comm) {
