@@ -10,5 +10,5 @@ training:
   optimizer: adafactor
   optimizer_impl: foreach
 YAML
-expect 2 's\.yaml:10:[0-9]+' 'training\.optimizer_impl' 'adafactor has one implementation, for-loop'
+expect 2 's\.yaml:9:[0-9]+' 'training\.optimizer_impl' 'adafactor has one implementation, for-loop'
 trainsim run s.yaml

@@ -9,5 +9,5 @@ training:
   precision: fp32
   optimizer_impl: multi-tensor
 YAML
-expect 2 's\.yaml:9:[0-9]+' 'training\.optimizer_impl' 'foreach \| for-loop \| fused' "multi-tensor"
+expect 2 's\.yaml:8:[0-9]+' 'training\.optimizer_impl' 'foreach \| for-loop \| fused' "multi-tensor"
 trainsim run s.yaml
