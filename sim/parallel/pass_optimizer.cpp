@@ -15,7 +15,6 @@
 //
 // training.zero_grad: zeros leaves the gradients allocated after the step (model_states books
 // them before the step), so the step frees none.
-//
 #include <algorithm>
 
 #include "sim/parallel/pass.hpp"
