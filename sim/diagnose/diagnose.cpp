@@ -441,14 +441,22 @@ void optimizer_remedies(const scenario::Scenario& s, Search& search, bool states
       t.offload.optimizer_on_cpu())
     return;
   const bool adam = t.optimizer == scenario::Optimizer::adam || t.optimizer == scenario::Optimizer::adamw;
-  if (adam &&
-      !search.consider({"8-bit AdamW (bitsandbytes block-wise 8-bit states)",
-                        {{"training.optimizer", "adamw-8bit"}}}))
-    search.consider({"paged 8-bit AdamW (states spill to host memory over PCIe)",
-                     {{"training.optimizer", "paged-adamw-8bit"}}});
+  // bitsandbytes runs its own kernels (optimizer_impl fused) and torchtune's hooks free each
+  // gradient (zero_grad set_to_none): a scenario that names another keeps the remedy valid so.
+  Sets eight_bit = {{"training.optimizer", "adamw-8bit"}};
+  Sets paged = {{"training.optimizer", "paged-adamw-8bit"}};
+  if (t.optimizer_impl) {
+    eight_bit.push_back({"training.optimizer_impl", "fused"});
+    paged.push_back({"training.optimizer_impl", "fused"});
+  }
+  if (adam && !search.consider({"8-bit AdamW (bitsandbytes block-wise 8-bit states)", eight_bit}))
+    search.consider({"paged 8-bit AdamW (states spill to host memory over PCIe)", paged});
+  Sets in_backward = {{"training.optimizer_in_backward", "true"}};
+  if (t.zero_grad == scenario::ZeroGrad::zeros)
+    in_backward.push_back({"training.zero_grad", "set_to_none"});
   if (!t.optimizer_in_backward && t.gradient_accumulation == 1 && p.data == 1 && p.pipeline == 1)
     search.consider({"optimizer in backward (each layer steps and frees its gradients at once)",
-                     {{"training.optimizer_in_backward", "true"}}});
+                     in_backward});
 }
 
 // Remedies that split the model or spread it over more GPUs.

@@ -70,6 +70,12 @@ struct TrainingSpec {
   // training.optimizer_in_backward: each parameter's update runs in its gradient's
   // post-accumulate hook and frees the gradient there (torchtune optimizer_in_bwd).
   bool optimizer_in_backward = false;
+  // training.optimizer_impl; absent: default_optimizer_impl (effective_optimizer_impl()).
+  std::optional<OptimizerImpl> optimizer_impl;
+  ZeroGrad zero_grad = ZeroGrad::set_to_none;  // training.zero_grad
+  OptimizerImpl effective_optimizer_impl() const {
+    return optimizer_impl ? *optimizer_impl : default_optimizer_impl(precision, optimizer);
+  }
   Recompute recompute = Recompute::none;
   std::int64_t recompute_layers = -1;      // blocks per stage checkpointed; -1 = all
   bool flash_attention = false;            // training.attention: standard | flash
