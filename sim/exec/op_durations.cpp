@@ -49,9 +49,12 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
       // issues them asynchronously too, so its dispatch overlaps them (docs/devices.md).
       const core::Duration tp = tensor_parallel_time(plan, op);
       const int tp_launches = op.tp_collectives * (op.tp_sequence_parallel ? 2 : 1);
-      return std::max(cost::device_time(op.work, program.device, plan.math, op.kernels) + tp,
-                      cost::host_time(op.work, program.device, op.kernels,
-                                      op.tp_collectives > 0 ? tp_launches : 0));
+      // Under cluster.jitter the kernels last until the slowest of the program's ranks is done.
+      core::Duration kernels = cost::device_time(op.work, program.device, plan.math, op.kernels);
+      if (program.straggler != 1)
+        kernels = core::duration_from_seconds(core::to_seconds(kernels) * program.straggler);
+      return std::max(kernels + tp, cost::host_time(op.work, program.device, op.kernels,
+                                                    op.tp_collectives > 0 ? tp_launches : 0));
     }
     case OpKind::p2p:
     case OpKind::all_reduce:

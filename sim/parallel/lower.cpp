@@ -20,8 +20,9 @@ std::span<const PassEntry> lowering_passes() {
       compute_pass(),   loss_pass(),         tensor_pass(),    expert_pass(),
       activation_offload_pass(),             recompute_pass(), pipeline_pass(),
       context_pass(),   offload_pass(),
-      optimizer_pass(), model_states_pass(), fsdp_pass(),      data_pass(),
-      devices_pass(),
+      optimizer_pass(), model_states_pass(), zero3_pass(),    fsdp_pass(),
+      data_pass(),
+      devices_pass(),   jitter_pass(),
   };
   return passes;
 }

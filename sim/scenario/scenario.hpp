@@ -10,6 +10,7 @@
 #include "models/model.hpp"
 #include "sim/core/error.hpp"
 #include "sim/cost/cost.hpp"
+#include "sim/cost/jitter.hpp"
 #include "sim/hw/device.hpp"
 #include "sim/scenario/finetune.hpp"
 #include "sim/scenario/precision.hpp"
@@ -131,6 +132,14 @@ struct FsdpSpec {
   bool separate_outer_layers = false;
 };
 
+// `parallel.zero3`: how DeepSpeed's ZeRO-3 fetches parameters (deepspeed/runtime/zero/config.py
+// defaults; sim/parallel/pass_zero3.cpp, docs/zero3.md). Counts are parameter elements.
+struct Zero3Spec {
+  std::int64_t prefetch_bucket_size = 50'000'000;        // stage3_prefetch_bucket_size
+  std::int64_t max_live_parameters = 1'000'000'000;      // stage3_max_live_parameters
+  std::int64_t param_persistence_threshold = 100'000;    // stage3_param_persistence_threshold
+};
+
 struct ParallelSpec {
   std::int64_t data = 1;
   std::int64_t tensor = 1;
@@ -154,6 +163,7 @@ struct ParallelSpec {
   // keys and values: `ring` (point-to-point steps) or `allgather` (sim/parallel/pass_context.cpp).
   std::int64_t context = 1;
   ContextAttention context_attention = ContextAttention::ring;
+  Zero3Spec zero3;  // read only with zero: 3
   std::int64_t devices() const { return data * tensor * pipeline * context; }
   // Tokens of a sample each rank holds: seq_len / context.
   std::int64_t tokens_per_rank(std::int64_t seq_len) const { return seq_len / context; }
@@ -174,6 +184,8 @@ struct ClusterSpec {
   core::Bytes host_memory{};
   core::Bandwidth host_memory_bandwidth{};
   hw::LinkSpec pcie;
+  // Per-rank variation of compute time (`cluster.jitter`; sim/cost/jitter.hpp): off by default.
+  cost::Jitter jitter;
 };
 
 // Most ops a step's lowered plan may hold (`limits.max_ops` raises it). A plan and its play take
