@@ -13,28 +13,6 @@ using namespace trainsim::testing;
 
 namespace {
 
-// As expert_test.cpp: 2 blocks, h 64, 4 heads, 4 SwiGLU experts of f 128, top-2, V 100, bf16,
-// no bias. One MoE MLP's routed experts: 4 x 3 x 64 x 128 = 98,304 parameters. `tokens` per
-// sample on each rank (seq_len / context).
-models::Model tiny_moe(std::int64_t tokens) {
-  models::TransformerConfig c;
-  c.name = "tiny-moe";
-  c.layers = 2;
-  c.hidden = 64;
-  c.heads = 4;
-  c.ffn = 128;
-  c.vocab = 100;
-  c.mlp = models::kinds::MlpActivation::swiglu;
-  c.norm = models::NormKind::rmsnorm;
-  c.bias = false;
-  c.dropout = false;
-  c.learned_positions = false;
-  c.tied_embeddings = false;
-  c.experts = 4;
-  c.top_k = 2;
-  return models::build_transformer(c, {tokens, models::DType::bf16, true});
-}
-
 scenario::Scenario moe(std::int64_t data, std::int64_t expert, std::int64_t context, bool fsdp) {
   scenario::TrainingSpec t;
   t.micro_batch = 2;

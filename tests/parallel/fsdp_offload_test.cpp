@@ -13,23 +13,6 @@ using parallel::OpKind;
 
 namespace {
 
-// emb (1,000 params, root) | 3 blocks of attn (3,000) + mlp (5,000) | head (1,000, root):
-// 26,000 parameters, no activations (as tests/parallel/fsdp_test.cpp).
-models::Model blocks_model() {
-  std::vector<models::Layer> ls;
-  ls.push_back(plain_layer("emb", 1000, 0, 0, 1e9));
-  for (int b = 0; b < 3; ++b) {
-    ls.push_back(plain_layer("block." + std::to_string(b) + ".attn", 3000, 0, 0, 1e9));
-    ls.push_back(plain_layer("block." + std::to_string(b) + ".mlp", 5000, 0, 0, 1e9));
-  }
-  ls.push_back(plain_layer("head", 1000, 0, 0, 1e9));
-  models::Model m = chain_model(ls);
-  const int block[] = {-1, 0, 0, 1, 1, 2, 2, -1};
-  for (std::size_t i = 0; i < m.order.size(); ++i) m.graph[m.order[i]].block = block[i];
-  m.num_blocks = 3;
-  return m;
-}
-
 scenario::Scenario fsdp_scenario(scenario::Precision precision, bool offload) {
   scenario::TrainingSpec t;
   t.micro_batch = 1;
@@ -40,7 +23,7 @@ scenario::Scenario fsdp_scenario(scenario::Precision precision, bool offload) {
   p.data = 4;
   p.fsdp.enabled = true;
   p.fsdp.cpu_offload = offload;
-  auto s = make_scenario(blocks_model(), ideal_device(1LL << 40), t, p);
+  auto s = make_scenario(fsdp_blocks_model(), ideal_device(1LL << 40), t, p);
   s.cluster.pcie = free_link();
   s.cluster.host_memory = core::Bytes{1LL << 40};
   s.cluster.host_memory_bandwidth = core::Bandwidth{1e30};
