@@ -353,9 +353,9 @@ void state_remedies(const scenario::Scenario& s, Search& search, bool states_exc
         break;
     }
   // PyTorch's FSDP2 shards every state as ZeRO-3 does (pass_fsdp.cpp): offered for a
-  // model-state OOM where ZeRO-3 was; not with pipeline parallelism or offload yet.
+  // model-state OOM where ZeRO-3 was; not with offload yet.
   if (states_exceed && zero_tried == 3 && p.zero < 3 && p.data > 1 && !p.fsdp.enabled &&
-      p.pipeline == 1 && !s.training.offload.optimizer_on_cpu())
+      !s.training.offload.optimizer_on_cpu())
     search.consider({"FSDP (PyTorch fully_shard) over the " + str(p.data) +
                          " data-parallel replicas",
                      {{"parallel.zero", "0"}, {"parallel.fsdp", "true"}}});
@@ -363,28 +363,32 @@ void state_remedies(const scenario::Scenario& s, Search& search, bool states_exc
 
 // Mixture-of-experts model states: expert parallelism holds 1/E of each MoE layer's routed
 // experts, most of such a model's parameters, per device (pass_expert.cpp): E a power of two
-// dividing every MoE layer's experts, first over the scenario's data-parallel ranks (same GPUs,
-// ZeRO off: the two are not modelled together), then, with one replica, over E GPUs for the
-// same global batch. Not with FSDP, offload, LoRA or context parallelism (refused together).
+// dividing every MoE layer's experts, first over the scenario's data-parallel ranks (data x
+// context, or an FSDP shard group: same GPUs, ZeRO off: the two are not modelled together),
+// then, with one replica, over E GPUs for the same global batch. Not with offload or LoRA
+// (refused together).
 void expert_remedies(const scenario::Scenario& s, Search& search, bool states_exceed) {
   const auto& p = s.parallel;
   const auto& t = s.training;
-  if (!states_exceed || p.fsdp.enabled || t.lora || p.context > 1 ||
-      t.offload.optimizer_on_cpu() || t.offload.parameters_on_cpu())
+  if (!states_exceed || t.lora || t.offload.optimizer_on_cpu() || t.offload.parameters_on_cpu())
     return;
   std::int64_t experts = 0;
   for (auto v : s.model.order)
     if (s.model.graph[v].experts > 1) experts = std::gcd(experts, s.model.graph[v].experts);
-  for (std::int64_t e = p.expert * 2; experts > 0 && e <= experts && e <= p.data; e *= 2) {
-    if (experts % e != 0 || p.data % e != 0) continue;
+  // The ranks an expert group may take (validate_expert.cpp).
+  const std::int64_t ranks = (p.fsdp.enabled ? p.fsdp_shard() : p.data) * p.context;
+  for (std::int64_t e = p.expert * 2; experts > 0 && e <= experts && e <= ranks; e *= 2) {
+    if (experts % e != 0 || ranks % e != 0) continue;
     Remedy r;
     r.description = "expert parallelism: each MoE layer's experts split over " + str(e) + " of the " +
-                    str(p.data) + " data-parallel ranks";
+                    str(ranks) + " data-parallel ranks";
     r.set = {{"parallel.expert", str(e)}};
     if (p.zero != 0) r.set.push_back({"parallel.zero", "0"});
     if (search.consider(r)) return;
   }
-  for (std::int64_t e = 2; experts > 0 && p.data == 1 && e <= experts; e *= 2) {
+  for (std::int64_t e = 2; experts > 0 && p.data == 1 && p.context == 1 && !p.fsdp.enabled &&
+                          e <= experts;
+       e *= 2) {
     if (experts % e != 0) continue;
     if (t.global_batch % (e * t.micro_batch) != 0) break;
     const std::int64_t devices = e * p.tensor * p.pipeline;
@@ -437,14 +441,22 @@ void optimizer_remedies(const scenario::Scenario& s, Search& search, bool states
       t.offload.optimizer_on_cpu())
     return;
   const bool adam = t.optimizer == scenario::Optimizer::adam || t.optimizer == scenario::Optimizer::adamw;
-  if (adam &&
-      !search.consider({"8-bit AdamW (bitsandbytes block-wise 8-bit states)",
-                        {{"training.optimizer", "adamw-8bit"}}}))
-    search.consider({"paged 8-bit AdamW (states spill to host memory over PCIe)",
-                     {{"training.optimizer", "paged-adamw-8bit"}}});
+  // bitsandbytes runs its own kernels (optimizer_impl fused) and torchtune's hooks free each
+  // gradient (zero_grad set_to_none): a scenario that names another keeps the remedy valid so.
+  Sets eight_bit = {{"training.optimizer", "adamw-8bit"}};
+  Sets paged = {{"training.optimizer", "paged-adamw-8bit"}};
+  if (t.optimizer_impl) {
+    eight_bit.push_back({"training.optimizer_impl", "fused"});
+    paged.push_back({"training.optimizer_impl", "fused"});
+  }
+  if (adam && !search.consider({"8-bit AdamW (bitsandbytes block-wise 8-bit states)", eight_bit}))
+    search.consider({"paged 8-bit AdamW (states spill to host memory over PCIe)", paged});
+  Sets in_backward = {{"training.optimizer_in_backward", "true"}};
+  if (t.zero_grad == scenario::ZeroGrad::zeros)
+    in_backward.push_back({"training.zero_grad", "set_to_none"});
   if (!t.optimizer_in_backward && t.gradient_accumulation == 1 && p.data == 1 && p.pipeline == 1)
     search.consider({"optimizer in backward (each layer steps and frees its gradients at once)",
-                     {{"training.optimizer_in_backward", "true"}}});
+                     in_backward});
 }
 
 // Remedies that split the model or spread it over more GPUs.

@@ -81,24 +81,16 @@ void Player::account() {
     DeviceTimeline& d = tl.devices[p];
     std::vector<Busy> busy;
     busy.reserve(P.ops.size());
-    // Tensor-parallel part of each compute op, costed once per distinct op (in the loop below:
-    // a pass of its own over a large plan's ops cost more than the costing).
-    DurationTable& memo = spare_memos().memo;
-    memo.clear();
-    auto tp_time = [&](const Op& op) -> core::Duration {
-      {
-        if (op.macro >= 0) return profiles[p][op.macro].tp;
-        if (op.tp_collectives == 0) return {};
-        const WorkKey key{static_cast<std::uint64_t>(op.comm.bytes.value),
-                          static_cast<std::uint64_t>(op.comm.ranks) |
-                              (static_cast<std::uint64_t>(op.comm.inter_node) << 32) |
-                              (static_cast<std::uint64_t>(op.comm.ranks_per_node) << 40),
-                          static_cast<std::uint64_t>(op.tp_collectives) |
-                              (static_cast<std::uint64_t>(op.tp_sequence_parallel) << 8)};
-        auto [d, inserted] = memo.find_or_add(key);
-        if (inserted) *d = tensor_parallel_time(plan, op);
-        return *d;
-      }
+    // Tensor-parallel part of each compute op, costed once per duration class (the ops of a
+    // class have one duration, tensor-parallel part included: Player::work_key).
+    std::vector<core::Duration>& tp_of = spare_memos().class_tp;
+    tp_of.assign(class_time.size(), core::Duration{-1});
+    auto tp_time = [&](const Op& op, std::uint32_t id) -> core::Duration {
+      if (op.macro >= 0) return profiles[p][op.macro].tp;
+      if (op.tp_collectives == 0) return {};
+      core::Duration& d = tp_of[work_class[id]];
+      if (d.ns < 0) d = tensor_parallel_time(plan, op);
+      return d;
     };
     for (std::size_t i = 0; i < P.ops.size(); ++i) {
       const Op& op = P.ops[i];
@@ -112,7 +104,7 @@ void Player::account() {
         }
         // Compute hides other traffic only while its kernels run, not during its own
         // tensor-parallel collectives.
-        const core::Duration tp = tp_time(op);
+        const core::Duration tp = tp_time(op, offset[p] + static_cast<std::uint32_t>(i));
         if (op.macro >= 0)
           busy.push_back({d.start[i], d.finish[i], op.macro});
         else if (op.purpose == parallel::CommPurpose::none)

@@ -20,6 +20,7 @@ PlayLayout Player::make_layout(const Plan& plan, const DependencyGraph& g, std::
   }
   ClassTable& classes = spare_class_table();
   std::uint64_t fine = 0;
+  bool data_reductions = false;
   for (std::size_t p = 0; p < plan.programs.size(); ++p) {
     const Program& P = plan.programs[p];
     classes.clear();  // durations are per program (its device)
@@ -29,6 +30,7 @@ PlayLayout Player::make_layout(const Plan& plan, const DependencyGraph& g, std::
     for (std::size_t i = 0; i < P.ops.size(); ++i) {
       const Op& op = P.ops[i];
       const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
+      data_reductions = data_reductions || op.data_reduction;
       l.fine_first[id] = fine;
       if (op.macro < 0) {
         l.end_key[id] = fine++;
@@ -72,6 +74,8 @@ PlayLayout Player::make_layout(const Plan& plan, const DependencyGraph& g, std::
       l.extra_events += ops_in - 1 + (op.arrival ? 1 : 0);
     }
   }
+  // The ops an all-reduce priced by Plan::data_allreduce waits for (ZeRO 0 plans have some).
+  if (!data_reductions) return l;
   for (std::uint32_t u = 0; u + 1 < g.succ_begin.size(); ++u)
     for (auto k = g.succ_begin[u]; k < g.succ_begin[u + 1]; ++k) {
       const std::uint32_t v = g.succ[k];

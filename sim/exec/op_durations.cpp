@@ -54,9 +54,12 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
         work.shape_efficiency = cost::gemms_efficiency(
             std::span(program.gemm_shapes).subspan(op.gemm_begin, op.gemm_end - op.gemm_begin),
             program.device.sm_count);
-      return std::max(cost::device_time(work, program.device, plan.math, op.kernels) + tp,
-                      cost::host_time(work, program.device, op.kernels,
-                                      op.tp_collectives > 0 ? tp_launches : 0));
+      // Under cluster.jitter the kernels last until the slowest of the program's ranks is done.
+      core::Duration kernels = cost::device_time(work, program.device, plan.math, op.kernels);
+      if (program.straggler != 1)
+        kernels = core::duration_from_seconds(core::to_seconds(kernels) * program.straggler);
+      return std::max(kernels + tp, cost::host_time(work, program.device, op.kernels,
+                                                    op.tp_collectives > 0 ? tp_launches : 0));
     }
     case OpKind::p2p:
     case OpKind::all_reduce:

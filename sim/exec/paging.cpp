@@ -10,14 +10,17 @@ void page_out_states(const parallel::Plan& plan, Timeline& tl) {
     const parallel::Program& P = plan.programs[p];
     DeviceTimeline& d = tl.devices[p];
     const core::Bytes capacity = P.device.memory;
-    if (P.paged.value == 0 || d.peak <= capacity) continue;
+    if (P.paged.value == 0) continue;
+    // Managed memory is not PyTorch's: the caching allocator's figures leave every paged byte
+    // out, evicted or not (the states live from the step's start, so at their peaks too).
+    d.allocated_peak -= std::min(P.paged, d.allocated_peak);
+    d.reserved_peak -= std::min(P.paged, d.reserved_peak);
+    if (d.peak <= capacity) continue;
     const core::Bytes excess = d.peak - capacity;
     const core::Bytes spill = std::min(excess, P.paged);
     d.paged_spill = spill;
     d.peak -= spill;
     d.tensor_peak -= std::min(spill, d.tensor_peak);
-    d.allocated_peak -= std::min(spill, d.allocated_peak);
-    d.reserved_peak -= std::min(spill, d.reserved_peak);
     auto& states = d.at_peak.bytes[static_cast<std::size_t>(hw::MemCategory::optimizer_states)];
     states -= std::min(spill, states);
     if (plan.pcie.bandwidth.bytes_per_s > 0) paging = std::max(paging, spill * 2 / plan.pcie.bandwidth);

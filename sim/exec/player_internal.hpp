@@ -262,6 +262,7 @@ struct Player : PlayState {
   using DurationTable = core::FlatTable<WorkKey, core::Duration, WorkHash>;
   struct DurationTables {
     DurationTable memo, tp_memo;
+    std::vector<core::Duration> class_tp;  // comm_accounting.cpp: by duration class
   };
   static DurationTables& spare_memos() {
     thread_local DurationTables tables;

@@ -278,13 +278,17 @@ inline void Player::write_down(const SteadyMark& m, std::uint64_t k, const Perio
     const std::uint32_t d = shift[p], lo = st.lo[p], end = st.end[p], base = offset[p];
     window.clear();
     for (std::uint32_t i = lo; i < end; ++i) window.push_back(op_state(base + i));
-    // Ended within the k periods: as the op a period back, a period later.
+    // Ended within the k periods: as the op a period back, a period later (op_state and
+    // set_op_state, array by array within the program).
+    DeviceTimeline& dev = tl.devices[p];
     for (std::uint32_t i = lo; i < lo + kk * d; ++i) {
-      OpState s = op_state(base + i - d);
-      s.start = s.start + period;
-      s.finish = s.finish + period;
-      if (arrival_from[base + i] != kNone) s.arrival = s.arrival + period;
-      set_op_state(base + i, s);
+      const std::uint32_t g = base + i;
+      dev.start[i] = dev.start[i - d] + period;
+      dev.finish[i] = dev.finish[i - d] + period;
+      arrival_start[g] =
+          arrival_from[g] != kNone ? arrival_start[g - d] + period : arrival_start[g - d];
+      waiting[g] = waiting[g - d];
+      done[g] = done[g - d];
     }
     for (std::uint32_t i = 0; i < window.size(); ++i) {
       OpState s = window[i];

@@ -46,7 +46,8 @@ struct DeviceTimeline {
   hw::MemBreakdown at_peak;
   // As PyTorch reports them (torch.cuda.max_memory_allocated / max_memory_reserved): peak bytes
   // of blocks handed out and of segments held, without the CUDA context. Without the allocator
-  // model both are the peak of the tensors' bytes.
+  // model both are the peak of the tensors' bytes. Paged optimizer states (CUDA managed memory,
+  // not PyTorch's) are not in them (paging.hpp).
   core::Bytes allocated_peak{}, reserved_peak{};
   // The peak of the tensors' bytes and the context alone (the ledger's; = peak without the
   // allocator model).

@@ -75,6 +75,12 @@ Draft import_hf_trainer(const std::string& text, const std::string& path, const 
   const auto mapped = optimizer(optim);
   if (!mapped) unsupported(args.at(args.get("optim")), "optim", "optimizer '" + optim + "'");
   Draft::set(d.training, "optimizer", *mapped);
+  // The AdamW implementation the name selects (training.optimizer_impl, docs/finetuning.md):
+  // transformers' own AdamW loops over the tensors; the fused names run fused kernels;
+  // adamw_torch is torch.optim's default (foreach), the scenario's default too.
+  if (optim == "adamw_hf") Draft::set(d.training, "optimizer_impl", "for-loop");
+  if (optim == "adamw_torch_fused" || optim == "adamw_apex_fused")
+    Draft::set(d.training, "optimizer_impl", "fused");
   // Hugging Face checkpoints each decoder layer's input and recomputes the layer: full.
   if (args.boolean("gradient_checkpointing").value_or(false)) Draft::set(d.training, "recompute", "full");
   const YAML::Node fsdp = args.get("fsdp");

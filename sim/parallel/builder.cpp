@@ -5,9 +5,11 @@
 
 namespace trainsim::parallel {
 
-void ProgramBuilder::check_size(std::int32_t microbatch) const {
-  L_.check_size(P_, microbatch);
+std::int64_t ProgramBuilder::room_for(const LowerContext& L) {
+  return L.s.limits.max_ops - L.held_before;
 }
+
+void ProgramBuilder::refuse(std::int32_t microbatch) const { L_.check_size(P_, microbatch); }
 
 std::uint32_t ProgramBuilder::add_open_dep(std::int32_t op_index) {
   Op& op = P_.ops[op_index];

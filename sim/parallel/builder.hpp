@@ -17,7 +17,7 @@ struct LowerContext;
 class ProgramBuilder {
  public:
   ProgramBuilder(const LowerContext& L, Program& P, std::int32_t program)
-      : L_(L), P_(P), index_(program) {}
+      : L_(L), P_(P), index_(program), room_(room_for(L)) {}
 
   // Appends `op` with its allocations (booked when it starts), frees (when it ends) and
   // dependencies; zero-byte effects and empty references (index -1) are left out. Returns its
@@ -71,11 +71,18 @@ class ProgramBuilder {
   Program& program() { return P_; }
 
  private:
-  void check_size(std::int32_t microbatch) const;
+  // The ops this program may hold under limits.max_ops besides those of the programs built
+  // before it (LowerContext::check_size, which refuse calls to throw).
+  static std::int64_t room_for(const LowerContext& L);
+  void check_size(std::int32_t microbatch) const {
+    if (P_.held_ops() > room_) refuse(microbatch);
+  }
+  void refuse(std::int32_t microbatch) const;
 
   const LowerContext& L_;
   Program& P_;
   std::int32_t index_;
+  std::int64_t room_;
 };
 
 // Op and effect constructors, inline: lowering calls them for every op.

@@ -21,8 +21,9 @@ std::span<const PassEntry> lowering_passes() {
       expert_pass(),
       activation_offload_pass(),             recompute_pass(), pipeline_pass(),
       context_pass(),   offload_pass(),
-      optimizer_pass(), model_states_pass(), fsdp_pass(),      data_pass(),
-      devices_pass(),
+      optimizer_pass(), model_states_pass(), zero3_pass(),    fsdp_pass(),
+      data_pass(),
+      devices_pass(),   jitter_pass(),
   };
   return passes;
 }

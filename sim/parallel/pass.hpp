@@ -221,6 +221,8 @@ PassEntry pipeline_pass();
 PassEntry offload_pass();
 PassEntry optimizer_pass();
 PassEntry model_states_pass();
+PassEntry zero3_pass();
+PassEntry jitter_pass();
 PassEntry fsdp_pass();
 PassEntry data_pass();
 PassEntry context_pass();

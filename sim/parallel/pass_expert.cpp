@@ -123,7 +123,9 @@ class ExpertPass final : public LoweringPass {
     pending_ = c.last_comm;
     const LowerContext& L = c.L;
     const std::int64_t p = L.shards[i].expert_params;
-    if (!u.forward() && u.last_microbatch && reduce_ranks_ > 1 && p > 0) {
+    // Under FSDP the fsdp pass reduce-scatters them over the same group.
+    if (!u.forward() && u.last_microbatch && reduce_ranks_ > 1 && p > 0 &&
+        L.states_owner != StatesOwner::fsdp) {
       const core::Bytes bytes = core::Bytes{p} * L.state_bytes.gradients;
       const MemEffect buffer = tensor(MemCategory::buffers, bytes, TensorKind::bucket, i);
       const std::span<const MemEffect> booked(&buffer, L.s.buckets_kept() ? 0 : 1);

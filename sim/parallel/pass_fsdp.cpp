@@ -17,14 +17,42 @@
 // input. HSDP then all-reduces the reduced shard over the data/S replicas. Each layer's sharded
 // fp32 gradients are held from its first backward to the optimizer step.
 //
+// Under pipeline parallelism (PyTorch's torch.distributed.pipelining stage, which torchtitan
+// drives) every pipeline stage's chunk is fully_shard'ed over the data ranks of that stage. The
+// stage runs every backward with gradient sync and resharding after backward off
+// (set_requires_gradient_sync(False), set_reshard_after_backward(False)): a unit's post-backward
+// hook adds its unsharded gradients into the accumulated gradient, upcast to reduce_dtype when it
+// differs from param_dtype (FSDPParam.to_accumulated_grad_if_needed), and its parameters stay
+// gathered. After the chunk's last micro-batch's backward the stage calls every unit's
+// post-backward with sync on: each accumulated gradient is copied into its reduce-scatter input,
+// the parameters are resharded, and the reduce-scatters run one after another. (torchtitan's
+// default reshard_after_forward_policy sets reshard_after_forward: false under pipelining; the
+// key says which is played.)
+//
+// With context parallelism (parallel.context = C) the shard group is S x C ranks: context ranks
+// hold the same weights, so torchtitan shards over its flattened dp_shard x cp mesh.
+//
+// With expert parallelism (parallel.expert = E) a block's routed experts are a unit of their own
+// over the expert-data-parallel group, as torchtitan's apply_fsdp shards transformer_block.moe
+// .experts over its dp_shard_mod_ep mesh: the shard group's S x C ranks hold E expert groups, so
+// each expert shard lives on S x C / E ranks (every E-th rank) and the rest of the model on all
+// S x C. Per device that is 16 B x (dense / (S C) + experts_on_device / (S C / E)) under AdamW,
+// with experts_on_device = routed experts / E: the same 16 B / (S C) of every parameter of the
+// model. The experts' all-gather and reduce-scatter follow their block's, over S C / E ranks.
+//
 // With LoRA only the adapters are trained: fully_shard shards the frozen weights too, in the
 // dtype (or quantized form) they are stored in, but autograd gives them no gradient and the
 // optimizer, built over the trainable parameters, no state. So the frozen weights add their
 // stored bytes / S and nothing else; gradients, reduce-scatters and optimizer states cover the
-// adapters alone.
+// adapters alone. A quantized frozen base (QLoRA) is gathered as stored.
+//
+// The sharded states are in the dtype the model is built in (fsdp_offload.hpp's
+// fsdp_shard_bytes): fp32 under mixed precision, 16-bit under bf16-true / fp16-true.
+// parallel.fsdp.offload: cpu keeps them in host memory (fsdp_offload.hpp).
 #include <algorithm>
 #include <vector>
 
+#include "sim/parallel/fsdp_offload.hpp"
 #include "sim/parallel/pass.hpp"
 
 namespace trainsim::parallel {
@@ -53,19 +81,28 @@ class FsdpPass final : public LoweringPass {
   void prepare(LowerContext& L) override {
     const scenario::Scenario& s = L.s;
     const scenario::FsdpSpec& f = s.parallel.fsdp;
-    shard_ = s.parallel.fsdp_shard();
+    shard_ = s.parallel.fsdp_shard() * s.parallel.context;  // dp_shard x cp
     replicas_ = L.data / shard_;
-    param_bytes_ = dtype_bytes(f.param_dtype.value_or(s.training.precision));
+    const scenario::Precision param_dtype = f.param_dtype.value_or(s.training.precision);
+    param_bytes_ = dtype_bytes(param_dtype);
     reduce_bytes_ = dtype_bytes(f.reduce_dtype);
-    optimizer_bytes_ = scenario::state_bytes_per_param(scenario::Precision::fp32,
-                                                       s.training.optimizer)
-                           .optimizer_states;
+    accumulate_ = L.stages > 1;  // PyTorch pipelining's schedules
+    accumulated_bytes_ = f.reduce_dtype == param_dtype ? param_bytes_ : reduce_bytes_;
+    shard_bytes_ = fsdp_shard_bytes(s);
     reshard_ = f.reshard_after_forward;
+    offload_ = f.cpu_offload;
+    quantized_base_ = s.training.lora && s.training.lora->quantized();
     // Shard groups: shard_ consecutive data ranks; replica groups: every shard_-th data rank
     // (PyTorch's 2-D device mesh (replicate, shard)).
     const std::int64_t stride = rank_stride(s, scenario::ParallelDim::data);
     shard_span_ = span_of(stride, shard_, s.cluster.gpus_per_node);
     replica_span_ = span_of(stride * shard_, replicas_, s.cluster.gpus_per_node);
+    experts_ = s.parallel.expert;
+    expert_shard_ = shard_ / experts_;
+    expert_span_ = span_of(stride * experts_, expert_shard_, s.cluster.gpus_per_node);
+    expert_of_.assign(L.m.order.size(), 0);
+    if (experts_ > 1)  // LoRA with experts is refused: a layer's experts are trained
+      for (std::size_t i = 0; i < L.m.order.size(); ++i) expert_of_[i] = L.shards[i].expert_params;
     unit_of_.assign(L.m.order.size(), 0);
     std::int32_t units = 1;
     for (std::size_t i = 0; i < L.m.order.size(); ++i) {
@@ -73,25 +110,41 @@ class FsdpPass final : public LoweringPass {
       unit_of_[i] = block + 1;  // 0: the root
       units = std::max(units, block + 2);
     }
+    // separate_outer_layers: each layer with parameters outside the blocks a unit of its own,
+    // numbered after the blocks; the root keeps none.
+    if (f.separate_outer_layers)
+      for (std::size_t i = 0; i < L.m.order.size(); ++i)
+        if (unit_of_[i] == 0 && L.m.graph[L.m.order[i]].params > 0) unit_of_[i] = units++;
     units_ = units;
   }
 
   void book_states(StageContext& c) override {
     const LowerContext& L = c.L;
     Program& P = c.P;
-    // Trained parameters: fp32 shards of weights and gradients and the optimizer states; frozen
-    // ones (LoRA): their stored bytes only.
+    // Trained parameters: shards of weights and gradients and the optimizer states; frozen ones
+    // (LoRA): their stored bytes only.
     const core::Bytes trained{c.trainable};
     const core::Bytes frozen = c.trainable == c.params
                                    ? core::Bytes{}
                                    : c.weight_bytes - trained * L.state_bytes.weights;
-    P.parameters = (c.params + shard_ - 1) / shard_;
-    P.persistent[MemCategory::weights] = core::ceil_div(trained * 4 + frozen, shard_);
-    P.persistent[MemCategory::optimizer_states] = core::ceil_div(trained * optimizer_bytes_, shard_);
+    std::int64_t e = 0;  // routed experts on this device (expert parallelism)
+    for (std::int32_t g = c.stage(); g < L.chunk_count(); g += L.stages)
+      for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) e += expert_of_[i];
+    const core::Bytes experts{e}, dense = trained - experts;
+    const scenario::StateBytes& sb = shard_bytes_;
+    P.parameters = (c.params - e + shard_ - 1) / shard_ + (e + expert_shard_ - 1) / expert_shard_;
+    P.persistent[MemCategory::weights] = core::ceil_div(dense * sb.weights + frozen, shard_) +
+                                         core::ceil_div(experts * sb.weights, expert_shard_);
+    P.persistent[MemCategory::optimizer_states] =
+        sharded(dense * sb.optimizer_states, experts * sb.optimizer_states);
     P.model_states[MemCategory::weights] = P.persistent[MemCategory::weights];
     P.model_states[MemCategory::optimizer_states] = P.persistent[MemCategory::optimizer_states];
-    P.model_states[MemCategory::gradients] = core::ceil_div(trained * 4, shard_);
-    c.update_params = (c.trainable + shard_ - 1) / shard_;
+    P.model_states[MemCategory::gradients] = sharded(dense * sb.gradients, experts * sb.gradients);
+    c.update_params = (c.trainable - e + shard_ - 1) / shard_ + (e + expert_shard_ - 1) / expert_shard_;
+  }
+
+  void place_states(StageContext& c) override {
+    if (offload_) place_fsdp_offload(c);
   }
 
   void begin_stage(StageContext& c) override {
@@ -102,6 +155,17 @@ class FsdpPass final : public LoweringPass {
         Unit& u = units_state_[unit_of_[i]];
         u.params += L.shards[i].params;
         u.trainable += L.shards[i].trainable;
+        u.experts += expert_of_[i];
+        if (expert_of_[i] > 0 && u.expert_layer < 0) u.expert_layer = i;
+        const core::Bytes trained{L.shards[i].trainable};
+        const core::Bytes frozen = L.shards[i].weight_bytes - trained * L.state_bytes.weights;
+        u.stored += frozen + trained * shard_bytes_.weights;
+        // A quantized frozen base is gathered as stored (torchao's NF4Tensor implements FSDP2's
+        // all-gather extension: its packed data and scales are gathered, not a bf16 copy);
+        // every other parameter in param_dtype.
+        u.unsharded += quantized_base_
+                          ? frozen + trained * param_bytes_
+                          : core::Bytes{L.shards[i].params} * param_bytes_;
         if (u.first < 0) u.first = i;
         u.last = i;
       }
@@ -109,6 +173,9 @@ class FsdpPass final : public LoweringPass {
     walk_unit_ = -1;
     walk_last_ = walk_prev_ = -1;
     pending_ = pending_op_ = -1;
+    final_.clear();
+    final_op_ = -1;
+    last_d2h_ = -1;
   }
 
   int ops_per_layer(const LowerContext&) const override { return 1; }
@@ -131,17 +198,33 @@ class FsdpPass final : public LoweringPass {
     if (!unit.gathered && unit.params > 0) {
       unit.kind = u.forward() ? TensorKind::gathered : TensorKind::gathered_backward;
       unit.gathered = true;
-      const core::Bytes full = core::Bytes{unit.params} * param_bytes_;
+      // One buffer for the unit (and its experts, gathered next over their own group).
+      const core::Bytes expert_bytes = core::Bytes{unit.experts} * param_bytes_;
+      const core::Bytes dense = unit.unsharded - expert_bytes;
+      // With CPU offload the rank's shard comes over PCIe first: the gather's input.
+      MemEffect staged{};
+      if (offload_)
+        after = fetch_fsdp_shard(c, u, unit.first, core::ceil_div(unit.stored, shard_), after,
+                                 staged);
       c.last_comm = c.B.emit(
           comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::fsdp_all_gather, i,
-                  u.microbatch(), u.chunk(), full, shard_, shard_span_.inter_node,
+                  u.microbatch(), u.chunk(), dense, shard_, shard_span_.inter_node,
                   shard_span_.per_node),
-          {tensor(MemCategory::weights, full, unit.kind, unit.first)}, {}, {c.ref_or_none(after)});
+          {gathered(unit)}, {staged}, {c.ref_or_none(after)});
+      if (unit.experts > 0)
+        c.last_comm = c.B.emit(
+            comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::fsdp_all_gather,
+                    unit.expert_layer, u.microbatch(), u.chunk(), expert_bytes, expert_shard_,
+                    expert_span_.inter_node, expert_span_.per_node),
+            {}, {}, {c.ref_or_none(after)});
       c.param_ready = c.last_comm;
     }
     // The unit that just finished its backward reduces after this gather (the prefetch goes first
     // on the comm stream).
-    if (pending_ >= 0 && pending_ != k) reduce(c, u);
+    if (pending_ >= 0 && pending_ != k) {
+      reduce(c, u, pending_, pending_op_, false);
+      pending_ = pending_op_ = -1;
+    }
   }
 
   void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
@@ -159,84 +242,184 @@ class FsdpPass final : public LoweringPass {
                                     TensorKind::unsharded_grad, i);
       lo.allocs.push_back(grad);
       unit.grads.push_back(grad);
-      if (!grads_held_[i]) {
+      if (!grads_held_[i] && !offload_) {
         grads_held_[i] = 1;
+        const core::Bytes experts{expert_of_[i]};
         MemEffect held = tensor(MemCategory::gradients,
-                                core::ceil_div(core::Bytes{params} * 4, shard_),
+                                sharded((core::Bytes{params} - experts) * shard_bytes_.gradients,
+                                        experts * shard_bytes_.gradients),
                                 TensorKind::param_grad, i);
         held.per_microbatch = false;
         lo.allocs.push_back(held);
         c.held_grads.push_back(held);
       }
     }
-    if (i != unit.first) return;
-    // The post-backward hook: copy-in to the reduce-scatter input, then free the unsharded
-    // gradients and parameters.
-    if (unit.trainable > 0) {
-      lo.allocs.push_back(tensor(MemCategory::buffers, core::Bytes{unit.trainable} * reduce_bytes_,
-                                 TensorKind::reduce_input, unit.first));
-      for (const MemEffect& g : unit.grads) lo.frees.push_back(g);
-      pending_ = k;
-    }
-    unit.grads.clear();
-    free_params(unit, lo);
+    if (i == unit.first) post_backward(unit, k, lo);
+    // Pipelining: after the chunk's last backward, every unit's post-backward with gradient sync.
+    if (accumulate_ && u.last_microbatch && i == u.range.first) final_post_backward(u, lo);
   }
 
-  void after_layer(StageContext& c, UnitStep&, std::int32_t i, std::int32_t op) override {
+  void after_layer(StageContext&, UnitStep&, std::int32_t i, std::int32_t op) override {
     walk_last_ = op;
     if (pending_ == unit_of_[i] && pending_op_ < 0) pending_op_ = op;
+    if (!final_.empty() && final_op_ < 0) final_op_ = op;
   }
 
   void end_unit(StageContext& c, UnitStep& u, std::int32_t) override {
-    if (pending_ >= 0) reduce(c, u);
+    if (pending_ >= 0) reduce(c, u, pending_, pending_op_, false);
+    for (const std::int32_t k : final_) reduce(c, u, k, final_op_, true);
+    final_.clear();
+    final_op_ = -1;
+    pending_ = pending_op_ = -1;
+  }
+
+  // With CPU offload the optimizer steps on the host once every reduced shard is there.
+  void end_step(StageContext& c) override {
+    if (offload_) c.update_op = fsdp_cpu_step(c, c.update_params, last_d2h_);
   }
 
  private:
   struct Unit {
     std::int64_t params = 0;
     std::int64_t trainable = 0;  // of which trained: what it reduces
+    std::int64_t experts = 0;    // of which routed experts, sharded over the expert group
+    std::int32_t expert_layer = -1;  // its first layer with experts
+    core::Bytes stored{};        // its parameters' sharded bytes over all ranks (fetch size)
+    core::Bytes unsharded{};     // its unsharded (gathered) parameters' bytes
     std::int32_t first = -1, last = -1;  // its first and last layer on the stage
     bool gathered = false;
+    bool accumulated = false;  // holds an accumulated gradient (no gradient sync)
     TensorKind kind = TensorKind::gathered;
     std::vector<MemEffect> grads;  // unsharded, booked by the backward so far
   };
 
+  // The unit's unsharded parameters: one copy at a time, whichever micro-batch gathered it (under
+  // pipelining a forward may find them gathered by another micro-batch's unit).
+  MemEffect gathered(const Unit& unit) const {
+    MemEffect e = tensor(MemCategory::weights, unit.unsharded, unit.kind, unit.first);
+    e.per_microbatch = false;
+    return e;
+  }
+
+  // The unit's accumulated unsharded gradients, across micro-batches.
+  MemEffect accumulated_grad(const Unit& unit) const {
+    MemEffect e = tensor(MemCategory::gradients, core::Bytes{unit.trainable} * accumulated_bytes_,
+                         TensorKind::unsharded_grad, unit.first);
+    e.per_microbatch = false;
+    return e;
+  }
+
+  // The unit's post-backward hook. With gradient sync: copy-in to the reduce-scatter input, free
+  // the unsharded gradients and parameters. Without (pipelining): add the unsharded gradients
+  // into the accumulated gradient and keep the parameters (reshard_after_backward: false).
+  void post_backward(Unit& unit, std::int32_t k, LayerOp& lo) {
+    if (unit.trainable > 0) {
+      if (accumulate_) {
+        if (!unit.accumulated) lo.allocs.push_back(accumulated_grad(unit));
+        unit.accumulated = true;
+      } else {
+        lo.allocs.push_back(reduce_input(unit));
+        pending_ = k;
+      }
+      for (const MemEffect& g : unit.grads) lo.frees.push_back(g);
+    }
+    unit.grads.clear();
+    if (!accumulate_) free_params(unit, lo);
+  }
+
+  // PyTorch pipelining's post-backward of the chunk's every unit once its last micro-batch's
+  // backward ran, in module order (root first): the parameters resharded, then each unit's
+  // reduce-scatter (end_unit), which copies the accumulated gradients into its input on the
+  // reduce-scatter stream.
+  void final_post_backward(const UnitStep& u, LayerOp& lo) {
+    std::vector<char> in_chunk(units_state_.size(), 0);
+    for (std::int32_t j = u.range.first; j < u.range.end; ++j) in_chunk[unit_of_[j]] = 1;
+    for (std::size_t k = 0; k < units_state_.size(); ++k) {
+      if (!in_chunk[k]) continue;
+      Unit& unit = units_state_[k];
+      if (unit.accumulated) final_.push_back(static_cast<std::int32_t>(k));
+      unit.accumulated = false;
+      free_params(unit, lo);
+    }
+  }
+
+  MemEffect reduce_input(const Unit& unit) const {
+    return tensor(MemCategory::buffers, core::Bytes{unit.trainable} * reduce_bytes_,
+                  TensorKind::reduce_input, unit.first);
+  }
+
   void free_params(Unit& unit, LayerOp& lo) {
     if (!unit.gathered) return;
-    lo.frees.push_back(tensor(MemCategory::weights, core::Bytes{unit.params} * param_bytes_,
-                              unit.kind, unit.first));
+    lo.frees.push_back(gathered(unit));
     unit.gathered = false;
   }
 
-  // The pending unit's reduce-scatter over its shard group (then HSDP's all-reduce of the shard
-  // over the replicas), after the backward op that copied its gradients in.
-  void reduce(StageContext& c, UnitStep& u) {
-    const Unit& unit = units_state_[pending_];
-    const core::Bytes full = core::Bytes{unit.trainable} * reduce_bytes_;
-    const MemEffect input = tensor(MemCategory::buffers, full, TensorKind::reduce_input, unit.first);
+  // Unit k's reduce-scatter over its shard group (then HSDP's all-reduce of the shard over the
+  // replicas), after the backward op `after`, which copied its gradients in; or, `copy_in`, the
+  // reduce-scatter books its input and copies the accumulated gradients in itself, whose memory
+  // returns when it ends (the caching allocator's record_stream on the reduce-scatter stream).
+  void reduce(StageContext& c, UnitStep& u, std::int32_t k, std::int32_t after, bool copy_in) {
+    const Unit& unit = units_state_[k];
+    const MemEffect input = reduce_input(unit);
+    const MemEffect freed[] = {input, accumulated_grad(unit)};
     const std::span<const MemEffect> none;
-    c.last_comm = c.B.emit(comm_op(OpKind::reduce_scatter, StreamKind::comm,
-                                   CommPurpose::fsdp_reduce_scatter, unit.first, u.microbatch(),
-                                   u.chunk(), full, shard_, shard_span_.inter_node,
-                                   shard_span_.per_node),
-                           none, std::span<const MemEffect>(&input, 1),
-                           {c.ref_or_none(pending_op_)});
-    if (replicas_ > 1)
+    // The dense part over the shard group, then the experts over theirs; the last frees. With CPU
+    // offload the dense reduce-scatter's output (1/S of the input) waits on the GPU for its copy
+    // to the host.
+    const bool experts = unit.experts > 0;
+    const MemEffect reduced =
+        tensor(MemCategory::gradients,
+               core::ceil_div(core::Bytes{unit.trainable - unit.experts} * reduce_bytes_, shard_),
+               TensorKind::offload_grad, unit.first);
+    const auto scatter = [&](std::int32_t layer, std::int64_t params, std::int64_t ranks,
+                             const GroupSpan& span, bool first, bool last) {
+      const core::Bytes full = core::Bytes{params} * reduce_bytes_;
+      MemEffect allocs[2];
+      std::size_t n = 0;
+      if (first && copy_in) allocs[n++] = input;
+      if (first && offload_) allocs[n++] = reduced;
       c.last_comm = c.B.emit(
-          comm_op(OpKind::all_reduce, StreamKind::comm, CommPurpose::hsdp_all_reduce, unit.first,
-                  u.microbatch(), u.chunk(), core::ceil_div(full, shard_), replicas_,
-                  replica_span_.inter_node, replica_span_.per_node),
-          none, none, {});
-    pending_ = -1;
-    pending_op_ = -1;
+          comm_op(OpKind::reduce_scatter, StreamKind::comm, CommPurpose::fsdp_reduce_scatter,
+                  layer, u.microbatch(), u.chunk(), full, ranks, span.inter_node, span.per_node),
+          std::span<const MemEffect>(allocs, n),
+          std::span<const MemEffect>(freed, !last ? 0 : copy_in ? 2 : 1),
+          {c.ref_or_none(after)});
+      if (replicas_ > 1)
+        c.last_comm = c.B.emit(
+            comm_op(OpKind::all_reduce, StreamKind::comm, CommPurpose::hsdp_all_reduce, layer,
+                    u.microbatch(), u.chunk(), core::ceil_div(full, ranks), replicas_,
+                    replica_span_.inter_node, replica_span_.per_node),
+            none, none, {});
+    };
+    scatter(unit.first, unit.trainable - unit.experts, shard_, shard_span_, true, !experts);
+    if (experts)
+      scatter(unit.expert_layer, unit.experts, expert_shard_, expert_span_, false, true);
+    if (offload_)
+      last_d2h_ = copy_fsdp_grad_out(
+          c, u, unit.first, reduced,
+          core::ceil_div(core::Bytes{unit.trainable} * shard_bytes_.gradients, shard_),
+          c.last_comm);
+  }
+
+  // Bytes per device of dense and expert tensors sharded over their groups.
+  core::Bytes sharded(core::Bytes dense, core::Bytes experts) const {
+    return core::ceil_div(dense, shard_) +
+           (experts.value > 0 ? core::ceil_div(experts, expert_shard_) : core::Bytes{});
   }
 
   // Per plan.
   std::int64_t shard_ = 1, replicas_ = 1;
-  std::int64_t param_bytes_ = 2, reduce_bytes_ = 4, optimizer_bytes_ = 8;
+  std::int64_t experts_ = 1, expert_shard_ = 1;  // expert degree; ranks sharing an expert shard
+  std::vector<std::int64_t> expert_of_;  // per layer: its routed experts' params (E > 1)
+  std::int64_t param_bytes_ = 2, reduce_bytes_ = 4;
+  scenario::StateBytes shard_bytes_;  // per trained parameter: shard, gradient, states
   bool reshard_ = true;
-  GroupSpan shard_span_, replica_span_;
-  std::vector<std::int32_t> unit_of_;  // per layer: 0 the root, b + 1 block b
+  bool accumulate_ = false;  // pipelining: no gradient sync until the chunk's last backward
+  std::int64_t accumulated_bytes_ = 4;
+  bool offload_ = false;  // parallel.fsdp.offload: cpu
+  bool quantized_base_ = false;  // LoRA over an NF4 / int8 base
+  GroupSpan shard_span_, replica_span_, expert_span_;
+  std::vector<std::int32_t> unit_of_;  // per layer: 0 the root, b + 1 block b, then outer layers
   std::int32_t units_ = 1;
   // Per stage.
   std::vector<Unit> units_state_;
@@ -244,6 +427,9 @@ class FsdpPass final : public LoweringPass {
   std::int32_t walk_unit_ = -1;               // the unit whose layers the walk is in
   std::int32_t walk_last_ = -1, walk_prev_ = -1;  // last compute op of that unit, of the one before
   std::int32_t pending_ = -1, pending_op_ = -1;   // unit to reduce-scatter, its copy-in op
+  std::vector<std::int32_t> final_;  // pipelining: the chunk's units to reduce-scatter at its end
+  std::int32_t final_op_ = -1;       // the chunk's last backward op, which they wait for
+  std::int32_t last_d2h_ = -1;                    // the last reduced shard's copy to the host
 };
 
 }  // namespace

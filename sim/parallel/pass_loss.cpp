@@ -14,6 +14,16 @@
 // booked on the loss layer's op. With loss_chunks absent under fp16 / bf16 / fp8 the loss is
 // Megatron-LM's fused vocabulary-parallel cross-entropy, which exponentiates in place in the fp32
 // copy it saves and writes the gradient into it: nothing beside the saved F is booked.
+//
+// With training.compile (torchtune's compile_loss: torch.compile of the whole loss, or of each
+// chunk's upcast and cross-entropy when chunked) the cross-entropy is one compiled graph. Its
+// backward needs only the logits it was given and one log-sum-exp per token (AOTAutograd's
+// min-cut partitioner recomputes the upcast, exp and subtraction from them), so the layer keeps
+// those instead of F: the input logits, fp32 (F) when unchunked (torchtune's model returns
+// `self.output(h).float()`) and in the compute dtype (C) when chunked (the list of chunks
+// returned by `chunked_output`), plus 4 bytes per token. The forward then holds beside them only
+// the unchunked head output before its `.float()` (C, when e < 4); the backward one chunk's
+// gradient of the input logits in their dtype.
 #include <algorithm>
 
 #include "sim/parallel/pass.hpp"
@@ -23,8 +33,9 @@ namespace trainsim::parallel {
 
 namespace {
 
-constexpr std::string_view kKeys[] = {"training.loss_chunks", "training.precision",
-                                      "training.micro_batch", "training.seq_len", "model"};
+constexpr std::string_view kKeys[] = {"training.loss_chunks", "training.compile",
+                                      "training.precision",   "training.micro_batch",
+                                      "training.seq_len",     "model"};
 
 class LossPass final : public LoweringPass {
  public:
@@ -45,6 +56,10 @@ class LossPass final : public LoweringPass {
       const core::Bytes chunk =
           chunks == 1 ? fp32 : per_token * (L.mb_samples * ((s + chunks - 1) / chunks));  // Fc
       const std::int64_t e = models::dtype_bytes(scenario::activation_dtype(L.s.training.precision));
+      if (L.s.training.compile) {
+        compiled(L, i, chunks, e, chunk);
+        continue;
+      }
       forward_ = fp32 / 4 * e + (e < 4 ? chunk : core::Bytes{});
       backward_ = chunk * 2;
     }
@@ -60,6 +75,19 @@ class LossPass final : public LoweringPass {
   }
 
  private:
+  // The compiled loss of layer i (see the top): its kept tensors per sample and its transients.
+  void compiled(LowerContext& L, std::int32_t i, std::int64_t chunks, std::int64_t e,
+                core::Bytes chunk) {
+    const models::Layer& l = L.m.graph[L.m.order[i]];
+    const std::int64_t input = chunks == 1 ? 4 : e;  // bytes per logit the loss is given
+    const core::Bytes per_sample = l.saved_split / L.tensor;  // F per sample
+    const core::Bytes change = per_sample / 4 * input - per_sample + core::Bytes{4 * L.m.seq_len};
+    L.shards[i].saved += change;  // what the backward frees and a replay books
+    L.kept[i].saved += change;
+    forward_ = chunks == 1 && e < 4 ? per_sample * L.mb_samples / 4 * e : core::Bytes{};
+    backward_ = chunk / 4 * input;
+  }
+
   std::int32_t loss_ = -1;
   core::Bytes forward_{}, backward_{};
 };

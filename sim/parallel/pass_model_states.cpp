@@ -2,9 +2,11 @@
 // (ZeRO, Rajbhandari et al. 2020: stage 1 shards the optimizer states, 2 also the gradients, 3
 // also the weights; Figure 1's per-device bytes). Weights and optimizer states are booked before
 // the step; gradients at each layer's first backward (sharded from ZeRO-2 on), freed by the
-// optimizer step (PyTorch's zero_grad(set_to_none=True)). ZeRO-3 all-gathers each layer's
-// weights before its forward and again before its backward, one layer ahead (prefetch), and the
-// compute op frees them; ZeRO-1/2 all-gather the updated weights after the optimizer step.
+// optimizer step (PyTorch's zero_grad(set_to_none=True)); under training.zero_grad: zeros
+// (set_to_none=False) the previous step's gradients are still allocated when the step begins, so
+// they are booked before it, with the weights, and never freed. ZeRO-3's gathers before each
+// forward and backward, and its persistent parameters, are the zero3 pass's (pass_zero3.cpp);
+// ZeRO-1/2 all-gather the updated weights after the optimizer step.
 #include "sim/parallel/pass.hpp"
 
 namespace trainsim::parallel {
@@ -14,7 +16,7 @@ namespace {
 using hw::MemCategory;
 
 constexpr std::string_view kKeys[] = {"parallel.zero", "parallel.data", "training.precision",
-                                      "training.optimizer", "training.lora"};
+                                      "training.optimizer", "training.lora", "training.zero_grad"};
 
 class ModelStatesPass final : public LoweringPass {
  public:
@@ -35,12 +37,12 @@ class ModelStatesPass final : public LoweringPass {
     P.model_states[MemCategory::weights] = P.persistent[MemCategory::weights];
     P.model_states[MemCategory::optimizer_states] = P.persistent[MemCategory::optimizer_states];
     P.model_states[MemCategory::gradients] = zero >= 2 ? core::ceil_div(gr, d) : gr;
+    if (kept_grads(L)) P.persistent[MemCategory::gradients] = P.model_states[MemCategory::gradients];
     if (zero >= 1) c.update_params = (trained + d - 1) / d;
   }
 
   void begin_stage(StageContext& c) override {
     grads_allocated_.assign(c.L.m.order.size(), 0);
-    gathered_ = {};
   }
 
   int ops_per_layer(const LowerContext& L) const override { return L.zero == 3 ? 2 : 0; }
@@ -51,25 +53,9 @@ class ModelStatesPass final : public LoweringPass {
     return c.L.zero != 3 && (u.forward() || !u.first_microbatch);
   }
 
-  void before_layer(StageContext& c, UnitStep& u, std::int32_t i) override {
-    gathered_ = {};
-    const LowerContext& L = c.L;
-    if (L.zero != 3 || L.shards[i].params == 0) return;
-    // After the parameter fetch from the host when there is one (offload), else one layer ahead.
-    const OpRef after = c.param_ready >= 0 ? c.B.ref(c.param_ready) : c.prefetch_after();
-    const core::Bytes full = L.shards[i].weight_bytes;
-    gathered_ = full - core::ceil_div(full, L.data);
-    const TensorKind kind = u.forward() ? TensorKind::gathered : TensorKind::gathered_backward;
-    c.last_comm =
-        c.B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, i, u.microbatch(),
-                         u.chunk(), full, L.data, L.data_span.inter_node, L.data_span.per_node),
-                 {tensor(MemCategory::weights, gathered_, kind, i)}, {}, {after});
-    c.param_ready = c.last_comm;
-  }
-
   void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
     const std::int32_t i = lo.layer;
-    if (!u.forward() && !c.optimizer_on_host && !grads_allocated_[i] &&
+    if (!u.forward() && !c.optimizer_on_host && !kept_grads(c.L) && !grads_allocated_[i] &&
         c.L.shards[i].trainable > 0) {
       grads_allocated_[i] = 1;
       core::Bytes grads = core::Bytes{c.L.shards[i].trainable} * c.L.state_bytes.gradients;
@@ -79,9 +65,6 @@ class ModelStatesPass final : public LoweringPass {
       lo.allocs.push_back(held);
       c.held_grads.push_back(held);
     }
-    lo.frees.push_back(tensor(MemCategory::weights, gathered_,
-                              u.forward() ? TensorKind::gathered : TensorKind::gathered_backward,
-                              i));
   }
 
   // ZeRO-1/2: every rank updated its shard; the weights are gathered whole again.
@@ -95,8 +78,12 @@ class ModelStatesPass final : public LoweringPass {
   }
 
  private:
+  // zero_grad: zeros (validated without ZeRO-2/3, FSDP and optimizer offload).
+  static bool kept_grads(const LowerContext& L) {
+    return L.s.training.zero_grad == scenario::ZeroGrad::zeros;
+  }
+
   std::vector<char> grads_allocated_;
-  core::Bytes gathered_{};  // the layer about to run: what its all-gather added to the rank's shard
 };
 
 }  // namespace

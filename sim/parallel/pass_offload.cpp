@@ -40,7 +40,7 @@ class OffloadPass final : public LoweringPass {
 
   // Every backward copies its gradients out.
   bool repeats(const StageContext& c, const UnitStep& u) const override {
-    return u.forward() || !c.optimizer_on_host;
+    return u.forward() || !zero_offload(c);
   }
 
   void before_layer(StageContext& c, UnitStep& u, std::int32_t i) override {
@@ -59,7 +59,7 @@ class OffloadPass final : public LoweringPass {
     const std::int32_t i = lo.layer;
     lo.frees.push_back(tensor(MemCategory::weights, fetched_,
                               u.forward() ? TensorKind::fetched : TensorKind::fetched_backward, i));
-    if (u.forward() || !c.optimizer_on_host) return;
+    if (u.forward() || !zero_offload(c)) return;
     const core::Bytes grads = core::Bytes{c.L.shards[i].trainable} * c.L.state_bytes.gradients;
     const MemEffect t = tensor(MemCategory::gradients, grads, TensorKind::offload_grad, i);
     lo.allocs.push_back(t);
@@ -82,7 +82,7 @@ class OffloadPass final : public LoweringPass {
   // ZeRO-Offload: the CPU updates this rank's shard once every gradient is on the host, then the
   // updated 16-bit weights go back over PCIe (parameter offload leaves them on the host).
   void end_step(StageContext& c) override {
-    if (!c.optimizer_on_host) return;
+    if (!zero_offload(c)) return;
     const std::int32_t cpu =
         c.B.emit(cpu_optimizer_op(cpu_optimizer_traffic(c.L.s, c.update_params)),
                  std::span<const MemEffect>{}, c.held_grads,
@@ -112,11 +112,16 @@ class OffloadPass final : public LoweringPass {
   // Gradients copied per bucket_size by this pass: without data parallelism, whose reduced
   // buckets are copied otherwise (after_reduction).
   static bool alone(const StageContext& c, const UnitStep& u) {
-    return !u.forward() && c.optimizer_on_host && c.L.data == 1;
+    return !u.forward() && zero_offload(c) && c.L.data == 1;
+  }
+  // The optimizer on the host as ZeRO-Offload puts it there (FSDP's own offload moves its
+  // shards itself: fsdp_offload.hpp).
+  static bool zero_offload(const StageContext& c) {
+    return c.optimizer_on_host && c.L.s.training.offload.optimizer_on_cpu();
   }
 
   void flush(StageContext& c, const UnitStep& u, std::int32_t after_op, std::int32_t layer) {
-    if (!c.optimizer_on_host || pending_.value == 0) return;
+    if (!zero_offload(c) || pending_.value == 0) return;
     const core::Bytes wire = c.L.zero >= 1 ? core::ceil_div(pending_, c.L.data) : pending_;
     last_d2h_ = c.B.emit(pcie_copy_op(OpKind::pcie_d2h, layer, u.microbatch(), u.chunk(), wire),
                          std::span<const MemEffect>{}, tensors_, {c.B.ref(after_op)});

@@ -5,14 +5,16 @@
 // copy of the fp32 master weights (mixed precision, Micikevicius et al. 2018). Optimizer
 // offload moves the step to the host (pass_offload.cpp).
 //
-// The step's transient buffers (docs/finetuning.md, "The optimizer step's temporaries"):
-// torch.optim's default foreach AdamW (_multi_tensor_adamw) makes sqrt(v) for every tensor of a
-// device/dtype group at once, a full copy of the second moments; Megatron's and DeepSpeed's fused
-// Adam (the fp16/bf16/fp8 recipes) and bitsandbytes' kernels make none; Hugging Face's Adafactor
-// loops over tensors and makes fp32 temporaries of one tensor's size.
+// The step's transient buffers (docs/finetuning.md, "The optimizer step's temporaries") follow
+// training.optimizer_impl: torch.optim's foreach AdamW (_multi_tensor_adamw) makes sqrt(v) for
+// every tensor of a device/dtype group at once, a full copy of the second moments; its
+// single-tensor loop (for-loop) makes sqrt(v) and its quotient by the bias correction of one
+// tensor at a time; fused kernels (torch's fused=True, Megatron's and DeepSpeed's FusedAdam,
+// bitsandbytes) make none; Hugging Face's Adafactor loops over tensors and makes fp32
+// temporaries of one tensor's size.
 //
-// training.optimizer_in_backward (torchtune's optimizer_in_bwd): each layer's update runs right
-// after its backward, in the gradients' post-accumulate hooks, and frees them there.
+// training.zero_grad: zeros leaves the gradients allocated after the step (model_states books
+// them before the step), so the step frees none.
 #include <algorithm>
 
 #include "sim/parallel/pass.hpp"
@@ -26,19 +28,32 @@ using hw::MemCategory;
 using scenario::Optimizer;
 
 constexpr std::string_view kKeys[] = {"training.precision", "training.optimizer",
-                                      "training.optimizer_in_backward", "training.lora"};
+                                      "training.optimizer_impl", "training.optimizer_in_backward",
+                                      "training.lora"};
 
 // Bytes of the step's transient buffers when it updates `params` parameters at once whose largest
 // tensor has `largest` elements.
 core::Bytes step_temporaries(const scenario::TrainingSpec& t, std::int64_t params,
                              std::int64_t largest) {
-  const bool torch_optim = !scenario::master_weights(t.precision);
   const scenario::StateBytes sb = scenario::state_bytes_per_param(t.precision, t.optimizer);
   switch (t.optimizer) {
     case Optimizer::adam:
-    case Optimizer::adamw:
-      // exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs): v's dtype, every tensor.
-      return torch_optim ? core::Bytes{params} * (sb.optimizer_states / 2) : core::Bytes{};
+    case Optimizer::adamw: {
+      // v's bytes per element: half of m + v (the master copy left out).
+      const std::int64_t v = (sb.optimizer_states - sb.master) / 2;
+      switch (t.effective_optimizer_impl()) {
+        case scenario::OptimizerImpl::foreach:
+          // exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs): every tensor at once.
+          return core::Bytes{params} * v;
+        case scenario::OptimizerImpl::for_loop:
+          // denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps): the square root and
+          // the quotient live together, one tensor's size each.
+          return core::Bytes{largest} * (2 * v);
+        case scenario::OptimizerImpl::fused:
+          return {};
+      }
+      return {};
+    }
     case Optimizer::adafactor: {
       // update = grad**2 + eps, then the row x column outer product beside it, both fp32;
       // 16-bit gradients and weights are first copied to fp32 (grad.float(), p.float()).

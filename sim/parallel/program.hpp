@@ -168,6 +168,9 @@ struct Program {
   std::int32_t stage = 0;      // pipeline stage
   std::int64_t count = 1;      // identical devices this program stands for (data x tensor)
   hw::DeviceSpec device;       // the stage's device (parallel.stage_devices, else the scenario's)
+  // How much longer its compute lasts waiting for the slowest of its `count` ranks
+  // (cluster.jitter; cost::straggler_factor; set by the jitter pass): 1 without jitter.
+  double straggler = 1;
   hw::MemBreakdown persistent;  // booked before the step starts (weights, optimizer states, reserved)
   std::vector<Op> ops;
   std::vector<MemEffect> effects;

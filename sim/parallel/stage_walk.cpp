@@ -104,6 +104,8 @@ void build_stage(LowerContext& L, Passes passes, Program& P) {
   const auto units =
       schedule_stage(L.s.parallel.schedule, P.stage, L.stages, L.microbatches, L.virtual_stages);
   reserve(c, passes, units.size());
+  bool expanded = false;
+  for (const auto& pass : passes) expanded = expanded || pass->expands_units(L);
   // Macro template per (global chunk, direction) once a repeatable unit was emitted (fast play).
   std::vector<std::int32_t> macro_of(2 * static_cast<std::size_t>(L.chunk_count()), -1);
   std::vector<int> backward_units_seen(L.virtual_stages, 0);
@@ -138,10 +140,12 @@ void build_stage(LowerContext& L, Passes passes, Program& P) {
     for (const auto& pass : passes) pass->end_unit(c, u, last);
     if (repeatable) macro = c.B.make_template(unit_first);
     // A one-off backward unit of compute ops (and taps) — the first, which allocates the
-    // gradients — still plays as one macro op over its own template.
-    const std::int32_t own = repeatable                      ? macro
-                             : (L.compress && !unit.forward) ? c.B.make_template(unit_first)
-                                                             : -1;
+    // gradients — still plays as one macro op over its own template, unless a pass keeps units
+    // expanded (its later ops may wait for any op of the unit: FSDP's prefetch).
+    const std::int32_t own = repeatable ? macro
+                             : (L.compress && !unit.forward && !expanded)
+                                 ? c.B.make_template(unit_first)
+                                 : -1;
     if (own >= 0) {
       std::int32_t tap = -1;
       last = c.B.replace_by_macro(unit_first, own, unit.microbatch, u.transfer, &tap);

@@ -31,12 +31,13 @@ std::int64_t ops_at_least(const scenario::Scenario& s, const LowerOptions& optio
   try {
     const std::int64_t mcount = s.training.gradient_accumulation;
     if (!expanded) return core::checked_mul(core::checked_mul(mcount, 2), chunks);
-    // Per micro-batch: every layer's forward and backward, and their gathers where there are.
+    // Per micro-batch: every layer's forward and backward, and their fetches where there are
+    // (ZeRO-3's gathers take a bucket of layers each, and none for persistent parameters: not
+    // counted, so that this stays a lower bound).
     std::int64_t per_microbatch = 0;
     const auto shards = shard_layers(s.model, p.tensor, p.sequence_parallel && p.tensor > 1,
                                      p.expert);
-    for (const LayerShard& l : shards)
-      per_microbatch += 2 + ((zero3 || fetches) && l.params > 0 ? 2 : 0);
+    for (const LayerShard& l : shards) per_microbatch += 2 + (fetches && l.params > 0 ? 2 : 0);
     return core::checked_mul(mcount, per_microbatch);
   } catch (const core::OverflowError&) {
     return std::numeric_limits<std::int64_t>::max();  // more than 64 bits of ops: over any limit
@@ -51,9 +52,9 @@ void check_work(const scenario::Scenario& s, const LowerOptions& options) {
   std::string how = "micro-batches x ";
   if (!options.compress || zero3 || fetches)
     how += "layers x forward and backward" +
-           std::string(zero3     ? ", each with its ZeRO-3 gather"
-                       : fetches ? ", each with its fetch"
-                                 : "") +
+           std::string(fetches ? ", each with its fetch"
+                       : zero3 ? ", expanded for ZeRO-3's gathers"
+                               : "") +
            (!options.compress ? "; expanded for a trace or memory series: every layer an op" : "");
   else
     how += "pipeline chunks x forward and backward";

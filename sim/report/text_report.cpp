@@ -144,6 +144,8 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
   if (const auto chunks = scenario::effective_loss_chunks(r.training); chunks > 1)
     out << ", loss in " << chunks << " chunks";
   if (r.training.activation_offload) out << ", activation offload";
+  if (r.training.compile) out << ", compiled loss";
+  if (r.parallel.fsdp.cpu_offload) out << ", FSDP states offloaded to host";
   out << "\n";
   out << "Step       " << seconds(r.step_time_s) << "   " << core::format_number("%.1f", r.samples_per_s)
       << " samples/s";
@@ -188,7 +190,8 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
   row("capacity", [](const DeviceSummary& d) { return gib(d.capacity); });
   row("model states", [](const DeviceSummary& d) { return gib(d.model_states.total()); });
   const bool offload = r.training.offload.optimizer_on_cpu() ||
-                       r.training.offload.parameters_on_cpu() || r.training.activation_offload;
+                       r.training.offload.parameters_on_cpu() || r.training.activation_offload ||
+                       r.parallel.fsdp.cpu_offload;
   if (offload) row("host (offload)", [](const DeviceSummary& d) { return gib(d.host.total()); });
   if (r.optimizer_spilled.value > 0)
     row("paged to host", [](const DeviceSummary& d) { return gib(d.optimizer_spilled); });

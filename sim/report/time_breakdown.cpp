@@ -102,16 +102,37 @@ TimeBreakdown time_breakdown(const parallel::Plan& plan, const exec::Timeline& t
     int kind;  // -1 compute, else purpose index
     int delta;
   };
-  std::vector<Edge> edges;
-  edges.reserve(2 * (busy.size() + comm.size()));
-  for (const auto& [a, b] : busy) edges.push_back({a, -1, +1}), edges.push_back({b, -1, -1});
+  // Edges in time order, merged from three runs that are each already in order but for rare
+  // exceptions (sorted then): the compute stream's starts and ends (its ops run one after
+  // another), the windows' starts and their ends. Edges of one instant may come in any order:
+  // the sweep applies all of them before it accounts the next stretch.
+  auto by_time = [](const Edge& x, const Edge& y) { return x.t < y.t; };
+  auto in_order = [&](std::vector<Edge>& run) {
+    if (!std::is_sorted(run.begin(), run.end(), by_time))
+      std::sort(run.begin(), run.end(), by_time);
+  };
+  std::vector<Edge> computing_edges, starts, ends, merged, edges;
+  computing_edges.reserve(2 * busy.size());
+  for (const auto& [a, b] : busy) {
+    computing_edges.push_back({a, -1, +1});
+    computing_edges.push_back({b, -1, -1});
+  }
+  starts.reserve(comm.size());
+  ends.reserve(comm.size());
   for (const Window& w : comm) {
     if (!(w.a < w.b)) continue;
     const int k = static_cast<int>(w.purpose);
-    edges.push_back({w.a, k, +1});
-    edges.push_back({w.b, k, -1});
+    starts.push_back({w.a, k, +1});
+    ends.push_back({w.b, k, -1});
   }
-  std::sort(edges.begin(), edges.end(), [](const Edge& x, const Edge& y) { return x.t < y.t; });
+  in_order(computing_edges);
+  in_order(starts);
+  in_order(ends);
+  merged.resize(computing_edges.size() + starts.size());
+  std::merge(computing_edges.begin(), computing_edges.end(), starts.begin(), starts.end(),
+             merged.begin(), by_time);
+  edges.resize(merged.size() + ends.size());
+  std::merge(merged.begin(), merged.end(), ends.begin(), ends.end(), edges.begin(), by_time);
   const core::TimePoint end = core::TimePoint{} + out.step;
   int computing = 0;
   std::array<int, parallel::kCommPurposes> active{};

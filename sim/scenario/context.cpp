@@ -37,11 +37,7 @@ void validate_context(const YamlContext& ctx, const Scenario& s, const LayoutNod
              "parallel.context = " + C +
                  " needs training.attention: flash (each rank computes attention one chunk of "
                  "keys and values at a time, as fused attention kernels do)");
-  // Not modelled together yet: each of these shards or reshapes what the context pass splits.
-  if (s.parallel.fsdp.enabled)
-    ctx.fail(at, "parallel.context", "parallel.context with parallel.fsdp is not supported yet");
-  if (s.parallel.expert > 1)
-    ctx.fail(at, "parallel.context", "parallel.context with parallel.expert is not supported yet");
+  // Not modelled together yet: LoRA's adapters with the context pass's split sequence.
   if (s.training.lora)
     ctx.fail(at, "parallel.context", "parallel.context with training.lora is not supported yet");
 }

@@ -20,7 +20,7 @@ FsdpSpec read_fsdp(const YamlContext& ctx, const YAML::Node& node, const std::st
     else if (v != "false" && v != "no" && v != "off")
       ctx.fail(node, path,
                "expected true, false or a mapping {reshard_after_forward, param_dtype, "
-               "reduce_dtype, shard_size}, got '" + v + "'");
+               "reduce_dtype, shard_size, offload, separate_outer_layers}, got '" + v + "'");
   } else if (node.IsMap()) {
     f.enabled = true;
     MapReader m(ctx, node, path);
@@ -35,21 +35,19 @@ FsdpSpec read_fsdp(const YamlContext& ctx, const YAML::Node& node, const std::st
                  "shard_size " + std::to_string(f.shard_size) + " must divide parallel.data (" +
                      std::to_string(p.data) + ")");
     }
+    f.cpu_offload = m.choice("offload", {"none", "cpu"}, "none") == "cpu";
+    f.separate_outer_layers = m.bool_or("separate_outer_layers", false);
     m.finish();
   } else {
     ctx.fail(node, path,
              "expected true, false or a mapping {reshard_after_forward, param_dtype, "
-             "reduce_dtype, shard_size}");
+             "reduce_dtype, shard_size, offload, separate_outer_layers}");
   }
   if (!f.enabled) return f;
   if (p.zero > 0)
     ctx.fail(node, path,
              "FSDP shards the model states itself: set parallel.zero: 0 (got zero " +
                  std::to_string(p.zero) + "), or drop parallel.fsdp for DeepSpeed's ZeRO");
-  if (p.pipeline > 1)
-    ctx.fail(node, path,
-             "FSDP with pipeline parallelism (pipeline " + std::to_string(p.pipeline) +
-                 ") is not supported yet; FSDP composes with parallel.data and parallel.tensor");
   return f;
 }
 

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "sim/scenario/precision.hpp"
+
 namespace trainsim::scenario {
 
 namespace {
@@ -14,6 +16,7 @@ constexpr ranges::IntRange kLossChunks{1, std::int64_t{1} << 20};
 void read_levers(MapReader& m, TrainingSpec& t) {
   t.loss_chunks = m.has("loss_chunks") ? m.int_in("loss_chunks", kLossChunks) : 0;
   t.activation_offload = m.bool_or("activation_offload", false);
+  t.compile = m.bool_or("compile", false);
 }
 
 std::int64_t effective_loss_chunks(const TrainingSpec& t) {
@@ -24,6 +27,14 @@ std::int64_t effective_loss_chunks(const TrainingSpec& t) {
 }
 
 void validate_levers(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
+  // torch.compile is modelled for PyTorch's cross-entropy (sim/parallel/pass_loss.cpp); the
+  // Megatron-LM fused loss in effect without loss_chunks under fp16 / bf16 / fp8 is not compiled.
+  if (s.training.compile && effective_loss_chunks(s.training) == 0)
+    ctx.fail(child_or(n.training, "compile"), "training.compile",
+             "compile models torch.compile of PyTorch's cross-entropy (torchtune's compile_loss), "
+             "but under precision " + std::string(to_string(s.training.precision)) +
+                 " without loss_chunks the loss is Megatron-LM's fused one: give "
+                 "training.loss_chunks (1 for the unchunked loss) or drop compile");
   if (!s.training.activation_offload) return;
   // Activation offload's copies are modelled for one stage whose layers' parameters are on the
   // GPU when their backward starts (sim/parallel/pass_activation_offload.cpp).

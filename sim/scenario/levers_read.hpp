@@ -1,13 +1,14 @@
 #pragma once
 // Reading the fine-tuning memory levers of `training` (docs/scenarios.md, "training"):
-// loss_chunks and activation_offload.
+// loss_chunks, activation_offload and compile.
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/validate.hpp"
 #include "sim/scenario/yaml_read.hpp"
 
 namespace trainsim::scenario {
 
-// Reads training.loss_chunks and training.activation_offload from the training mapping `m`.
+// Reads training.loss_chunks, training.activation_offload and training.compile from the
+// training mapping `m`.
 void read_levers(MapReader& m, TrainingSpec& t);
 
 // The loss's chunks in effect: training.loss_chunks when given, else 0 under the precisions of
@@ -17,7 +18,8 @@ void read_levers(MapReader& m, TrainingSpec& t);
 std::int64_t effective_loss_chunks(const TrainingSpec& t);
 
 // Refuses, located at training.activation_offload, the layouts its model does not cover:
-// pipeline parallelism, ZeRO-3, FSDP and parameter offload.
+// pipeline parallelism, ZeRO-3, FSDP and parameter offload; and, located at training.compile,
+// compile with Megatron-LM's fused loss (no PyTorch cross-entropy to compile).
 void validate_levers(const YamlContext& ctx, const Scenario& s, const LayoutNodes& nodes);
 
 }  // namespace trainsim::scenario

@@ -1,4 +1,5 @@
-// training.optimizer and training.optimizer_in_backward, and what they need of the layout.
+// training.optimizer, optimizer_impl, zero_grad and optimizer_in_backward, and what they need
+// of the layout.
 #include <algorithm>
 
 #include "sim/scenario/validate.hpp"
@@ -14,11 +15,60 @@ void read_optimizer(MapReader& m, TrainingSpec& t) {
   const auto& names = optimizer_names();
   t.optimizer = static_cast<Optimizer>(std::find(names.begin(), names.end(), opt) - names.begin());
   t.optimizer_in_backward = m.bool_or("optimizer_in_backward", false);
+  const std::string impl = m.choice("optimizer_impl", {"foreach", "for-loop", "fused"}, "");
+  if (impl == "foreach") t.optimizer_impl = OptimizerImpl::foreach;
+  if (impl == "for-loop") t.optimizer_impl = OptimizerImpl::for_loop;
+  if (impl == "fused") t.optimizer_impl = OptimizerImpl::fused;
+  t.zero_grad = m.choice("zero_grad", {"set_to_none", "zeros"}, "set_to_none") == "zeros"
+                    ? ZeroGrad::zeros
+                    : ZeroGrad::set_to_none;
 }
+
+namespace {
+
+// training.optimizer_impl names one of torch.optim's paths; bitsandbytes and Hugging Face's
+// Adafactor have one implementation each.
+void validate_impl(const YamlContext& ctx, const TrainingSpec& t, const LayoutNodes& n) {
+  if (!t.optimizer_impl) return;
+  const OptimizerImpl only = default_optimizer_impl(Precision::fp32, t.optimizer);
+  const bool single = eight_bit(t.optimizer) || paged(t.optimizer) ||
+                      t.optimizer == Optimizer::adafactor;
+  if (single && *t.optimizer_impl != only)
+    ctx.fail(child_or(n.training, "optimizer_impl"), "training.optimizer_impl",
+             std::string(to_string(t.optimizer)) + " has one implementation, " +
+                 std::string(to_string(only)) +
+                 (t.optimizer == Optimizer::adafactor
+                      ? " (Hugging Face's Adafactor loops over the tensors)"
+                      : " (bitsandbytes' update kernels)") +
+                 ": leave optimizer_impl out or set it to " + std::string(to_string(only)));
+}
+
+// zero_grad: zeros keeps every gradient allocated across steps, which the frameworks that free
+// or shard gradients themselves do not do.
+void validate_zero_grad(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
+  const TrainingSpec& t = s.training;
+  if (t.zero_grad != ZeroGrad::zeros) return;
+  const YAML::Node at = child_or(n.training, "zero_grad");
+  const char* key = "training.zero_grad";
+  if (t.optimizer_in_backward)
+    ctx.fail(at, key, "zeros keeps the gradients between steps, which optimizer_in_backward "
+                      "frees in each gradient's hook (torchtune calls zero_grad(set_to_none=True) "
+                      "there): use set_to_none");
+  if (s.parallel.zero >= 2 || s.parallel.fsdp.enabled)
+    ctx.fail(at, key, "zeros is modelled for unsharded gradients: ZeRO-2/3 and FSDP own their "
+                      "gradient buffers (use set_to_none, or parallel.zero 0 or 1)");
+  if (t.offload.optimizer_on_cpu())
+    ctx.fail(at, key, "zeros is modelled for gradients on the GPU: training.offload.optimizer: "
+                      "cpu moves them to the host each micro-batch (use set_to_none)");
+}
+
+}  // namespace
 
 void validate_optimizer(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
   const auto& p = s.parallel;
   const auto& t = s.training;
+  validate_impl(ctx, t, n);
+  validate_zero_grad(ctx, s, n);
   if (per_tensor_states(t.optimizer) || paged(t.optimizer)) {
     // bitsandbytes and Adafactor keep their states per parameter tensor, which ZeRO's and
     // FSDP's flattened shards and DeepSpeed's CPU Adam do not keep.

@@ -33,6 +33,24 @@ std::string_view to_string(Optimizer o) {
   return "?";
 }
 
+std::string_view to_string(OptimizerImpl i) {
+  switch (i) {
+    case OptimizerImpl::foreach: return "foreach";
+    case OptimizerImpl::for_loop: return "for-loop";
+    case OptimizerImpl::fused: return "fused";
+  }
+  return "?";
+}
+
+std::string_view to_string(ZeroGrad z) {
+  return z == ZeroGrad::zeros ? "zeros" : "set_to_none";
+}
+
+OptimizerImpl default_optimizer_impl(Precision p, Optimizer o) {
+  if (eight_bit(o) || paged(o) || master_weights(p)) return OptimizerImpl::fused;
+  return o == Optimizer::adafactor ? OptimizerImpl::for_loop : OptimizerImpl::foreach;
+}
+
 const std::vector<std::string>& optimizer_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;

@@ -28,8 +28,28 @@ enum class Precision { fp32, fp16, bf16, fp16_true, bf16_true, amp_fp16, amp_bf1
 // (sim/scenario/optimizer_states.hpp).
 enum class Optimizer { sgd, momentum, adam, adamw, lion, adamw_8bit, paged_adamw, paged_adamw_8bit, adafactor };
 
+// training.optimizer_impl: how the update walks the parameter list, named as torch.optim names
+// its paths (docs/finetuning.md, "The optimizer step's temporaries"):
+//   foreach   each elementwise op over every tensor of a device/dtype group at once
+//             (_multi_tensor_adamw, torch's default on CUDA);
+//   for-loop  one tensor after another (foreach=False, _single_tensor_adamw; Hugging Face's
+//             transformers.AdamW and Adafactor loop the same way);
+//   fused     one kernel per group keeping the update in registers (fused=True; apex,
+//             DeepSpeed and Transformer Engine FusedAdam; bitsandbytes' update kernels).
+enum class OptimizerImpl { foreach, for_loop, fused };
+// training.zero_grad: what optimizer.zero_grad() leaves between steps. set_to_none (PyTorch >=
+// 2.0's default) frees the gradients after the update; zeros (set_to_none=False, the default
+// before 2.0) keeps them allocated, zeroed, through the next step's forward.
+enum class ZeroGrad { set_to_none, zeros };
+
 std::string_view to_string(Precision p);
 std::string_view to_string(Optimizer o);
+std::string_view to_string(OptimizerImpl i);
+std::string_view to_string(ZeroGrad z);
+// The implementation a scenario without training.optimizer_impl runs: fused for the
+// Megatron-LM/DeepSpeed mixed-precision recipes (fp16, bf16, fp8) and bitsandbytes' optimizers,
+// for-loop for Adafactor, foreach (torch.optim's default) otherwise.
+OptimizerImpl default_optimizer_impl(Precision p, Optimizer o);
 // Every optimizer's scenario spelling, in enum order.
 const std::vector<std::string>& optimizer_names();
 bool eight_bit(Optimizer o);  // adamw-8bit, paged-adamw-8bit

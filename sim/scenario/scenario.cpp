@@ -7,6 +7,7 @@
 
 #include "models/model_yaml.hpp"
 #include "sim/scenario/fsdp_read.hpp"
+#include "sim/scenario/scale_read.hpp"
 #include "sim/scenario/levers_read.hpp"
 #include "sim/scenario/lora_read.hpp"
 #include "sim/scenario/context.hpp"
@@ -296,6 +297,7 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
   if (allreduce != "auto")
     p.allreduce = allreduce == "tree" ? cost::CollectiveAlgo::tree : cost::CollectiveAlgo::ring;
   if (m.has("fsdp")) p.fsdp = read_fsdp(ctx, m.node("fsdp"), m.path_of("fsdp"), p);
+  if (m.has("zero3")) p.zero3 = read_zero3(ctx, m.node("zero3"), m.path_of("zero3"), p.zero);
   m.finish();
   return p;
 }
@@ -403,6 +405,7 @@ ClusterSpec read_cluster(const YamlContext& ctx, const YAML::Node& node, const h
                                    "'; each of tensor, pipeline, data must appear once");
     std::copy(dims.begin(), dims.end(), c.placement.begin());
   }
+  if (m.has("jitter")) c.jitter = read_jitter(ctx, m.node("jitter"), m.path_of("jitter"));
   m.finish();
   return c;
 }

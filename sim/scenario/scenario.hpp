@@ -10,6 +10,7 @@
 #include "models/model.hpp"
 #include "sim/core/error.hpp"
 #include "sim/cost/cost.hpp"
+#include "sim/cost/jitter.hpp"
 #include "sim/hw/device.hpp"
 #include "sim/scenario/finetune.hpp"
 #include "sim/scenario/precision.hpp"
@@ -70,6 +71,12 @@ struct TrainingSpec {
   // training.optimizer_in_backward: each parameter's update runs in its gradient's
   // post-accumulate hook and frees the gradient there (torchtune optimizer_in_bwd).
   bool optimizer_in_backward = false;
+  // training.optimizer_impl; absent: default_optimizer_impl (effective_optimizer_impl()).
+  std::optional<OptimizerImpl> optimizer_impl;
+  ZeroGrad zero_grad = ZeroGrad::set_to_none;  // training.zero_grad
+  OptimizerImpl effective_optimizer_impl() const {
+    return optimizer_impl ? *optimizer_impl : default_optimizer_impl(precision, optimizer);
+  }
   Recompute recompute = Recompute::none;
   std::int64_t recompute_layers = -1;      // blocks per stage checkpointed; -1 = all
   bool flash_attention = false;            // training.attention: standard | flash
@@ -92,6 +99,10 @@ struct TrainingSpec {
   // and back before their backward (torchtune's OffloadActivations;
   // sim/parallel/pass_activation_offload.cpp).
   bool activation_offload = false;
+  // training.compile: torch.compile of the loss as torchtune's compile_loss does it; the compiled
+  // cross-entropy saves its input logits and one log-sum-exp per token instead of the fp32
+  // log-probabilities (sim/parallel/pass_loss.cpp, docs/finetuning.md).
+  bool compile = false;
 };
 
 // Bytes per model state: state_bytes_per_param (sim/scenario/precision.hpp).
@@ -111,6 +122,22 @@ struct FsdpSpec {
   std::optional<Precision> param_dtype;       // unset: training.precision
   Precision reduce_dtype = Precision::fp32;  // MixedPrecisionPolicy.reduce_dtype
   std::int64_t shard_size = 0;               // 0: all of parallel.data
+  // `offload: cpu`: CPUOffloadPolicy (FSDP2) / CPUOffload(offload_params=True) (FSDP1): the
+  // shards, their gradients and the optimizer states in host memory, the step on the CPU
+  // (sim/parallel/fsdp_offload.hpp).
+  bool cpu_offload = false;
+  // `separate_outer_layers: true`: each layer outside the blocks that has parameters (embeddings,
+  // final norm, head) is an FSDP unit of its own, resharded like a block (torchtune's
+  // custom_sharded_layers), instead of all of them in the root unit.
+  bool separate_outer_layers = false;
+};
+
+// `parallel.zero3`: how DeepSpeed's ZeRO-3 fetches parameters (deepspeed/runtime/zero/config.py
+// defaults; sim/parallel/pass_zero3.cpp, docs/zero3.md). Counts are parameter elements.
+struct Zero3Spec {
+  std::int64_t prefetch_bucket_size = 50'000'000;        // stage3_prefetch_bucket_size
+  std::int64_t max_live_parameters = 1'000'000'000;      // stage3_max_live_parameters
+  std::int64_t param_persistence_threshold = 100'000;    // stage3_param_persistence_threshold
 };
 
 struct ParallelSpec {
@@ -136,6 +163,7 @@ struct ParallelSpec {
   // keys and values: `ring` (point-to-point steps) or `allgather` (sim/parallel/pass_context.cpp).
   std::int64_t context = 1;
   ContextAttention context_attention = ContextAttention::ring;
+  Zero3Spec zero3;  // read only with zero: 3
   std::int64_t devices() const { return data * tensor * pipeline * context; }
   // Tokens of a sample each rank holds: seq_len / context.
   std::int64_t tokens_per_rank(std::int64_t seq_len) const { return seq_len / context; }
@@ -156,6 +184,8 @@ struct ClusterSpec {
   core::Bytes host_memory{};
   core::Bandwidth host_memory_bandwidth{};
   hw::LinkSpec pcie;
+  // Per-rank variation of compute time (`cluster.jitter`; sim/cost/jitter.hpp): off by default.
+  cost::Jitter jitter;
 };
 
 // Most ops a step's lowered plan may hold (`limits.max_ops` raises it). A plan and its play take

@@ -104,11 +104,12 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
                "parameter offload needs optimizer offload too (training.offload.optimizer: cpu)");
   }
 
-  // FSDP keeps its shards on the GPU (CPUOffloadPolicy is not modelled).
+  // training.offload is DeepSpeed's ZeRO-Offload; FSDP offloads its own shards
+  // (parallel.fsdp.offload: cpu, PyTorch's CPUOffloadPolicy).
   if (p.fsdp.enabled && s.training.offload.optimizer_on_cpu())
     ctx.fail(child_or(n.training, "offload"), "training.offload",
-             "offload with parallel.fsdp is not supported yet (offload is modelled as "
-             "DeepSpeed's ZeRO-Offload: use parallel.zero)");
+             "training.offload is DeepSpeed's ZeRO-Offload and needs parallel.zero; with "
+             "parallel.fsdp write parallel.fsdp.offload: cpu (PyTorch's CPUOffloadPolicy)");
   validate_expert(ctx, s, n);
   validate_levers(ctx, s, n);
   validate_optimizer(ctx, s, n);

@@ -45,20 +45,33 @@ void validate_expert(const YamlContext& ctx, const Scenario& s, const LayoutNode
       ctx.fail(at, "parallel.expert",
                "the expert-parallel degree " + str(p.expert) + " must divide the number of experts (" +
                    str(e) + ")");
-  if (p.data % p.expert != 0)
+  // Context ranks hold the same weights and different tokens, so the expert group may take
+  // them too (torchtitan's ep mesh borrows from dp_shard x cp).
+  const std::int64_t ranks = p.data * p.context;
+  if (ranks % p.expert != 0)
     ctx.fail(at, "parallel.expert",
-             "the expert-parallel degree " + str(p.expert) +
-                 " must divide parallel.data (" + str(p.data) +
-                 "): the expert group lies inside the data-parallel ranks");
+             "the expert-parallel degree " + str(p.expert) + " must divide parallel.data (" +
+                 str(p.data) + ")" +
+                 (p.context > 1 ? " x parallel.context (" + str(p.context) + ")" : "") +
+                 ": the expert group lies inside the data-parallel ranks");
   if (p.zero != 0)
     ctx.fail(key_or(n.parallel, "zero", n.root), "parallel.zero",
              "expert parallelism is modelled with parallel.zero: 0 only, got zero " + str(p.zero));
   if (s.training.offload.optimizer_on_cpu() || s.training.offload.parameters_on_cpu())
     ctx.fail(key_or(n.training, "offload", n.root), "training.offload",
              "expert parallelism is modelled without offload");
-  if (p.fsdp.enabled)
-    ctx.fail(key_or(n.parallel, "fsdp", n.root), "parallel.fsdp",
-             "expert parallelism with parallel.fsdp is not supported yet (use parallel.fsdp: false)");
+  // FSDP shards the experts over the expert-data-parallel part of each shard group
+  // (torchtitan's dp_shard_mod_ep mesh): the expert group must fit in the shard group.
+  if (p.fsdp.enabled && (p.fsdp_shard() * p.context) % p.expert != 0)
+    ctx.fail(at, "parallel.expert",
+             "with parallel.fsdp the expert-parallel degree " + str(p.expert) +
+                 " must divide the FSDP shard group (shard_size " + str(p.fsdp_shard()) +
+                 (p.context > 1 ? " x parallel.context " + str(p.context) : "") +
+                 "): each shard group holds whole expert groups");
+  if (p.fsdp.cpu_offload)
+    ctx.fail(at, "parallel.expert",
+             "expert parallelism with parallel.fsdp.offload: cpu is not supported yet (the "
+             "offloaded shards are modelled for dense units only)");
   if (s.training.lora)
     ctx.fail(key_or(n.training, "lora", n.root), "training.lora",
              "expert parallelism with training.lora is not supported yet");

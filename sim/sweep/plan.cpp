@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "sim/parallel/fsdp_offload.hpp"
 #include "sim/sweep/runner.hpp"
 
 namespace trainsim::sweep {
@@ -68,11 +69,11 @@ std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int
 bool states_may_fit(const scenario::Scenario& s0, const Layout& l) {
   const auto b = scenario::state_bytes_per_param(s0.training.precision, s0.training.optimizer);
   const double d = static_cast<double>(l.data * l.context);  // ZeRO shards over data x context
-  // FSDP: fp32 parameters and gradients and the optimizer states, all over the shard group.
+  // FSDP: parameters, gradients and optimizer states in the model's stored dtype, all over the
+  // shard group of shard_size x context ranks (routed experts over 1/E of it, holding 1/E of them).
   const double fsdp_per_param =
-      (8.0 + scenario::state_bytes_per_param(scenario::Precision::fp32, s0.training.optimizer)
-                 .optimizer_states) /
-      static_cast<double>(std::max<std::int64_t>(l.fsdp_shard, 1));
+      static_cast<double>(parallel::fsdp_shard_bytes(s0).total()) /
+      static_cast<double>(std::max<std::int64_t>(l.fsdp_shard, 1) * l.context);
   const double per_param = l.fsdp_shard > 0
                                ? fsdp_per_param
                                : b.weights / (l.zero >= 3 ? d : 1.0) + b.gradients / (l.zero >= 2 ? d : 1.0) +
@@ -81,7 +82,8 @@ bool states_may_fit(const scenario::Scenario& s0, const Layout& l) {
   double experts = 0;
   for (auto v : s0.model.order) experts += static_cast<double>(s0.model.graph[v].expert_params);
   const double all = static_cast<double>(s0.model.parameters());
-  const double params = (all - experts * (1.0 - 1.0 / static_cast<double>(l.expert))) /
+  const double expert = l.fsdp_shard > 0 ? 1.0 : static_cast<double>(l.expert);
+  const double params = (all - experts * (1.0 - 1.0 / expert)) /
                         static_cast<double>(l.tensor * l.pipeline);
   return static_cast<double>(s0.device.reserved.value) + params * per_param <=
          static_cast<double>(s0.device.memory.value);
@@ -231,8 +233,6 @@ std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n
       return refused.add("pipeline " + str(p) + " does not divide the model's " + str(m.blocks) +
                          " blocks");
     if ((n / (t * p)) % c) return;
-    // Context parallelism is modelled without experts or FSDP (scenario checks).
-    if (c > 1 && m.experts > 1) return;
     const std::int64_t d = n / (t * p * c);
     if (g % d)
       return refused.add("data " + str(d) + " (tensor " + str(t) + ", pipeline " + str(p) +
@@ -244,24 +244,21 @@ std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n
     Item it;
     it.l = {d, t, p, v, mb, ga, v > 1, 0, Recompute::none};
     it.l.context = c;
-    // MoE models: the largest expert degree dividing data and every layer's experts (fewest
-    // expert parameters per device).
-    it.l.expert = m.experts > 1 ? std::gcd(d, m.experts) : 1;
-    if (sharding == Sharding::zero) {
-      ++res.layouts;
-      if (p > 1 && ga < p) {  // the pipeline never fills: over half of it idle
-        ++res.pruned;
-        return;
-      }
-    } else {
-      // FSDP over every data rank and, across nodes, HSDP within each node, for every model:
-      // without pipeline or context parallelism, and with an MoE model's experts replicated
-      // (FSDP does not compose with those yet).
-      if (p > 1 || c > 1) return;
-      it.l.expert = 1;
+    // MoE models: the largest expert degree dividing every layer's experts and the ranks an
+    // expert group may take, data x context (fewest expert parameters per device).
+    it.l.expert = m.experts > 1 ? std::gcd(d * c, m.experts) : 1;
+    if (sharding != Sharding::zero) {
+      // FSDP over every data rank and, across nodes, HSDP within each node, for every model,
+      // with any pipeline and context degree; an MoE model's expert group inside the shard
+      // group x context.
       if (sharding == Sharding::fsdp ? d == 1 : !(d > gpn && gpn > 1 && d % gpn == 0)) return;
       it.l.fsdp_shard = sharding == Sharding::fsdp ? d : gpn;
-      ++res.layouts;
+      if (m.experts > 1) it.l.expert = std::gcd(it.l.fsdp_shard * c, m.experts);
+    }
+    ++res.layouts;
+    if (p > 1 && ga < p) {  // the pipeline never fills: over half of it idle
+      ++res.pruned;
+      return;
     }
     const auto lad = ladder(d * c, it.l.fsdp_shard, it.l.expert);
     while (it.rung < lad.size()) {

@@ -221,3 +221,33 @@ TEST_CASE("an MoE model-state OOM is offered expert parallelism on the same GPUs
   }
   CHECK(expert);
 }
+
+TEST_CASE("8-bit remedies of a scenario naming optimizer_impl switch it to fused, and reproduce",
+          "[diagnose]") {
+  // HF bert-large fp32 (optimizer_impl: for-loop, zero_grad: zeros) on 6 GiB: the model states
+  // (1.25 GiB weights + 1.25 GiB gradients + 2.5 GiB AdamW states + 1.32 GiB context) exceed it.
+  // Without optimizer_impl=fused the 8-bit remedies would be invalid (bitsandbytes has one
+  // implementation) and silently dropped.
+  const std::string file = kRoot + "/scenarios/validation/memory/hf_bert_large_v100_fp32.yaml";
+  const std::vector<std::string> base = {"device.memory=6GiB", "training.micro_batch=1"};
+  const Run r = run(file, base);
+  REQUIRE_FALSE(r.summary.fits);
+  const auto d = diagnose::diagnose(file, base, r.s, r.summary);
+  CHECK(d.kind == "model_states");
+  bool eight_bit = false;
+  for (const auto& remedy : d.remedies) {
+    std::vector<std::string> sets = base;
+    bool is_8bit = false, fused = false;
+    for (const auto& [k, v] : remedy.set) {
+      sets.push_back(k + "=" + v);
+      is_8bit = is_8bit || (k == "training.optimizer" && v.find("8bit") != std::string::npos);
+      fused = fused || (k == "training.optimizer_impl" && v == "fused");
+    }
+    if (is_8bit) CHECK(fused);
+    eight_bit = eight_bit || is_8bit;
+    const Run again = run(file, sets);
+    CHECK(again.summary.fits);
+    CHECK(again.summary.peak == remedy.peak);
+  }
+  CHECK(eight_bit);
+}

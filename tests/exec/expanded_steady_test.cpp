@@ -66,9 +66,11 @@ TEST_CASE("expanded units: ZeRO-3 on a pipeline writes down its 1F1B steady stat
   const Played fast = check_same(gpt, z3);
   // Every stage is in its steady state from micro-batch 16 (the last stage's first forward) to
   // micro-batch 48 (the first stage's cooldown), 32 of 64 micro-batches, less the periods it
-  // takes to confirm it (a light mark, a full mark, a period to compare): more than a third of
-  // the events are written down (63,342 of 150,160 when this was written).
-  CHECK(fast.skipped * 3 > fast.events);
+  // takes to confirm it (a light mark, a full mark, a period to compare): more than a quarter of
+  // the events are written down (39,200 of 125,456 with DeepSpeed's prefetch buckets, whose
+  // gathers are issued a layer earlier and skip the persistent norms; 63,342 of 150,160 with a
+  // gather per layer one layer ahead).
+  CHECK(fast.skipped * 4 > fast.events);
   // Out of memory: the gathered layers on A100-40GB (the OOM points are played, the periods
   // after them written down), the first point per device and every one.
   check_same(gpt, {"parallel.zero=3", "training.global_batch=512", "device=a100-40gb"});
@@ -103,6 +105,10 @@ TEST_CASE("expanded units: FSDP and HSDP write down their repeated micro-batches
              {"training.gradient_accumulation=16", "training.global_batch=128"});
   check_same(kRoot + "/scenarios/parallel/08_llama3_8b_hsdp_2nodes.yaml",
              {"training.gradient_accumulation=16", "training.global_batch=256"});
+  // On a pipeline: the forwards between backwards find their units gathered.
+  check_same(kRoot + "/scenarios/parallel/10_llama3_70b_fsdp_pp2.yaml", {});
+  check_same(kRoot + "/scenarios/parallel/10_llama3_70b_fsdp_pp2.yaml",
+             {"parallel.fsdp=true", "training.global_batch=64"});
 }
 
 TEST_CASE("expanded units: expert parallelism on a pipeline writes down its steady state") {

@@ -147,6 +147,22 @@ TEST_CASE("fast play matches the expanded plan under FSDP and HSDP") {
   same_report(zero, {"parallel.zero=0", "parallel.fsdp=true", "training.micro_batch=8"});
   same_report(zero, {"parallel.zero=0", "parallel.fsdp=true", "training.micro_batch=8"},
               /*all_ooms=*/true);
+  // On a pipeline (each stage's gradients accumulated to its last backward), with context
+  // parallelism (shard groups of data x context ranks).
+  for (const char* f : {"true", "{reshard_after_forward: false}", "{shard_size: 2}"})
+    same_report(zero, {"parallel.zero=0", "parallel.data=4", "parallel.pipeline=2",
+                       std::string("parallel.fsdp=") + f});
+  same_report(zero, {"parallel.zero=0", "parallel.data=4", "parallel.pipeline=2",
+                     "parallel.schedule=interleaved", "parallel.virtual_stages=2",
+                     "parallel.fsdp=true"});
+  same_report(zero, {"parallel.zero=0", "parallel.data=4", "parallel.context=2",
+                     "parallel.fsdp={shard_size: 2}"});
+  // Every dimension at once: Mixtral with tensor 2 x pipeline 2 x data 4 x context 2, expert 4
+  // inside data x context, FSDP over data x context.
+  same_report(kRoot + "/scenarios/parallel/09_mixtral_8x7b_expert8.yaml",
+              {"parallel.fsdp=true", "parallel.pipeline=2", "parallel.data=4", "parallel.expert=4",
+               "parallel.context=2", "training.seq_len=8192", "training.global_batch=16",
+               "cluster.nodes=4"});
 }
 
 TEST_CASE("every op plays for its own duration, costed anew when a kept plan's devices change") {

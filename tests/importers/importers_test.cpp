@@ -218,3 +218,24 @@ TEST_CASE("hf-trainer: bitsandbytes' and Adafactor's optim names map to their op
     CHECK(*Draft::get(d.training, "optimizer") == mapped);
   }
 }
+
+TEST_CASE("hf-trainer: the AdamW names select the optimizer's implementation") {
+  // adamw_hf is transformers.AdamW (a loop over the tensors), the fused names fused kernels;
+  // adamw_torch leaves torch.optim's default (foreach), so no key is written.
+  const std::pair<const char*, const char*> names[] = {
+      {"adamw_hf", "for-loop"}, {"adamw_torch_fused", "fused"}, {"adamw_apex_fused", "fused"}};
+  for (const auto& [optim, impl] : names) {
+    ImportOptions o = gpus(1);
+    o.model = "llama2-7b";
+    o.seq_len = 512;
+    const Draft d = import_hf_trainer(std::string(R"({"optim": ")") + optim + "\"}", "a.json", o);
+    CHECK(*Draft::get(d.training, "optimizer") == std::string("adamw"));
+    REQUIRE(Draft::get(d.training, "optimizer_impl"));
+    CHECK(*Draft::get(d.training, "optimizer_impl") == std::string(impl));
+  }
+  ImportOptions o = gpus(1);
+  o.model = "llama2-7b";
+  o.seq_len = 512;
+  CHECK_FALSE(Draft::get(import_hf_trainer(R"({"optim": "adamw_torch"})", "a.json", o).training,
+                         "optimizer_impl"));
+}

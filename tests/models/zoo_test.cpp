@@ -75,6 +75,30 @@ TEST_CASE("Megatron-LM family matches Narayanan et al. Table 1 and its formula",
   }
 }
 
+TEST_CASE("Llama 70B and 405B counts from their Hugging Face configs, by hand", "[zoo][oracle]") {
+  // Per layer: q and o h x h, k and v h x (kv_heads x 128), gate/up/down 3 x h x ffn, two RMSNorm
+  // weights h; then the embeddings and the untied head V x h each and the final norm h.
+  //   Llama-3.1-405B (h 16384, 126 layers, 8 KV heads, ffn 53248, V 128256):
+  //     2 x 268,435,456 + 2 x 16,777,216 + 3 x 872,415,232 + 32,768 = 3,187,703,808 per layer,
+  //     x 126 = 401,650,679,808; + 2 x 2,101,346,304 + 16,384 = 405,853,388,800.
+  //   Llama-3.1-70B (h 8192, 80 layers, 8 KV heads, ffn 28672, V 128256):
+  //     2 x 67,108,864 + 2 x 8,388,608 + 3 x 234,881,024 + 16,384 = 855,654,400 per layer,
+  //     x 80 = 68,452,352,000; + 2 x 1,050,673,152 + 8,192 = 70,553,706,496.
+  //   Llama-2-70B: the same blocks, V 32000: 68,452,352,000 + 2 x 262,144,000 + 8,192
+  //     = 68,976,648,192.
+  const auto llama = [](std::int64_t h, std::int64_t layers, std::int64_t kv, std::int64_t ffn,
+                        std::int64_t vocab) {
+    const std::int64_t per_layer = 2 * h * h + 2 * h * kv * 128 + 3 * h * ffn + 2 * h;
+    return layers * per_layer + 2 * vocab * h + h;
+  };
+  CHECK(llama(16384, 126, 8, 53248, 128256) == 405'853'388'800);
+  CHECK(llama(8192, 80, 8, 28672, 128256) == 70'553'706'496);
+  CHECK(llama(8192, 80, 8, 28672, 32000) == 68'976'648'192);
+  CHECK(params("llama3-405b") == llama(16384, 126, 8, 53248, 128256));
+  CHECK(params("llama3-70b") == llama(8192, 80, 8, 28672, 128256));
+  CHECK(params("llama2-70b") == llama(8192, 80, 8, 28672, 32000));
+}
+
 TEST_CASE("zoo presets have their published parameter counts", "[zoo][oracle]") {
   // Hugging Face transformers counts (llama3-405b: Llama 3.1 405B).
   CHECK(params("llama2-13b") == 13'015'864'320);

@@ -17,27 +17,6 @@ using namespace trainsim::testing;
 
 namespace {
 
-// 2 blocks, h 64, 4 heads, 4 SwiGLU experts of f 128, top-2, V 100, seq 32, bf16, no bias.
-// One MoE MLP's routed experts: 4 * 3*64*128 = 98,304 parameters (router 4*64 = 256 apart).
-models::Model tiny_moe() {
-  models::TransformerConfig c;
-  c.name = "tiny-moe";
-  c.layers = 2;
-  c.hidden = 64;
-  c.heads = 4;
-  c.ffn = 128;
-  c.vocab = 100;
-  c.mlp = models::kinds::MlpActivation::swiglu;
-  c.norm = models::NormKind::rmsnorm;
-  c.bias = false;
-  c.dropout = false;
-  c.learned_positions = false;
-  c.tied_embeddings = false;
-  c.experts = 4;
-  c.top_k = 2;
-  return models::build_transformer(c, {32, models::DType::bf16, true});
-}
-
 scenario::Scenario moe_scenario(std::int64_t data, std::int64_t expert, double imbalance = 1) {
   scenario::TrainingSpec t;
   t.micro_batch = 2;

@@ -14,23 +14,6 @@ using hw::MemCategory;
 
 namespace {
 
-// emb (1,000 params, root) | 3 blocks of attn (3,000) + mlp (5,000) | head (1,000, root):
-// 26,000 parameters; no activations, so the peak is model states and FSDP's buffers alone.
-models::Model blocks_model() {
-  std::vector<models::Layer> ls;
-  ls.push_back(plain_layer("emb", 1000, 0, 0, 1e9));
-  for (int b = 0; b < 3; ++b) {
-    ls.push_back(plain_layer("block." + std::to_string(b) + ".attn", 3000, 0, 0, 1e9));
-    ls.push_back(plain_layer("block." + std::to_string(b) + ".mlp", 5000, 0, 0, 1e9));
-  }
-  ls.push_back(plain_layer("head", 1000, 0, 0, 1e9));
-  models::Model m = chain_model(ls);
-  const int block[] = {-1, 0, 0, 1, 1, 2, 2, -1};
-  for (std::size_t i = 0; i < m.order.size(); ++i) m.graph[m.order[i]].block = block[i];
-  m.num_blocks = 3;
-  return m;
-}
-
 scenario::TrainingSpec bf16_adamw() {
   scenario::TrainingSpec t;
   t.micro_batch = 1;
@@ -65,24 +48,28 @@ std::int64_t persistent(const parallel::Plan& plan) {
 TEST_CASE("FSDP keeps 16 B/param / N of fp32-sharded AdamW states per device", "[parallel][fsdp]") {
   // 26,000 params over 4 ranks: weights 4 x 26,000 / 4 = 26,000 B, gradients 26,000 B,
   // Adam m and v 8 x 26,000 / 4 = 52,000 B: 104,000 = 16 x 26,000 / 4.
-  const auto s = make_scenario(blocks_model(), ideal_device(1LL << 40), bf16_adamw(), fsdp(4));
+  const auto s = make_scenario(fsdp_blocks_model(), ideal_device(1LL << 40), bf16_adamw(), fsdp(4));
   const auto plan = parallel::lower(s);
   CHECK(states(plan) == 16 * 26'000 / 4);
   CHECK(plan.programs[0].parameters == 26'000 / 4);
   CHECK(plan.programs[0].persistent[MemCategory::weights].value == 26'000);
   CHECK(plan.programs[0].persistent[MemCategory::optimizer_states].value == 52'000);
   // DeepSpeed's ZeRO-3 keeps the same 16 B/param / N, in other categories (2 + 2 + 12).
+  // (Its parameters here are all below DeepSpeed's persistence threshold of 1e5 elements, which
+  // would keep them whole: the threshold is set to 0 to compare the sharded states.)
   scenario::ParallelSpec z;
   z.data = 4;
   z.zero = 3;
-  const auto zplan = parallel::lower(make_scenario(blocks_model(), ideal_device(1LL << 40), bf16_adamw(), z));
+  z.zero3.param_persistence_threshold = 0;
+  const auto zplan = parallel::lower(
+      make_scenario(fsdp_blocks_model(), ideal_device(1LL << 40), bf16_adamw(), z));
   CHECK(states(zplan) == states(plan));
   CHECK(zplan.programs[0].persistent[MemCategory::weights].value == 13'000);
 }
 
 TEST_CASE("FSDP's gathers and reduce-scatters: one per unit and pass, in param and reduce dtype",
           "[parallel][fsdp]") {
-  const auto s = make_scenario(blocks_model(), ideal_device(1LL << 40), bf16_adamw(), fsdp(4));
+  const auto s = make_scenario(fsdp_blocks_model(), ideal_device(1LL << 40), bf16_adamw(), fsdp(4));
   const auto plan = parallel::lower(s);
   int gathers = 0, scatters = 0;
   std::int64_t gathered = 0, scattered = 0;
@@ -118,7 +105,7 @@ TEST_CASE("FSDP's peak: gathered units one ahead, unsharded gradients and the re
   //   block 1's unsharded bf16 gradients                      2 x 8,000  = 16,000
   //   block 1's reduce-scatter input in fp32                  4 x 8,000  = 32,000
   // 78,000 + 103,000 = 181,000 B.
-  const auto s = make_scenario(blocks_model(), ideal_device(1LL << 40), bf16_adamw(), fsdp(4));
+  const auto s = make_scenario(fsdp_blocks_model(), ideal_device(1LL << 40), bf16_adamw(), fsdp(4));
   const auto plan = parallel::lower(s);
   const auto tl = exec::play(plan);
   CHECK(persistent(plan) == 78'000);
@@ -129,7 +116,7 @@ TEST_CASE("FSDP's peak: gathered units one ahead, unsharded gradients and the re
     // 78,000 + root 4,000 + 3 blocks 48,000 + head grads 2,000 + held (1,000 + 8,000) + block 2's
     // unsharded grads 16,000 + its fp32 input 32,000 = 189,000 B: block 0's 16,000 B of bf16
     // parameters above the prefetched peak at block 2 (173,000), 8,000 above block 1's.
-    const auto kept = make_scenario(blocks_model(), ideal_device(1LL << 40), bf16_adamw(),
+    const auto kept = make_scenario(fsdp_blocks_model(), ideal_device(1LL << 40), bf16_adamw(),
                                     fsdp(4, 0, false));
     const auto ktl = exec::play(parallel::lower(kept));
     CHECK(ktl.devices[0].peak.value == 189'000);
@@ -138,8 +125,9 @@ TEST_CASE("FSDP's peak: gathered units one ahead, unsharded gradients and the re
 
 TEST_CASE("HSDP equals FSDP over its shard group, plus an all-reduce across replicas",
           "[parallel][fsdp]") {
-  const auto f = make_scenario(blocks_model(), ideal_device(1LL << 40), bf16_adamw(), fsdp(4));
-  const auto h = make_scenario(blocks_model(), ideal_device(1LL << 40), bf16_adamw(), fsdp(8, 4));
+  const auto f = make_scenario(fsdp_blocks_model(), ideal_device(1LL << 40), bf16_adamw(), fsdp(4));
+  const auto h =
+      make_scenario(fsdp_blocks_model(), ideal_device(1LL << 40), bf16_adamw(), fsdp(8, 4));
   const auto fp = parallel::lower(f), hp = parallel::lower(h);
   CHECK(states(hp) == states(fp));
   CHECK(exec::play(hp).devices[0].peak == exec::play(fp).devices[0].peak);

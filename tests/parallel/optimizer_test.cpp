@@ -190,3 +190,26 @@ TEST_CASE("paged AdamW: the driver evicts states to host instead of running out"
   CHECK_FALSE(short_by_more.devices.at(0).fits);
   CHECK(short_by_more.devices.at(0).paged_spill.value == 8'000);
 }
+
+TEST_CASE("paged states are not in PyTorch's allocated and reserved figures", "[optimizer]") {
+  // The layer of the case above without the allocator model on an ideal device (no context):
+  // the device's peak holds weights 4,000 + gradients 4,000 + states 8,000 = 16,000 B, while
+  // the states live in managed memory that PyTorch's allocator never hands out, so its
+  // allocated and reserved peaks are 8,000 B less, evicted or not.
+  const auto m = chain_model({plain_layer("a", 1000, 0, 8)});
+  auto run = [&](std::int64_t capacity) {
+    auto s = make_scenario(m, ideal_device(capacity),
+                           training(Precision::fp32, Optimizer::paged_adamw));
+    s.training.caching_allocator = false;
+    s.cluster.pcie = free_link();
+    s.cluster.pcie.bandwidth = core::Bandwidth{1e9};
+    return exec::play(parallel::lower(s));
+  };
+  const auto roomy = run(1LL << 30).devices.at(0);
+  CHECK(roomy.allocated_peak.value == roomy.peak.value - 8'000);
+  CHECK(roomy.reserved_peak.value == roomy.peak.value - 8'000);
+  // 3,000 B evicted: the device holds 3,000 B less, PyTorch's figures stay where they were.
+  const auto tight = run(roomy.peak.value - 3'000).devices.at(0);
+  CHECK(tight.paged_spill.value == 3'000);
+  CHECK(tight.allocated_peak.value == roomy.allocated_peak.value);
+}

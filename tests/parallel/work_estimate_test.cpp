@@ -54,7 +54,7 @@ TEST_CASE("a ZeRO-3 step of 200000 micro-batches is refused before it is lowered
   } catch (const core::ConfigError& e) {
     CHECK(e.key_path() == "training.gradient_accumulation");
     CHECK_THAT(e.what(), Catch::Contains("this step would play at least") &&
-                             Catch::Contains("each with its ZeRO-3 gather") &&
+                             Catch::Contains("expanded for ZeRO-3's gathers") &&
                              Catch::Contains("over limits.max_ops = 5,000,000"));
   }
 }

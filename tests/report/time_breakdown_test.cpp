@@ -78,3 +78,42 @@ TEST_CASE("a pipeline's breakdown shows its bubble as idle time", "[report][time
   const auto b = breakdown_of("scenarios/parallel/04_pipeline_fits.yaml");
   CHECK(part(b, "idle").ns > 0);
 }
+
+TEST_CASE("idle compute time goes to the communication running then, windows in any order",
+          "[report][time_breakdown]") {
+  // One device: forwards at [0, 10) and [20, 30) ns; a pipeline transfer (p2p) at [12, 15) and a
+  // ZeRO gather (comm stream) at [5, 20), listed in that order so the windows' starts are out of
+  // time order. Idle compute stream [10, 20): the gather alone at [10, 12) and [15, 20) (7 ns),
+  // both at [12, 15), which go to the lower purpose, pipeline (3 ns); nothing idle.
+  using parallel::CommPurpose;
+  using parallel::OpKind;
+  using parallel::StreamKind;
+  parallel::Plan plan;
+  plan.programs.emplace_back();
+  parallel::Program& P = plan.programs[0];
+  auto op = [](OpKind kind, StreamKind stream, CommPurpose purpose) {
+    parallel::Op o;
+    o.kind = kind;
+    o.stream = stream;
+    o.purpose = purpose;
+    return o;
+  };
+  P.ops = {op(OpKind::forward, StreamKind::compute, CommPurpose::none),
+           op(OpKind::p2p, StreamKind::p2p, CommPurpose::pipeline),
+           op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero),
+           op(OpKind::forward, StreamKind::compute, CommPurpose::none)};
+  exec::Timeline tl;
+  tl.devices.emplace_back();
+  exec::DeviceTimeline& d = tl.devices[0];
+  auto at = [](std::int64_t ns) { return core::TimePoint{} + core::Duration{ns}; };
+  d.start = {at(0), at(12), at(5), at(20)};
+  d.finish = {at(10), at(15), at(20), at(30)};
+  d.end = at(30);
+  tl.step_time = core::Duration{30};
+  const auto b = report::time_breakdown(plan, tl);
+  CHECK(part(b, "compute.forward") == core::Duration{20});
+  CHECK(part(b, "exposed_comm.zero") == core::Duration{7});
+  CHECK(part(b, "exposed_comm.pipeline_p2p") == core::Duration{3});
+  CHECK(part(b, "idle") == core::Duration{0});
+  CHECK(sum(b) == b.step);
+}

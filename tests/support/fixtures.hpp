@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "models/builders.hpp"
 #include "models/model.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -87,6 +88,46 @@ inline scenario::Scenario make_scenario(models::Model m, hw::DeviceSpec d,
   s.cluster.intra_node = free_link();
   s.cluster.inter_node = free_link();
   return s;
+}
+
+// FSDP's test model: emb (1,000 params, root) | 3 blocks of attn (3,000) + mlp (5,000) | head
+// (1,000, root): 26,000 parameters and no activations, so a peak is model states and FSDP's
+// buffers alone.
+inline models::Model fsdp_blocks_model() {
+  std::vector<models::Layer> ls;
+  ls.push_back(plain_layer("emb", 1000, 0, 0, 1e9));
+  for (int b = 0; b < 3; ++b) {
+    ls.push_back(plain_layer("block." + std::to_string(b) + ".attn", 3000, 0, 0, 1e9));
+    ls.push_back(plain_layer("block." + std::to_string(b) + ".mlp", 5000, 0, 0, 1e9));
+  }
+  ls.push_back(plain_layer("head", 1000, 0, 0, 1e9));
+  models::Model m = chain_model(ls);
+  const int block[] = {-1, 0, 0, 1, 1, 2, 2, -1};
+  for (std::size_t i = 0; i < m.order.size(); ++i) m.graph[m.order[i]].block = block[i];
+  m.num_blocks = 3;
+  return m;
+}
+
+// The expert tests' model: 2 blocks, h 64, 4 heads, 4 SwiGLU experts of f 128, top-2, V 100,
+// bf16, no bias, `tokens` per sample. One MoE MLP's routed experts: 4 x 3 x 64 x 128 = 98,304
+// parameters (router 4 x 64 = 256 apart).
+inline models::Model tiny_moe(std::int64_t tokens = 32) {
+  models::TransformerConfig c;
+  c.name = "tiny-moe";
+  c.layers = 2;
+  c.hidden = 64;
+  c.heads = 4;
+  c.ffn = 128;
+  c.vocab = 100;
+  c.mlp = models::kinds::MlpActivation::swiglu;
+  c.norm = models::NormKind::rmsnorm;
+  c.bias = false;
+  c.dropout = false;
+  c.learned_positions = false;
+  c.tied_embeddings = false;
+  c.experts = 4;
+  c.top_k = 2;
+  return models::build_transformer(c, {tokens, models::DType::bf16, true});
 }
 
 }  // namespace trainsim::testing

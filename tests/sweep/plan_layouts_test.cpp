@@ -56,9 +56,16 @@ TEST_CASE("plan searches expert degrees and FSDP for a mixture-of-experts model"
     return c.layout.data == 8 && c.layout.expert == 8 &&
            std::count(c.sets.begin(), c.sets.end(), "parallel.expert=8") == 1;
   }));
-  // FSDP over the 8 data ranks, its experts replicated (FSDP does not compose with experts yet).
+  // FSDP over the 8 data ranks with expert degree gcd(8 x context 1, 8) = 8: the experts
+  // sharded over the 8 / 8 = 1 rank holding each.
   CHECK(any(r, [](const sweep::Candidate& c) {
-    return c.layout.data == 8 && c.layout.fsdp_shard == 8 && c.layout.expert == 1;
+    return c.layout.data == 8 && c.layout.fsdp_shard == 8 && c.layout.expert == 8 &&
+           std::count(c.sets.begin(), c.sets.end(), "parallel.expert=8") == 1;
+  }));
+  // FSDP on a pipeline: 2 stages (one block each) x data 4, experts over gcd(4, 8) = 4.
+  CHECK(any(r, [](const sweep::Candidate& c) {
+    return c.layout.pipeline == 2 && c.layout.data == 4 && c.layout.fsdp_shard == 4 &&
+           c.layout.expert == 4;
   }));
 }
 
@@ -82,6 +89,13 @@ TEST_CASE("plan searches context degrees for a long sequence only", "[sweep][pla
   // context 2, 4 or 8 (each divides 32,768 / 2).
   const auto r = sweep::plan(base, {"training.seq_len=32768", "training.global_batch=1", "parallel.data=1"}, every_fit(8));
   CHECK(any(r, [](const sweep::Candidate& c) { return c.layout.context == 8 && c.layout.tensor == 1; }));
+  // With FSDP too: 32,768 tokens, global batch 2 on 8 GPUs: data 2 x context 4, FSDP over the
+  // 2 data ranks (a shard group of 2 x 4 ranks).
+  const auto f = sweep::plan(base, {"training.seq_len=32768", "training.global_batch=2", "parallel.data=2"},
+                             every_fit(8));
+  CHECK(any(f, [](const sweep::Candidate& c) {
+    return c.layout.context == 4 && c.layout.data == 2 && c.layout.fsdp_shard == 2;
+  }));
 }
 
 TEST_CASE("sweep axes take expert, context and FSDP shard degrees", "[sweep]") {

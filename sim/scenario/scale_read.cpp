@@ -1,0 +1,80 @@
+#include "sim/scenario/scale_read.hpp"
+
+#include <cmath>
+
+namespace trainsim::scenario {
+
+namespace {
+
+// An element count written as an integer or in DeepSpeed's float notation (5e7, 1e9): a whole
+// number in [min, 1e15].
+std::int64_t element_count(const YamlContext& ctx, MapReader& m, const std::string& key,
+                           std::int64_t min, std::int64_t fallback) {
+  if (!m.has(key)) return fallback;
+  const YAML::Node n = m.node(key);
+  const std::string path = m.path_of(key);
+  const std::string s = read_string(ctx, n, path);
+  const std::string expected = "expected a whole number of parameter elements from " +
+                               std::to_string(min) + " to 1e15 (e.g. 50000000 or 5e7)";
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used == s.size() && std::isfinite(v) && v >= static_cast<double>(min) && v <= 1e15 &&
+        v == std::floor(v))
+      return static_cast<std::int64_t>(v);
+  } catch (...) {
+  }
+  ctx.fail(n, path, expected + ", got '" + s + "'");
+}
+
+}  // namespace
+
+Zero3Spec read_zero3(const YamlContext& ctx, const YAML::Node& node, const std::string& path,
+                     int zero) {
+  if (!node.IsMap())
+    ctx.fail(node, path,
+             "expected a mapping {prefetch_bucket_size, max_live_parameters, "
+             "param_persistence_threshold}");
+  if (zero != 3)
+    ctx.fail(node, path,
+             "sets how ZeRO stage 3 fetches parameters: set parallel.zero: 3 (got zero " +
+                 std::to_string(zero) + "), or drop parallel.zero3");
+  Zero3Spec z;
+  MapReader m(ctx, node, path);
+  // A bucket of 0 elements prefetches nothing in DeepSpeed; trainsim needs at least one layer
+  // per gather, which any bucket of 1 element gives.
+  z.prefetch_bucket_size = element_count(ctx, m, "prefetch_bucket_size", 1, z.prefetch_bucket_size);
+  z.max_live_parameters = element_count(ctx, m, "max_live_parameters", 1, z.max_live_parameters);
+  z.param_persistence_threshold =
+      element_count(ctx, m, "param_persistence_threshold", 0, z.param_persistence_threshold);
+  m.finish();
+  return z;
+}
+
+cost::Jitter read_jitter(const YamlContext& ctx, const YAML::Node& node, const std::string& path) {
+  if (!node.IsMap())
+    ctx.fail(node, path, "expected a mapping {distribution: normal | lognormal, cv: X}");
+  cost::Jitter j;
+  MapReader m(ctx, node, path);
+  j.distribution = m.choice("distribution", {"normal", "lognormal"}, "normal") == "lognormal"
+                       ? cost::JitterDistribution::lognormal
+                       : cost::JitterDistribution::normal;
+  if (m.has("cv")) {
+    const YAML::Node n = m.node("cv");
+    const std::string s = read_string(ctx, n, m.path_of("cv"));
+    bool ok = false;
+    try {
+      std::size_t used = 0;
+      j.cv = std::stod(s, &used);
+      ok = used == s.size() && j.cv >= 0 && j.cv <= 1;
+    } catch (...) {
+    }
+    if (!ok)
+      ctx.fail(n, m.path_of("cv"),
+               "expected a coefficient of variation from 0 to 1 (e.g. 0.02), got '" + s + "'");
+  }
+  m.finish();
+  return j;
+}
+
+}  // namespace trainsim::scenario
