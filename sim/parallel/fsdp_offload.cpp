@@ -7,14 +7,6 @@ namespace trainsim::parallel {
 
 using hw::MemCategory;
 
-scenario::StateBytes fsdp_shard_bytes(const scenario::Scenario& s) {
-  const scenario::Precision p = s.training.precision;
-  const bool built_16bit =
-      p == scenario::Precision::bf16_true || p == scenario::Precision::fp16_true;
-  return scenario::state_bytes_per_param(built_16bit ? p : scenario::Precision::fp32,
-                                         s.training.optimizer);
-}
-
 void place_fsdp_offload(StageContext& c) {
   Program& P = c.P;
   for (MemCategory k : {MemCategory::weights, MemCategory::gradients,
@@ -43,7 +35,8 @@ std::int32_t copy_fsdp_grad_out(StageContext& c, const UnitStep& u, std::int32_t
 }
 
 std::int32_t fsdp_cpu_step(StageContext& c, std::int64_t params, std::int32_t after) {
-  const scenario::StateBytes b = fsdp_shard_bytes(c.L.s);
+  const scenario::TrainingSpec& t = c.L.s.training;
+  const scenario::StateBytes b = scenario::fsdp_state_bytes(t.precision, t.optimizer);
   const core::Bytes traffic =
       core::Bytes{params} * (b.gradients + 2 * b.optimizer_states + 2 * b.weights);
   return c.B.emit(cpu_optimizer_op(traffic), {}, c.held_grads, {c.ref_or_none(after)});

@@ -17,13 +17,6 @@ namespace trainsim::parallel {
 struct StageContext;
 struct UnitStep;
 
-// Bytes per parameter of FSDP's sharded parameters, gradients and optimizer states: the dtype
-// the model is built in. Under mixed precision (fp16, bf16, fp8) and autocast the model is fp32
-// and MixedPrecisionPolicy casts the gathered copy (torchtitan); with `bf16-true`/`fp16-true`
-// the model is built in 16 bits (torchtune's dtype: bf16), so are its shards, their gradients
-// and torch.optim's states (zeros_like(param)).
-scenario::StateBytes fsdp_shard_bytes(const scenario::Scenario& s);
-
 // Moves the stage's booked sharded states (Program::persistent, model_states) to Program::host:
 // weights, gradients and optimizer states; marks the optimizer as stepping on the host.
 void place_fsdp_offload(StageContext& c);

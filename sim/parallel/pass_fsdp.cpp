@@ -47,7 +47,7 @@
 // adapters alone. A quantized frozen base (QLoRA) is gathered as stored.
 //
 // The sharded states are in the dtype the model is built in (fsdp_offload.hpp's
-// fsdp_shard_bytes): fp32 under mixed precision, 16-bit under bf16-true / fp16-true.
+// scenario::fsdp_state_bytes): fp32 under mixed precision, 16-bit under bf16-true / fp16-true.
 // parallel.fsdp.offload: cpu keeps them in host memory (fsdp_offload.hpp).
 #include <algorithm>
 #include <vector>
@@ -88,7 +88,7 @@ class FsdpPass final : public LoweringPass {
     reduce_bytes_ = dtype_bytes(f.reduce_dtype);
     accumulate_ = L.stages > 1;  // PyTorch pipelining's schedules
     accumulated_bytes_ = f.reduce_dtype == param_dtype ? param_bytes_ : reduce_bytes_;
-    shard_bytes_ = fsdp_shard_bytes(s);
+    shard_bytes_ = scenario::fsdp_state_bytes(s.training.precision, s.training.optimizer);
     reshard_ = f.reshard_after_forward;
     offload_ = f.cpu_offload;
     quantized_base_ = s.training.lora && s.training.lora->quantized();
@@ -132,7 +132,7 @@ class FsdpPass final : public LoweringPass {
       for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) e += expert_of_[i];
     const core::Bytes experts{e}, dense = trained - experts;
     const scenario::StateBytes& sb = shard_bytes_;
-    P.parameters = (c.params - e + shard_ - 1) / shard_ + (e + expert_shard_ - 1) / expert_shard_;
+    P.parameters = per_rank(c.params, e);
     P.persistent[MemCategory::weights] = core::ceil_div(dense * sb.weights + frozen, shard_) +
                                          core::ceil_div(experts * sb.weights, expert_shard_);
     P.persistent[MemCategory::optimizer_states] =
@@ -140,7 +140,7 @@ class FsdpPass final : public LoweringPass {
     P.model_states[MemCategory::weights] = P.persistent[MemCategory::weights];
     P.model_states[MemCategory::optimizer_states] = P.persistent[MemCategory::optimizer_states];
     P.model_states[MemCategory::gradients] = sharded(dense * sb.gradients, experts * sb.gradients);
-    c.update_params = (c.trainable - e + shard_ - 1) / shard_ + (e + expert_shard_ - 1) / expert_shard_;
+    c.update_params = per_rank(c.trainable, e);
   }
 
   void place_states(StageContext& c) override {
@@ -399,6 +399,11 @@ class FsdpPass final : public LoweringPass {
           c, u, unit.first, reduced,
           core::ceil_div(core::Bytes{unit.trainable} * shard_bytes_.gradients, shard_),
           c.last_comm);
+  }
+
+  // Parameters per device of `n`, `experts` of them routed experts, each part over its group.
+  std::int64_t per_rank(std::int64_t n, std::int64_t experts) const {
+    return (n - experts + shard_ - 1) / shard_ + (experts + expert_shard_ - 1) / expert_shard_;
   }
 
   // Bytes per device of dense and expert tensors sharded over their groups.

@@ -16,9 +16,8 @@ void read_optimizer(MapReader& m, TrainingSpec& t) {
   t.optimizer = static_cast<Optimizer>(std::find(names.begin(), names.end(), opt) - names.begin());
   t.optimizer_in_backward = m.bool_or("optimizer_in_backward", false);
   const std::string impl = m.choice("optimizer_impl", {"foreach", "for-loop", "fused"}, "");
-  if (impl == "foreach") t.optimizer_impl = OptimizerImpl::foreach;
-  if (impl == "for-loop") t.optimizer_impl = OptimizerImpl::for_loop;
-  if (impl == "fused") t.optimizer_impl = OptimizerImpl::fused;
+  for (OptimizerImpl i : {OptimizerImpl::foreach, OptimizerImpl::for_loop, OptimizerImpl::fused})
+    if (impl == to_string(i)) t.optimizer_impl = i;
   t.zero_grad = m.choice("zero_grad", {"set_to_none", "zeros"}, "set_to_none") == "zeros"
                     ? ZeroGrad::zeros
                     : ZeroGrad::set_to_none;

@@ -101,6 +101,11 @@ int weight_cast_bytes(Precision p) {
   return p == Precision::fp8 ? 1 : 0;
 }
 
+StateBytes fsdp_state_bytes(Precision p, Optimizer o) {
+  const bool built_16bit = p == Precision::bf16_true || p == Precision::fp16_true;
+  return state_bytes_per_param(built_16bit ? p : Precision::fp32, o);
+}
+
 StateBytes state_bytes_per_param(Precision p, Optimizer o) {
   // Optimizer buffers per parameter: momentum and Lion keep one, Adam two (m and v); 8-bit
   // Adam two of one byte; Adafactor none per element (its factored rows and columns are

@@ -85,4 +85,11 @@ struct StateBytes {
 };
 StateBytes state_bytes_per_param(Precision p, Optimizer o);
 
+// Bytes per parameter of FSDP's sharded parameters, gradients and optimizer states: the dtype
+// the model is built in. Under mixed precision (fp16, bf16, fp8) and autocast the model is fp32
+// and MixedPrecisionPolicy casts the gathered copy (torchtitan); with `bf16-true`/`fp16-true`
+// the model is built in 16 bits (torchtune's dtype: bf16), so are its shards, their gradients
+// and torch.optim's states (zeros_like(param)).
+StateBytes fsdp_state_bytes(Precision p, Optimizer o);
+
 }  // namespace trainsim::scenario

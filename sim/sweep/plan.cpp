@@ -6,7 +6,6 @@
 #include <string>
 #include <utility>
 
-#include "sim/parallel/fsdp_offload.hpp"
 #include "sim/sweep/runner.hpp"
 
 namespace trainsim::sweep {
@@ -72,7 +71,8 @@ bool states_may_fit(const scenario::Scenario& s0, const Layout& l) {
   // FSDP: parameters, gradients and optimizer states in the model's stored dtype, all over the
   // shard group of shard_size x context ranks (routed experts over 1/E of it, holding 1/E of them).
   const double fsdp_per_param =
-      static_cast<double>(parallel::fsdp_shard_bytes(s0).total()) /
+      static_cast<double>(
+          scenario::fsdp_state_bytes(s0.training.precision, s0.training.optimizer).total()) /
       static_cast<double>(std::max<std::int64_t>(l.fsdp_shard, 1) * l.context);
   const double per_param = l.fsdp_shard > 0
                                ? fsdp_per_param
