@@ -215,6 +215,7 @@ PassEntry loss_pass();
 PassEntry activation_offload_pass();
 PassEntry tensor_pass();
 PassEntry gemm_pass();
+PassEntry softmax_pass();
 PassEntry expert_pass();
 PassEntry recompute_pass();
 PassEntry pipeline_pass();
