@@ -32,9 +32,10 @@ TEST_CASE("the fused softmax kernel's batch rule, as scaled_upper_triang_masked_
 
 namespace {
 struct AttentionOps {
-  parallel::Op forward, backward;
+  parallel::Op forward, backward, recompute;
 };
-// The attention layer's forward and backward ops of a one-layer model on one of 8 tensor ranks.
+// The attention layer's forward, recomputation and backward ops of a one-layer model (one
+// checkpointed block) on one of 8 tensor ranks.
 AttentionOps attention_ops(std::int64_t micro_batch, bool flash_flag) {
   const models::Model m = chain_model({models::kinds::attention(
       "attn", {.tokens = 1024, .hidden = 1024, .heads = 16}, models::DType::fp16)});
@@ -42,6 +43,7 @@ AttentionOps attention_ops(std::int64_t micro_batch, bool flash_flag) {
   t.precision = scenario::Precision::fp16;
   t.micro_batch = micro_batch;
   t.flash_attention = flash_flag;
+  t.recompute = scenario::Recompute::full;
   scenario::ParallelSpec p;
   p.tensor = 8;
   const auto plan = parallel::lower(make_scenario(m, ideal_device(1LL << 40), t, p));
@@ -51,8 +53,9 @@ AttentionOps attention_ops(std::int64_t micro_batch, bool flash_flag) {
     if (op.layer != 0 || op.microbatch != 0) continue;
     if (op.kind == parallel::OpKind::forward) out.forward = op, ++found;
     if (op.kind == parallel::OpKind::backward) out.backward = op, ++found;
+    if (op.kind == parallel::OpKind::recompute) out.recompute = op, ++found;
   }
-  REQUIRE(found == 2);
+  REQUIRE(found == 3);
   return out;
 }
 }  // namespace
@@ -65,6 +68,7 @@ TEST_CASE("an attention layer whose score batch the fused kernel does not serve 
   const AttentionOps unfused = attention_ops(1, false);
   CHECK(unfused.forward.work.launches == 8 + 4);
   CHECK(unfused.backward.work.launches == 17 + 4);
+  CHECK(unfused.recompute.work.launches == 8 + 4);  // the replayed forward
   // Its bytes: 2 x 1024 x 1024 = 2,097,152 score elements, 32 more bytes each forward
   // (67,108,864) and 34 more backward (71,303,168), than the same layer without the fallback
   // (the flag alone, on the same model, turns the pass off).
@@ -73,8 +77,11 @@ TEST_CASE("an attention layer whose score batch the fused kernel does not serve 
   CHECK(fused_flag.backward.work.launches == 17);
   CHECK(unfused.forward.work.bytes.value - fused_flag.forward.work.bytes.value == 67108864);
   CHECK(unfused.backward.work.bytes.value - fused_flag.backward.work.bytes.value == 71303168);
+  CHECK(fused_flag.recompute.work.launches == 8);
+  CHECK(unfused.recompute.work.bytes.value - fused_flag.recompute.work.bytes.value == 67108864);
   // Micro-batch 2: 2 x 2 = 4 score matrices, a multiple of the kernel's 4 rows per block: fused.
   const AttentionOps fused = attention_ops(2, false);
   CHECK(fused.forward.work.launches == 8);
   CHECK(fused.backward.work.launches == 17);
+  CHECK(fused.recompute.work.launches == 8);
 }
