@@ -19,7 +19,9 @@ constexpr std::string_view kKeys[] = {"model",
                                       "training.attention",
                                       "training.precision",
                                       "training.optimizer",
-                                      "training.lora"};
+                                      "training.lora",
+                                      "training.modules",
+                                      "training.compile"};
 
 // The low-precision copies of layer i's GEMM weights one forward makes (autocast's cast cache,
 // fp8's quantized weights); the GEMMs keep them for their backward. Once per micro-batch: the

@@ -54,6 +54,7 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
   j.field("loss_chunks", scenario::effective_loss_chunks(r.training));
   j.field("activation_offload", r.training.activation_offload);
   j.field("compile", r.training.compile);
+  j.field("modules", r.training.eager_modules ? "eager" : "fused");
   if (const auto& lora = r.training.lora) {
     j.key("lora").begin_object();
     j.field("rank", lora->rank);

@@ -145,6 +145,7 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
     out << ", loss in " << chunks << " chunks";
   if (r.training.activation_offload) out << ", activation offload";
   if (r.training.compile) out << ", compiled loss";
+  if (r.training.eager_modules) out << ", eager modules";
   if (r.parallel.fsdp.cpu_offload) out << ", FSDP states offloaded to host";
   out << "\n";
   out << "Step       " << seconds(r.step_time_s) << "   " << core::format_number("%.1f", r.samples_per_s)

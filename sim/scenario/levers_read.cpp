@@ -17,6 +17,7 @@ void read_levers(MapReader& m, TrainingSpec& t) {
   t.loss_chunks = m.has("loss_chunks") ? m.int_in("loss_chunks", kLossChunks) : 0;
   t.activation_offload = m.bool_or("activation_offload", false);
   t.compile = m.bool_or("compile", false);
+  t.eager_modules = m.choice("modules", {"fused", "eager"}, "fused") == "eager";
 }
 
 std::int64_t effective_loss_chunks(const TrainingSpec& t) {

@@ -1,14 +1,14 @@
 #pragma once
 // Reading the fine-tuning memory levers of `training` (docs/scenarios.md, "training"):
-// loss_chunks, activation_offload and compile.
+// loss_chunks, activation_offload, compile and modules.
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/validate.hpp"
 #include "sim/scenario/yaml_read.hpp"
 
 namespace trainsim::scenario {
 
-// Reads training.loss_chunks, training.activation_offload and training.compile from the
-// training mapping `m`.
+// Reads training.loss_chunks, training.activation_offload, training.compile and
+// training.modules from the training mapping `m`.
 void read_levers(MapReader& m, TrainingSpec& t);
 
 // The loss's chunks in effect: training.loss_chunks when given, else 0 under the precisions of

@@ -101,8 +101,13 @@ struct TrainingSpec {
   bool activation_offload = false;
   // training.compile: torch.compile of the loss as torchtune's compile_loss does it; the compiled
   // cross-entropy saves its input logits and one log-sum-exp per token instead of the fp32
-  // log-probabilities (sim/parallel/pass_loss.cpp, docs/finetuning.md).
+  // log-probabilities (sim/parallel/pass_loss.cpp, docs/finetuning.md); with eager modules each
+  // decoder layer compiled too (compile_model: sim/parallel/eager_modules.hpp).
   bool compile = false;
+  // training.modules: fused (the layer formulas: fused kernels as Megatron-LM and Transformer
+  // Engine run them) | eager (PyTorch's eager modules as torchtune and Hugging Face transformers
+  // write them, which keep more for backward; sim/parallel/eager_modules.hpp).
+  bool eager_modules = false;
 };
 
 // Bytes per model state: state_bytes_per_param (sim/scenario/precision.hpp).
