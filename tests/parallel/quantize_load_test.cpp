@@ -92,14 +92,21 @@ TEST_CASE("quantize_on_load: the step's reserved peak holds the load's segments"
   auto with = qlora_7b(scenario::QuantizeOnLoad::whole);
   auto without = qlora_7b(scenario::QuantizeOnLoad::none);
   with.training.caching_allocator = without.training.caching_allocator = true;
-  const auto tw = exec::play(parallel::lower(with));
-  const auto to = exec::play(parallel::lower(without));
+  const auto plan = parallel::lower(with);
+  exec::AllocatorModel a(plan.programs.at(0));
+  for (const auto& e : exec::AllocatorModel::state_buffers(plan.programs.at(0))) a.allocate(e, -1);
+  a.play_load(plan.programs.at(0));
+  const std::int64_t after_load = a.allocator().reserved();  // the states + 3,840 MiB (above)
+  const auto tw = exec::play(plan);
+  const auto tn = exec::play(parallel::lower(without));
   const auto& dw = tw.devices.at(0);
-  const auto& dn = to.devices.at(0);
-  // A batch of 512 tokens needs less than the load's 3,840 MiB of cached segments: the step's
-  // own allocations fit in them, so its allocated peak is the same and its reserved peak is
-  // the load's (states + 3,840 MiB rounded per segment) or more.
-  CHECK(dw.allocated_peak == dn.allocated_peak);
-  CHECK(dw.reserved_peak.value >= dn.reserved_peak.value);
-  CHECK(dw.reserved_peak.value > dw.allocated_peak.value + 3000 * kMiB);
+  const auto& dn = tn.devices.at(0);
+  // A capacity of 1 TiB gives no segment back: the step starts with the load's segments and
+  // adds to them only what they cannot serve.
+  CHECK(dw.reserved_peak.value >= after_load);
+  CHECK(dw.reserved_peak.value > dn.reserved_peak.value);
+  // The step's tensors are the same; where they land may differ (a block whose remainder would
+  // be 1 MiB or less is handed out whole, PyTorch's rule), so the allocated peaks differ by less
+  // than that per live tensor, not by the load's 68 n.
+  CHECK(std::abs(dw.allocated_peak.value - dn.allocated_peak.value) < 16 * kMiB);
 }
