@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/core/error.hpp"
+
 namespace trainsim::exec {
 
 core::Bytes AllocatorModel::capacity(const parallel::Program& P) {
@@ -48,6 +50,14 @@ bool AllocatorModel::release(const parallel::MemEffect& e, std::int32_t microbat
   now_[e.category] -= e.bytes;
   now_total_ -= e.bytes;
   return true;
+}
+
+void AllocatorModel::play_load(const parallel::Program& P) {
+  for (const auto& l : P.load) {
+    if (l.alloc) allocate(l.effect, -1);
+    else TRAINSIM_CHECK(release(l.effect, -1), "the model's load frees a tensor it does not hold");
+  }
+  end_load();
 }
 
 hw::MemBreakdown AllocatorModel::state() const {

@@ -44,6 +44,12 @@ class AllocatorModel {
     return e.layer < 0 ? kNoLayer : e.layer - first_layer;
   }
 
+  // Plays P's load (Program::load) after the model states (the memory series; the player books
+  // its allocations itself to record a request that does not fit), then end_load().
+  void play_load(const parallel::Program& P);
+  // The step's peaks begin after the load, with the segments it left cached.
+  void end_load() { alloc_.reset_peaks(); }
+
   hw::CachingAllocator::Result allocate(const parallel::MemEffect& e, std::int32_t microbatch);
   // False when the tensor is not held (a lowering bug the caller reports).
   bool release(const parallel::MemEffect& e, std::int32_t microbatch);

@@ -509,6 +509,15 @@ void Player::model_allocator() {
       } else {
         for (const auto& e : AllocatorModel::state_buffers(P))
           allocator_book(run, e, -1, AllocatorReplay::kBeforeStep, 0, 0);
+        if (!P.load.empty()) {
+          for (const auto& l : P.load) {
+            if (l.alloc) allocator_book(run, l.effect, -1, AllocatorReplay::kBeforeStep, 0, 0);
+            else TRAINSIM_CHECK(run.model.release(l.effect, -1), "the model's load frees a tensor it does not hold");
+          }
+          run.model.end_load();
+          run.peak = run.model.total();
+          run.at_peak = run.model.state();
+        }
       }
       if (plan.compressed && plan.steady_state) run.model.allocator().keep_fingerprint();
       replay_log(prog, run, share ? &*share : nullptr);

@@ -13,6 +13,9 @@ std::uint64_t Player::family(std::size_t program) const {
   for (std::size_t c = 0; c < hw::kMemCategories; ++c)
     if (static_cast<hw::MemCategory>(c) != hw::MemCategory::reserved)
       h = mix(h, static_cast<std::uint64_t>(P.persistent.bytes[c].value));
+  for (const auto& l : P.load)
+    h = mix(mix(h, static_cast<std::uint64_t>(l.effect.bytes.value)),
+            (static_cast<std::uint64_t>(l.effect.layer - P.first_layer) << 1) | (l.alloc ? 1 : 0));
   return h;
 }
 

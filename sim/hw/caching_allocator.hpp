@@ -73,6 +73,11 @@ class CachingAllocator {
   // Another capacity for a state reached with this one (the caller checks holds_for).
   void set_capacity(core::Bytes capacity) { capacity_ = capacity.value; }
   std::int64_t segments() const { return segments_; }
+  // Peaks from now on (torch.cuda.reset_peak_memory_stats): what is held now.
+  void reset_peaks() {
+    peak_allocated_ = allocated_;
+    peak_reserved_ = reserved_;
+  }
   // Peaks at least these (a state carried over from earlier in a run that went higher since).
   void raise_peaks(std::int64_t allocated, std::int64_t reserved) {
     peak_allocated_ = std::max(peak_allocated_, allocated);

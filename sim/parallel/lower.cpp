@@ -24,7 +24,7 @@ std::span<const PassEntry> lowering_passes() {
       context_pass(),   offload_pass(),
       optimizer_pass(), model_states_pass(), zero3_pass(),    fsdp_pass(),
       data_pass(),
-      devices_pass(),   jitter_pass(),
+      devices_pass(),   jitter_pass(),      load_pass(),
   };
   return passes;
 }

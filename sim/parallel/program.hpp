@@ -80,6 +80,7 @@ enum class TensorKind : std::uint8_t {
   logits,        // the loss's logits in flight in its forward (pass_loss.cpp)
   logits_grad,   // the gradients of one chunk of logits in the loss's backward
   optimizer_temp,  // the optimizer step's transient buffers (foreach AdamW's sqrt(v), Adafactor's)
+  load_temp,     // a transient of loading the model before the step (Program::load)
 };
 
 struct MemEffect {
@@ -187,6 +188,15 @@ struct Program {
   // Of the optimizer states, those in CUDA unified memory (bitsandbytes' paged optimizers): the
   // driver evicts their pages to host memory rather than fail an allocation (exec/paging.cpp).
   core::Bytes paged{};
+  // Loading the model before the step, after the model states (pass_load.cpp): allocations
+  // (`alloc`) and frees in order. The allocator model plays them and keeps the segments they
+  // leave cached; the step's peaks start after them.
+  struct LoadEffect {
+    MemEffect effect;
+    bool alloc = true;
+    bool operator==(const LoadEffect&) const = default;
+  };
+  std::vector<LoadEffect> load;
   std::int32_t first_layer = 0, last_layer = 0;  // [first, last] in Model::order (chunk 0)
 
   // Ops held, with the macro templates' (what limits.max_ops bounds).

@@ -29,6 +29,7 @@ class SeriesBuilder {
     if (allocator) {
       model_.emplace(P);
       for (const auto& e : exec::AllocatorModel::state_buffers(P)) model_->allocate(e, -1);
+      model_->play_load(P);
       state_ = model_->state();
     }
     group_max_ = state_;

@@ -23,6 +23,13 @@ namespace trainsim::scenario {
 enum class BaseWeights { precision, bf16, nf4, nf4_dq, int8 };
 std::string_view to_string(BaseWeights b);
 
+// `training.lora.quantize_on_load`: how loading the model quantizes the base weights on the GPU
+// before the step (docs/finetuning.md, "Quantizing at load").
+// - none: not modelled (the step starts with the model states alone in the allocator)
+// - whole: each base weight in one piece, as torchao 0.1's to_nf4 does it; the intermediates'
+//   segments stay cached in the allocator into the step
+enum class QuantizeOnLoad { none, whole };
+
 // `training.lora`: adapters A (rank x in) and B (out x rank) beside each targeted linear
 // (Hu et al. 2021; PEFT's LoraLayer); everything else is frozen.
 struct LoraSpec {
@@ -31,6 +38,7 @@ struct LoraSpec {
   double dropout = 0;  // lora_dropout: > 0 keeps a dropout output per targeted linear
   std::array<bool, models::kLinearRoles> targets{};
   BaseWeights base = BaseWeights::precision;
+  QuantizeOnLoad quantize_on_load = QuantizeOnLoad::none;
   bool targets_role(models::LinearRole r) const { return targets[static_cast<std::size_t>(r)]; }
   bool quantized() const { return base == BaseWeights::nf4 || base == BaseWeights::nf4_dq || base == BaseWeights::int8; }
 };

@@ -49,7 +49,7 @@ double read_number(const YamlContext& ctx, const YAML::Node& n, const std::strin
 
 LoraSpec read_lora(const YamlContext& ctx, const YAML::Node& node, const std::string& path) {
   if (!node.IsMap())
-    ctx.fail(node, path, "expected a mapping {rank, alpha, dropout, targets, base}");
+    ctx.fail(node, path, "expected a mapping {rank, alpha, dropout, targets, base, quantize_on_load}");
   LoraSpec l;
   MapReader m(ctx, node, path);
   l.rank = m.int_in("rank", kRank);
@@ -83,6 +83,13 @@ LoraSpec read_lora(const YamlContext& ctx, const YAML::Node& node, const std::st
            : base == "int8"   ? BaseWeights::int8
            : base == "bf16"   ? BaseWeights::bf16
                               : BaseWeights::precision;
+  if (m.has("quantize_on_load")) {
+    const auto q = m.choice("quantize_on_load", {"none", "whole"}, "none");
+    if (q == "whole" && l.base != BaseWeights::nf4 && l.base != BaseWeights::nf4_dq)
+      ctx.fail(m.node("quantize_on_load"), m.path_of("quantize_on_load"),
+               "expected none: 'whole' models torchao's NF4 quantization and needs base: nf4 or nf4-dq");
+    l.quantize_on_load = q == "whole" ? QuantizeOnLoad::whole : QuantizeOnLoad::none;
+  }
   m.finish();
   return l;
 }

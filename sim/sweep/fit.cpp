@@ -30,6 +30,9 @@ class Prober {
   bool valid(std::int64_t v) { return at(v).status != Status::invalid; }
   bool fits(std::int64_t v) { return at(v).status == Status::fits; }
   std::int64_t peak(std::int64_t v) { return at(v).summary ? at(v).summary->peak.value : 0; }
+  std::int64_t allocated(std::int64_t v) {
+    return at(v).summary ? at(v).summary->allocated_peak.value : 0;
+  }
 
   // A valid value in (lo, hi) near mid, looking up first; nullopt when there is none.
   std::optional<std::int64_t> valid_near(std::int64_t lo, std::int64_t mid, std::int64_t hi) {
@@ -118,7 +121,9 @@ FitResult fit(const BaseScenario& base, const std::vector<std::string>& sets,
     }
     const std::int64_t v = lo * 2;
     if (p.fits(v)) {
-      same = p.peak(v) == p.peak(lo) ? same + 1 : 0;
+      // The allocated peak too: segments cached before the step (the model's load) hold the
+      // peak still while the tensors grow inside them.
+      same = p.peak(v) == p.peak(lo) && p.allocated(v) == p.allocated(lo) ? same + 1 : 0;
       lo = v;
       if (same == kFlatDoublings) {
         r.found = true;

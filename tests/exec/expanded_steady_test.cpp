@@ -145,3 +145,8 @@ TEST_CASE("expanded units: context parallelism on a pipeline reports as the expa
   check_same(cp, oom);
   check_same(cp, oom, /*all_ooms=*/true);
 }
+TEST_CASE("zz measure") {
+  const auto s = scenario::load_scenario(kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml", {"parallel.zero=3"});
+  const Played a = play(s, true, true, false);
+  WARN("MEASURE " << a.skipped << " of " << a.events);
+}

@@ -165,6 +165,11 @@ fit_cli)
   # Accumulation does not change the toy's peak: the search ends after three equal doublings.
   out=$("$ts" fit tests/sweep/data/toy_fit.yaml --find training.gradient_accumulation --format json)
   echo "$out" | grep -q '"value": 8' && echo "$out" | grep -q '"direction": "flat"' || fail "$out"
+  # The QLoRA load's cached segments (quantize_on_load) hold the peak over the first doublings
+  # while the allocated bytes grow inside them: the search goes on to the micro-batch that does
+  # not fit instead of calling it flat.
+  out=$("$ts" fit scenarios/validation/memory/tt_l2_7b_qlora_tutorial.yaml --find training.micro_batch --format json)
+  echo "$out" | grep -q '"direction": "grows"' && echo "$out" | grep -q '"next_value"' || fail "$out"
   # Memory falls as the ZeRO stage grows: ZeRO-1 does not fit, ZeRO-2 does (the search turns).
   out=$("$ts" fit tests/sweep/data/plan_small.yaml --find parallel.zero --format json)
   echo "$out" | grep -q '"value": 2' && echo "$out" | grep -q '"next_value": 1' && echo "$out" | grep -q '"direction": "falls"' || fail "$out"
