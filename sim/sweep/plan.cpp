@@ -1,6 +1,8 @@
 #include "sim/sweep/plan.hpp"
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <numeric>
 #include <set>
 #include <string>
@@ -144,6 +146,87 @@ struct Refusals {
 struct Item {
   Layout l;
   std::size_t rung = 0;
+  std::size_t index = 0;  // place in the candidate list (ties in the screened ranking break on it)
+  bool settled = false;   // a rung of it fitted (the memory objective climbs on from there)
+};
+
+// The first rung of `lad` from `from` whose model states may fit (lad.size() when none).
+std::size_t first_rung(const scenario::Scenario& s0, Layout& l, const std::vector<Rung>& lad, std::size_t from) {
+  for (; from < lad.size(); ++from) {
+    l.zero = lad[from].zero;
+    l.recompute = lad[from].recompute;
+    if (states_may_fit(s0, l)) break;
+  }
+  return from;
+}
+
+// Which candidates wait for which before they are screened, and at which rung they start. A
+// candidate's memory peak is at least that of the candidate it waits for at the same rung, so a
+// rung that ran out of memory there runs out here too and is not simulated:
+// - the same layout at half the micro-batch: every saved activation grows with the micro-batch
+//   (Korthikanti et al. 2022, s x b x h x (34 + 5 a s / h) bytes a layer), the model states do
+//   not, and the micro-batches in flight at the peak are the same (1F1B keeps min(p, m) of them;
+//   the search has m >= p);
+// - HSDP sharded within a node, after FSDP over all the data ranks of the same layout: the same
+//   activations and gathered units, with each state sharded over fewer ranks (docs/fsdp.md).
+// It starts at the highest rung the candidates it waits for settled on (the first that did not
+// run out of memory; past the ladder when all did, and then it is pruned without simulating).
+// Exhaustive: every candidate starts at once at its model-state bound (the tests' oracle).
+class Gate {
+ public:
+  Gate(const scenario::Scenario& s0, const std::vector<Item>& items, bool exhaustive, std::int64_t& pruned)
+      : s0_(s0), items_(items), pruned_(pruned), after_(items.size()),
+        waits_(items.size(), 0), floor_(items.size(), 0) {
+    if (exhaustive) return;
+    std::map<std::array<std::int64_t, 6>, std::size_t> last;  // family -> its latest member
+    std::map<std::array<std::int64_t, 6>, std::size_t> fsdp;  // (layout, micro-batch) -> FSDP candidate
+    for (const Item& it : items) {
+      const Layout& l = it.l;
+      const std::array<std::int64_t, 6> family{l.tensor, l.pipeline, l.context, l.virtual_stages, l.fsdp_shard, l.expert};
+      const std::array<std::int64_t, 6> shape{l.tensor, l.pipeline, l.context, l.virtual_stages, l.micro_batch, l.expert};
+      if (auto f = last.find(family); f != last.end()) wait(it.index, f->second);
+      last[family] = it.index;
+      if (l.fsdp_shard > 0 && l.fsdp_shard == l.data) fsdp[shape] = it.index;
+      else if (l.fsdp_shard > 0)
+        if (auto f = fsdp.find(shape); f != fsdp.end()) wait(it.index, f->second);
+    }
+  }
+  // The candidates that wait for none, at their first rung.
+  std::vector<Item> first() {
+    std::vector<Item> out;
+    for (const Item& it : items_)
+      if (waits_[it.index] == 0) start(it.index, out);
+    return out;
+  }
+  // `it` settled at `rung` (the ladder's size: every rung ran out of memory); starts those that
+  // waited for it alone, into `next`. Once per candidate.
+  void settle(const Item& it, std::size_t rung, std::vector<Item>& next) {
+    for (std::size_t k : after_[it.index]) {
+      floor_[k] = std::max(floor_[k], rung);
+      if (--waits_[k] == 0) start(k, next);
+    }
+  }
+
+ private:
+  void wait(std::size_t k, std::size_t on) {
+    after_[on].push_back(k);
+    ++waits_[k];
+  }
+  void start(std::size_t k, std::vector<Item>& into) {
+    Item it = items_[k];
+    const auto lad = ladder(it.l.data * it.l.context, it.l.fsdp_shard, it.l.expert);
+    it.rung = first_rung(s0_, it.l, lad, std::max(it.rung, floor_[k]));
+    if (it.rung < lad.size()) return into.push_back(it);
+    ++pruned_;
+    settle(it, lad.size(), into);
+  }
+
+  const scenario::Scenario& s0_;
+  const std::vector<Item>& items_;
+  std::int64_t& pruned_;
+  std::vector<std::vector<std::size_t>> after_;  // who waits for each candidate
+  std::vector<int> waits_;                       // how many each still waits for
+  std::vector<std::size_t> floor_;               // the rung each starts at, at least
 };
 
 // Calls f with every combination of one value per axis, the first axis slowest.
@@ -260,14 +343,9 @@ std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n
       ++res.pruned;
       return;
     }
-    const auto lad = ladder(d * c, it.l.fsdp_shard, it.l.expert);
-    while (it.rung < lad.size()) {
-      it.l.zero = lad[it.rung].zero;
-      it.l.recompute = lad[it.rung].recompute;
-      if (states_may_fit(s0, it.l)) break;
-      ++it.rung;
-    }
-    if (it.rung == lad.size()) ++res.pruned;
+    it.rung = first_rung(s0, it.l, ladder(d * c, it.l.fsdp_shard, it.l.expert), 0);
+    it.index = active.size();
+    if (it.rung == ladder(d * c, it.l.fsdp_shard, it.l.expert).size()) ++res.pruned;
     else active.push_back(it);
   });
 
@@ -366,20 +444,21 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
                                                                      : "--gpus-per-node") +
                                 "), got " + std::to_string(n));
   const Context c{base, sets, s0, n, gpn, s0.training.global_batch};
-  std::vector<Item> active = enumerate_layouts(s0, n, gpn, o, res);
+  const std::vector<Item> items = enumerate_layouts(s0, n, gpn, o, res);
+
+  Gate gate(s0, items, o.exhaustive, res.pruned);
+  std::vector<Item> active = gate.first();
 
   // Screening in waves: a candidate that runs out of memory climbs to its next rung; under the
   // memory objective one that fits climbs too (every rung needs less memory than the one
   // before), so each layout's leanest setting is ranked.
   std::vector<Candidate> fits;
+  std::vector<std::pair<std::size_t, std::size_t>> fit_order;  // (index, rung) of each fit
   auto climb = [&](Item it, std::vector<Item>& next) {
     const auto lad = ladder(it.l.data * it.l.context, it.l.fsdp_shard, it.l.expert);
-    for (++it.rung; it.rung < lad.size(); ++it.rung) {
-      it.l.zero = lad[it.rung].zero;
-      it.l.recompute = lad[it.rung].recompute;
-      if (states_may_fit(s0, it.l)) break;
-    }
+    it.rung = first_rung(s0, it.l, lad, it.rung + 1);
     if (it.rung < lad.size()) next.push_back(it);
+    return it.rung;
   };
   while (!active.empty()) {
     std::vector<Screen> results(active.size());
@@ -392,21 +471,30 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
     std::vector<Item> next;
     for (std::size_t i = 0; i < active.size(); ++i) {
       Screen& s = results[i];
+      const Item& it = active[i];
       ++res.screened;
       res.simulations += s.sims;
+      const auto lad = ladder(it.l.data * it.l.context, it.l.fsdp_shard, it.l.expert);
       if (s.r.status == Status::fits) {
         Candidate cand;
-        cand.layout = active[i].l;
+        cand.layout = it.l;
         cand.sets = layout_sets(c, cand.layout, cand.layout.gradient_accumulation);
         cand.estimated_step_s = s.estimate;
         cand.confirmed = s.exact;
         cand.summary = *s.r.summary;
         fits.push_back(std::move(cand));
-        if (o.objective == Objective::memory) climb(active[i], next);
+        fit_order.emplace_back(it.index, it.rung);
+        if (!it.settled) gate.settle(it, it.rung, next);
+        if (o.objective == Objective::memory) {  // climbs on from its first fit
+          Item up = it;
+          up.settled = true;
+          climb(up, next);
+        }
       } else if (s.r.status == Status::oom) {
-        climb(active[i], next);
+        if (climb(it, next) == lad.size() && !it.settled) gate.settle(it, lad.size(), next);
       } else {
         ++res.pruned;  // rejected by validation
+        if (!it.settled) gate.settle(it, it.rung, next);
       }
     }
     active = std::move(next);
@@ -416,9 +504,18 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
   auto screened_value = [&](const Candidate& cd) {
     return o.objective == Objective::memory ? static_cast<double>(cd.summary.peak.value) : cd.estimated_step_s;
   };
-  std::stable_sort(fits.begin(), fits.end(), [&](const Candidate& a, const Candidate& b) {
-    return screened_value(a) < screened_value(b);
+  // Ties break on the enumeration order, then the rung: the same order whichever order the
+  // waves found them in (pruned or exhaustive).
+  std::vector<std::size_t> order(fits.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const double x = screened_value(fits[a]), y = screened_value(fits[b]);
+    return x != y ? x < y : fit_order[a] < fit_order[b];
   });
+  std::vector<Candidate> sorted;
+  sorted.reserve(fits.size());
+  for (std::size_t k : order) sorted.push_back(std::move(fits[k]));
+  fits = std::move(sorted);
   const std::size_t m = std::min(fits.size(), static_cast<std::size_t>(o.confirm > 0 ? o.confirm : std::max(2 * o.top, 8)));
   fits.resize(m);
   run_in_order<int>(
