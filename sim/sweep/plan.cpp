@@ -4,10 +4,10 @@
 #include <array>
 #include <map>
 #include <numeric>
-#include <set>
 #include <string>
 #include <utility>
 
+#include "sim/sweep/plan_candidates.hpp"
 #include "sim/sweep/runner.hpp"
 
 namespace trainsim::sweep {
@@ -125,24 +125,6 @@ Screen screen(const Context& c, const Layout& l) {
   return out;
 }
 
-// Why enumeration found no layout: each way the search was cut, once, in the order met.
-struct Refusals {
-  std::vector<std::string> reasons;
-  void add(const std::string& why) {
-    if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
-  }
-  std::string join(std::int64_t gpus, const scenario::Scenario& s0) const {
-    std::string out = "no layout of " + std::to_string(gpus) + " GPUs for model '" + s0.model.name +
-                      "' (global batch " + std::to_string(s0.training.global_batch) + "): ";
-    constexpr std::size_t kShown = 8;
-    for (std::size_t i = 0; i < reasons.size() && i < kShown; ++i)
-      out += (i ? "; " : "") + reasons[i];
-    if (reasons.size() > kShown)
-      out += "; and " + std::to_string(reasons.size() - kShown) + " more";
-    return out + " (0 layouts considered; try another --gpus, or change the global batch)";
-  }
-};
-
 struct Item {
   Layout l;
   std::size_t rung = 0;
@@ -229,132 +211,24 @@ class Gate {
   std::vector<std::size_t> floor_;               // the rung each starts at, at least
 };
 
-// Calls f with every combination of one value per axis, the first axis slowest.
-template <class F>
-void for_each_combination(const std::vector<std::vector<std::int64_t>>& axes, F&& f) {
-  for (const auto& axis : axes)
-    if (axis.empty()) return;
-  std::vector<std::size_t> at(axes.size(), 0);
-  std::vector<std::int64_t> v(axes.size());
-  for (;;) {
-    for (std::size_t k = 0; k < axes.size(); ++k) v[k] = axes[k][at[k]];
-    f(v);
-    std::size_t k = axes.size();
-    while (k > 0 && ++at[k - 1] == axes[k - 1].size()) at[--k] = 0;
-    if (k == 0) return;
-  }
-}
-
-std::vector<std::int64_t> powers_of_two(std::int64_t hi) {
-  std::vector<std::int64_t> out;
-  for (std::int64_t v = 1; v <= hi; v *= 2) out.push_back(v);
-  return out;
-}
-
-// What the search reads of the model.
-struct ModelShape {
-  std::set<std::int64_t> heads, kv;
-  std::int64_t experts = 0;  // gcd of the MoE layers' experts: the expert degrees that divide all
-  std::int64_t layers = 0, blocks = 0;
-  bool attention = false;
-};
-
-ModelShape model_shape(const scenario::Scenario& s0) {
-  ModelShape m;
-  for (auto v : s0.model.order) {
-    const models::Layer& l = s0.model.graph[v];
-    if (l.experts > 1) m.experts = std::gcd(m.experts, l.experts);
-    if (l.heads > 0) m.heads.insert(l.heads);
-    if (l.kv_heads > 0) m.kv.insert(l.kv_heads);
-    m.attention |= l.kind == models::LayerKind::attention;
-  }
-  m.layers = static_cast<std::int64_t>(s0.model.order.size());
-  m.blocks = s0.model.num_blocks;
-  return m;
-}
-
-// How a layout shards its model states: ZeRO's ladder, FSDP over every data rank, or HSDP
-// within each node.
-enum class Sharding : std::int64_t { zero, fsdp, hsdp };
-
-// Every layout of n GPUs — the product of the axes tensor x pipeline x context x micro-batch x
-// virtual stages x sharding, less the combinations that do not divide or compose — each at the
-// first rung of its ladder whose model states may fit; counts the layouts considered and pruned
-// in `res`. Throws, saying why, when there is none at all.
+// The candidates: each layout of the search at the first rung of its ladder whose model states
+// may fit; counts the layouts considered and those pruned (the pipeline never fills, or no rung's
+// states fit) in `res`.
 std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n, std::int64_t gpn,
                                     const PlanOptions& o, PlanResult& res) {
-  const ModelShape m = model_shape(s0);
-  const std::int64_t g = s0.training.global_batch;
-  // Context degrees for long sequences (docs/scenarios.md, "Context parallelism"): 2, 4 and 8
-  // where they divide seq_len / 2, with flash attention and attention layers.
-  std::vector<std::int64_t> contexts{1};
-  if (m.attention && s0.training.flash_attention && s0.training.seq_len >= 32768)
-    for (std::int64_t c = 2; c <= 8; c *= 2)
-      if (s0.training.seq_len % (2 * c) == 0) contexts.push_back(c);
-  std::vector<std::int64_t> pipelines;
-  for (std::int64_t p = 1; p <= n && p <= m.layers; ++p) pipelines.push_back(p);
-  const std::vector<std::vector<std::int64_t>> axes = {
-      powers_of_two(gpn), pipelines, contexts, powers_of_two(o.max_micro_batch), {1, 2, 4},
-      {std::int64_t(Sharding::zero), std::int64_t(Sharding::fsdp), std::int64_t(Sharding::hsdp)}};
-
   std::vector<Item> active;
-  Refusals refused;
-  auto str = [](std::int64_t v) { return std::to_string(v); };
-  auto tensor_fits = [&](std::int64_t t) {
-    bool ok = true;
-    for (auto h : m.heads) ok = ok && h % t == 0;
-    for (auto h : m.kv) ok = ok && (h % t == 0 || t % h == 0);
-    return ok;
-  };
-  for_each_combination(axes, [&](const std::vector<std::int64_t>& x) {
-    const std::int64_t t = x[0], p = x[1], c = x[2], mb = x[3], v = x[4];
-    const auto sharding = static_cast<Sharding>(x[5]);
-    if (n % t) return refused.add("tensor " + str(t) + " does not divide " + str(n) + " GPUs");
-    if (!tensor_fits(t)) return refused.add("tensor " + str(t) + " does not divide the attention heads");
-    if (p > n / t || (n / t) % p) return;
-    if (m.blocks > 0 && m.blocks % p)
-      return refused.add("pipeline " + str(p) + " does not divide the model's " + str(m.blocks) +
-                         " blocks");
-    if ((n / (t * p)) % c) return;
-    const std::int64_t d = n / (t * p * c);
-    if (g % d)
-      return refused.add("data " + str(d) + " (tensor " + str(t) + ", pipeline " + str(p) +
-                         (c > 1 ? ", context " + str(c) : std::string()) +
-                         ") does not divide the global batch " + str(g));
-    if ((g / d) % mb) return;
-    const std::int64_t ga = g / (d * mb);
-    if (v > 1 && (p == 1 || (m.blocks > 0 && m.blocks % (p * v)) || p * v > m.layers || ga % p)) return;
-    Item it;
-    it.l = {d, t, p, v, mb, ga, v > 1, 0, Recompute::none};
-    it.l.context = c;
-    // MoE models: the largest expert degree dividing every layer's experts and the ranks an
-    // expert group may take, data x context (fewest expert parameters per device).
-    it.l.expert = m.experts > 1 ? std::gcd(d * c, m.experts) : 1;
-    if (sharding != Sharding::zero) {
-      // FSDP over every data rank and, across nodes, HSDP within each node, for every model,
-      // with any pipeline and context degree; an MoE model's expert group inside the shard
-      // group x context.
-      if (sharding == Sharding::fsdp ? d == 1 : !(d > gpn && gpn > 1 && d % gpn == 0)) return;
-      it.l.fsdp_shard = sharding == Sharding::fsdp ? d : gpn;
-      if (m.experts > 1) it.l.expert = std::gcd(it.l.fsdp_shard * c, m.experts);
-    }
+  for (const Layout& l : candidate_layouts(s0, n, gpn, o, res.node_shape_source)) {
     ++res.layouts;
-    if (p > 1 && ga < p) {  // the pipeline never fills: over half of it idle
+    if (l.pipeline > 1 && l.gradient_accumulation < l.pipeline) {  // over half of it idle
       ++res.pruned;
-      return;
+      continue;
     }
-    it.rung = first_rung(s0, it.l, ladder(d * c, it.l.fsdp_shard, it.l.expert), 0);
+    Item it{l};
+    const auto lad = ladder(l.data * l.context, l.fsdp_shard, l.expert);
+    it.rung = first_rung(s0, it.l, lad, 0);
     it.index = active.size();
-    if (it.rung == ladder(d * c, it.l.fsdp_shard, it.l.expert).size()) ++res.pruned;
+    if (it.rung == lad.size()) ++res.pruned;
     else active.push_back(it);
-  });
-
-  if (res.layouts == 0) {
-    if (gpn < n)
-      refused.add("tensor stays within a node of " + str(gpn) + " GPUs (" +
-                  (res.node_shape_source == NodeShapeSource::scenario ? "cluster.gpus_per_node"
-                                                                      : "--gpus-per-node") + ")");
-    throw core::ConfigError({"--gpus " + str(n), 0, 0}, "", refused.join(n, s0));
   }
   return active;
 }
