@@ -56,6 +56,9 @@ int cmd_plan(const std::vector<std::string>& args) {
       "jobs,j", po::value<int>(&jobs)->default_value(0), "worker threads (0 = one per hardware thread)")(
       "set", po::value<std::vector<std::string>>(&sets)->composing(), "override a scenario key (repeatable)")(
       "format", po::value<std::string>(&format)->default_value("text"), "text | json")(
+      "exhaustive", po::bool_switch(&po_.exhaustive),
+      "also screen micro-batches at the rungs a smaller micro-batch of the layout ran out of memory "
+      "at (slower; the same result)")(
       "quiet,q", "no progress on standard error (it is drawn only on a terminal anyway)");
   po::variables_map vm = parse_command(args, opts, "scenario");
   if (vm.count("help")) {
@@ -104,7 +107,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   std::cout << "plan for " << po_.gpus << " x " << r.device << ", global batch " << r.global_batch
             << ", objective " << objective << "\n"
             << "  " << r.layouts << " layouts considered, " << r.pruned << " pruned before simulating (model states "
-            << "exceed memory, pipeline never fills, invalid), " << r.screened << " screened, " << r.confirmed
+            << "exceed memory, pipeline never fills, invalid, out of memory at a smaller micro-batch), " << r.screened << " screened, " << r.confirmed
             << " confirmed in full; " << r.simulations << " simulations\n"
             << "  node shape: " << node_shape_text(r, po_) << "\n\n";
   if (r.ranked.empty()) {

@@ -125,8 +125,12 @@ void Player::account() {
         CommStats& c = stats(parallel::CommPurpose::pipeline);
         const core::Duration time = arrival_time(id);
         const core::TimePoint a = arrival_start[id], b = a + time;
-        if (d.arrival_start.empty()) d.arrival_start.assign(P.ops.size(), core::TimePoint{});
+        if (d.arrival_start.empty()) {
+          d.arrival_start.assign(P.ops.size(), core::TimePoint{});
+          d.arrival_end.assign(P.ops.size(), core::TimePoint{});
+        }
         d.arrival_start[i] = a;
+        d.arrival_end[i] = b;
         if (carried(resumed_from.get(), id, b)) {
           took_carried = true;
           continue;

@@ -60,9 +60,9 @@ struct DeviceTimeline {
   // (exec/paging.cpp); their return over PCIe is in the step time.
   core::Bytes paged_spill{};
   std::vector<core::TimePoint> start, finish;  // per op
-  // Per op with a folded pipeline transfer (Op::arrival): when that transfer started; empty
-  // when the program has none. The transfer's time is exec::op_duration of its p2p.
-  std::vector<core::TimePoint> arrival_start;
+  // Per op with a folded pipeline transfer (Op::arrival): the window the player timed that
+  // transfer in (its time is exec::op_duration of its p2p); both empty when the program has none.
+  std::vector<core::TimePoint> arrival_start, arrival_end;
   // With the caching-allocator model in a fast play: the earlier program of the same play whose
   // replay this one's went on from, and how many of its log records it did not replay (see
   // Player::model_allocator; -1 and 0 when it replayed them all or resumed from the memo).

@@ -59,17 +59,8 @@ TimeBreakdown time_breakdown(const parallel::Plan& plan, const exec::Timeline& t
       continue;
     }
     busy.emplace_back(d.start[i], d.finish[i]);
-    if (op.arrival && i < d.arrival_start.size()) {
-      // A folded pipeline transfer: the window the player timed it in, as the expanded plan's
-      // p2p op would have run.
-      parallel::Op transfer = op;
-      transfer.kind = OpKind::p2p;
-      transfer.macro = -1;
-      transfer.kernels = 1;
-      transfer.work = {};
-      const core::Duration t = exec::op_duration(plan, P, transfer);
-      comm.push_back({d.arrival_start[i], d.arrival_start[i] + t, CommPurpose::pipeline});
-    }
+    if (op.arrival && i < d.arrival_end.size())  // a folded pipeline transfer, as the player timed it
+      comm.push_back({d.arrival_start[i], d.arrival_end[i], CommPurpose::pipeline});
     if (op.purpose != CommPurpose::none && op.macro < 0) {
       exposed[static_cast<std::size_t>(op.purpose)] += span;
       continue;

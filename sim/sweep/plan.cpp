@@ -1,11 +1,13 @@
 #include "sim/sweep/plan.hpp"
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <numeric>
-#include <set>
 #include <string>
 #include <utility>
 
+#include "sim/sweep/plan_candidates.hpp"
 #include "sim/sweep/runner.hpp"
 
 namespace trainsim::sweep {
@@ -123,160 +125,110 @@ Screen screen(const Context& c, const Layout& l) {
   return out;
 }
 
-// Why enumeration found no layout: each way the search was cut, once, in the order met.
-struct Refusals {
-  std::vector<std::string> reasons;
-  void add(const std::string& why) {
-    if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
-  }
-  std::string join(std::int64_t gpus, const scenario::Scenario& s0) const {
-    std::string out = "no layout of " + std::to_string(gpus) + " GPUs for model '" + s0.model.name +
-                      "' (global batch " + std::to_string(s0.training.global_batch) + "): ";
-    constexpr std::size_t kShown = 8;
-    for (std::size_t i = 0; i < reasons.size() && i < kShown; ++i)
-      out += (i ? "; " : "") + reasons[i];
-    if (reasons.size() > kShown)
-      out += "; and " + std::to_string(reasons.size() - kShown) + " more";
-    return out + " (0 layouts considered; try another --gpus, or change the global batch)";
-  }
-};
-
 struct Item {
   Layout l;
   std::size_t rung = 0;
+  std::size_t index = 0;  // place in the candidate list (ties in the screened ranking break on it)
+  bool settled = false;   // a rung of it fitted (the memory objective climbs on from there)
 };
 
-// Calls f with every combination of one value per axis, the first axis slowest.
-template <class F>
-void for_each_combination(const std::vector<std::vector<std::int64_t>>& axes, F&& f) {
-  for (const auto& axis : axes)
-    if (axis.empty()) return;
-  std::vector<std::size_t> at(axes.size(), 0);
-  std::vector<std::int64_t> v(axes.size());
-  for (;;) {
-    for (std::size_t k = 0; k < axes.size(); ++k) v[k] = axes[k][at[k]];
-    f(v);
-    std::size_t k = axes.size();
-    while (k > 0 && ++at[k - 1] == axes[k - 1].size()) at[--k] = 0;
-    if (k == 0) return;
+// The first rung of `lad` from `from` whose model states may fit (lad.size() when none).
+std::size_t first_rung(const scenario::Scenario& s0, Layout& l, const std::vector<Rung>& lad, std::size_t from) {
+  for (; from < lad.size(); ++from) {
+    l.zero = lad[from].zero;
+    l.recompute = lad[from].recompute;
+    if (states_may_fit(s0, l)) break;
   }
+  return from;
 }
 
-std::vector<std::int64_t> powers_of_two(std::int64_t hi) {
-  std::vector<std::int64_t> out;
-  for (std::int64_t v = 1; v <= hi; v *= 2) out.push_back(v);
-  return out;
-}
+// Which candidates wait for which before they are screened, and at which rung they start. A
+// candidate's memory peak is at least that of the candidate it waits for at the same rung, so a
+// rung that ran out of memory there runs out here too and is not simulated:
+// - the same layout at half the micro-batch: every saved activation grows with the micro-batch
+//   (Korthikanti et al. 2022, s x b x h x (34 + 5 a s / h) bytes a layer), the model states do
+//   not, and the micro-batches in flight at the peak are the same (1F1B keeps min(p, m) of them;
+//   the search has m >= p);
+// - HSDP sharded within a node, after FSDP over all the data ranks of the same layout: the same
+//   activations and gathered units, with each state sharded over fewer ranks (docs/fsdp.md).
+// It starts at the highest rung the candidates it waits for settled on (the first that did not
+// run out of memory; past the ladder when all did, and then it is pruned without simulating).
+// Exhaustive: every candidate starts at once at its model-state bound (the tests' oracle).
+class Gate {
+ public:
+  Gate(const scenario::Scenario& s0, const std::vector<Item>& items, bool exhaustive, std::int64_t& pruned)
+      : s0_(s0), items_(items), pruned_(pruned), after_(items.size()),
+        waits_(items.size(), 0), floor_(items.size(), 0) {
+    if (exhaustive) return;
+    std::map<std::array<std::int64_t, 6>, std::size_t> last;  // family -> its latest member
+    std::map<std::array<std::int64_t, 6>, std::size_t> fsdp;  // (layout, micro-batch) -> FSDP candidate
+    for (const Item& it : items) {
+      const Layout& l = it.l;
+      const std::array<std::int64_t, 6> family{l.tensor, l.pipeline, l.context, l.virtual_stages, l.fsdp_shard, l.expert};
+      const std::array<std::int64_t, 6> shape{l.tensor, l.pipeline, l.context, l.virtual_stages, l.micro_batch, l.expert};
+      if (auto f = last.find(family); f != last.end()) wait(it.index, f->second);
+      last[family] = it.index;
+      if (l.fsdp_shard > 0 && l.fsdp_shard == l.data) fsdp[shape] = it.index;
+      else if (l.fsdp_shard > 0)
+        if (auto f = fsdp.find(shape); f != fsdp.end()) wait(it.index, f->second);
+    }
+  }
+  // The candidates that wait for none, at their first rung.
+  std::vector<Item> first() {
+    std::vector<Item> out;
+    for (const Item& it : items_)
+      if (waits_[it.index] == 0) start(it.index, out);
+    return out;
+  }
+  // `it` settled at `rung` (the ladder's size: every rung ran out of memory); starts those that
+  // waited for it alone, into `next`. Once per candidate.
+  void settle(const Item& it, std::size_t rung, std::vector<Item>& next) {
+    for (std::size_t k : after_[it.index]) {
+      floor_[k] = std::max(floor_[k], rung);
+      if (--waits_[k] == 0) start(k, next);
+    }
+  }
 
-// What the search reads of the model.
-struct ModelShape {
-  std::set<std::int64_t> heads, kv;
-  std::int64_t experts = 0;  // gcd of the MoE layers' experts: the expert degrees that divide all
-  std::int64_t layers = 0, blocks = 0;
-  bool attention = false;
+ private:
+  void wait(std::size_t k, std::size_t on) {
+    after_[on].push_back(k);
+    ++waits_[k];
+  }
+  void start(std::size_t k, std::vector<Item>& into) {
+    Item it = items_[k];
+    const auto lad = ladder(it.l.data * it.l.context, it.l.fsdp_shard, it.l.expert);
+    it.rung = first_rung(s0_, it.l, lad, std::max(it.rung, floor_[k]));
+    if (it.rung < lad.size()) return into.push_back(it);
+    ++pruned_;
+    settle(it, lad.size(), into);
+  }
+
+  const scenario::Scenario& s0_;
+  const std::vector<Item>& items_;
+  std::int64_t& pruned_;
+  std::vector<std::vector<std::size_t>> after_;  // who waits for each candidate
+  std::vector<int> waits_;                       // how many each still waits for
+  std::vector<std::size_t> floor_;               // the rung each starts at, at least
 };
 
-ModelShape model_shape(const scenario::Scenario& s0) {
-  ModelShape m;
-  for (auto v : s0.model.order) {
-    const models::Layer& l = s0.model.graph[v];
-    if (l.experts > 1) m.experts = std::gcd(m.experts, l.experts);
-    if (l.heads > 0) m.heads.insert(l.heads);
-    if (l.kv_heads > 0) m.kv.insert(l.kv_heads);
-    m.attention |= l.kind == models::LayerKind::attention;
-  }
-  m.layers = static_cast<std::int64_t>(s0.model.order.size());
-  m.blocks = s0.model.num_blocks;
-  return m;
-}
-
-// How a layout shards its model states: ZeRO's ladder, FSDP over every data rank, or HSDP
-// within each node.
-enum class Sharding : std::int64_t { zero, fsdp, hsdp };
-
-// Every layout of n GPUs — the product of the axes tensor x pipeline x context x micro-batch x
-// virtual stages x sharding, less the combinations that do not divide or compose — each at the
-// first rung of its ladder whose model states may fit; counts the layouts considered and pruned
-// in `res`. Throws, saying why, when there is none at all.
+// The candidates: each layout of the search at the first rung of its ladder whose model states
+// may fit; counts the layouts considered and those pruned (the pipeline never fills, or no rung's
+// states fit) in `res`.
 std::vector<Item> enumerate_layouts(const scenario::Scenario& s0, std::int64_t n, std::int64_t gpn,
                                     const PlanOptions& o, PlanResult& res) {
-  const ModelShape m = model_shape(s0);
-  const std::int64_t g = s0.training.global_batch;
-  // Context degrees for long sequences (docs/scenarios.md, "Context parallelism"): 2, 4 and 8
-  // where they divide seq_len / 2, with flash attention and attention layers.
-  std::vector<std::int64_t> contexts{1};
-  if (m.attention && s0.training.flash_attention && s0.training.seq_len >= 32768)
-    for (std::int64_t c = 2; c <= 8; c *= 2)
-      if (s0.training.seq_len % (2 * c) == 0) contexts.push_back(c);
-  std::vector<std::int64_t> pipelines;
-  for (std::int64_t p = 1; p <= n && p <= m.layers; ++p) pipelines.push_back(p);
-  const std::vector<std::vector<std::int64_t>> axes = {
-      powers_of_two(gpn), pipelines, contexts, powers_of_two(o.max_micro_batch), {1, 2, 4},
-      {std::int64_t(Sharding::zero), std::int64_t(Sharding::fsdp), std::int64_t(Sharding::hsdp)}};
-
   std::vector<Item> active;
-  Refusals refused;
-  auto str = [](std::int64_t v) { return std::to_string(v); };
-  auto tensor_fits = [&](std::int64_t t) {
-    bool ok = true;
-    for (auto h : m.heads) ok = ok && h % t == 0;
-    for (auto h : m.kv) ok = ok && (h % t == 0 || t % h == 0);
-    return ok;
-  };
-  for_each_combination(axes, [&](const std::vector<std::int64_t>& x) {
-    const std::int64_t t = x[0], p = x[1], c = x[2], mb = x[3], v = x[4];
-    const auto sharding = static_cast<Sharding>(x[5]);
-    if (n % t) return refused.add("tensor " + str(t) + " does not divide " + str(n) + " GPUs");
-    if (!tensor_fits(t)) return refused.add("tensor " + str(t) + " does not divide the attention heads");
-    if (p > n / t || (n / t) % p) return;
-    if (m.blocks > 0 && m.blocks % p)
-      return refused.add("pipeline " + str(p) + " does not divide the model's " + str(m.blocks) +
-                         " blocks");
-    if ((n / (t * p)) % c) return;
-    const std::int64_t d = n / (t * p * c);
-    if (g % d)
-      return refused.add("data " + str(d) + " (tensor " + str(t) + ", pipeline " + str(p) +
-                         (c > 1 ? ", context " + str(c) : std::string()) +
-                         ") does not divide the global batch " + str(g));
-    if ((g / d) % mb) return;
-    const std::int64_t ga = g / (d * mb);
-    if (v > 1 && (p == 1 || (m.blocks > 0 && m.blocks % (p * v)) || p * v > m.layers || ga % p)) return;
-    Item it;
-    it.l = {d, t, p, v, mb, ga, v > 1, 0, Recompute::none};
-    it.l.context = c;
-    // MoE models: the largest expert degree dividing every layer's experts and the ranks an
-    // expert group may take, data x context (fewest expert parameters per device).
-    it.l.expert = m.experts > 1 ? std::gcd(d * c, m.experts) : 1;
-    if (sharding != Sharding::zero) {
-      // FSDP over every data rank and, across nodes, HSDP within each node, for every model,
-      // with any pipeline and context degree; an MoE model's expert group inside the shard
-      // group x context.
-      if (sharding == Sharding::fsdp ? d == 1 : !(d > gpn && gpn > 1 && d % gpn == 0)) return;
-      it.l.fsdp_shard = sharding == Sharding::fsdp ? d : gpn;
-      if (m.experts > 1) it.l.expert = std::gcd(it.l.fsdp_shard * c, m.experts);
-    }
+  for (const Layout& l : candidate_layouts(s0, n, gpn, o, res.node_shape_source)) {
     ++res.layouts;
-    if (p > 1 && ga < p) {  // the pipeline never fills: over half of it idle
+    if (l.pipeline > 1 && l.gradient_accumulation < l.pipeline) {  // over half of it idle
       ++res.pruned;
-      return;
+      continue;
     }
-    const auto lad = ladder(d * c, it.l.fsdp_shard, it.l.expert);
-    while (it.rung < lad.size()) {
-      it.l.zero = lad[it.rung].zero;
-      it.l.recompute = lad[it.rung].recompute;
-      if (states_may_fit(s0, it.l)) break;
-      ++it.rung;
-    }
+    Item it{l};
+    const auto lad = ladder(l.data * l.context, l.fsdp_shard, l.expert);
+    it.rung = first_rung(s0, it.l, lad, 0);
+    it.index = active.size();
     if (it.rung == lad.size()) ++res.pruned;
     else active.push_back(it);
-  });
-
-  if (res.layouts == 0) {
-    if (gpn < n)
-      refused.add("tensor stays within a node of " + str(gpn) + " GPUs (" +
-                  (res.node_shape_source == NodeShapeSource::scenario ? "cluster.gpus_per_node"
-                                                                      : "--gpus-per-node") + ")");
-    throw core::ConfigError({"--gpus " + str(n), 0, 0}, "", refused.join(n, s0));
   }
   return active;
 }
@@ -366,20 +318,21 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
                                                                      : "--gpus-per-node") +
                                 "), got " + std::to_string(n));
   const Context c{base, sets, s0, n, gpn, s0.training.global_batch};
-  std::vector<Item> active = enumerate_layouts(s0, n, gpn, o, res);
+  const std::vector<Item> items = enumerate_layouts(s0, n, gpn, o, res);
+
+  Gate gate(s0, items, o.exhaustive, res.pruned);
+  std::vector<Item> active = gate.first();
 
   // Screening in waves: a candidate that runs out of memory climbs to its next rung; under the
   // memory objective one that fits climbs too (every rung needs less memory than the one
   // before), so each layout's leanest setting is ranked.
   std::vector<Candidate> fits;
+  std::vector<std::pair<std::size_t, std::size_t>> fit_order;  // (index, rung) of each fit
   auto climb = [&](Item it, std::vector<Item>& next) {
     const auto lad = ladder(it.l.data * it.l.context, it.l.fsdp_shard, it.l.expert);
-    for (++it.rung; it.rung < lad.size(); ++it.rung) {
-      it.l.zero = lad[it.rung].zero;
-      it.l.recompute = lad[it.rung].recompute;
-      if (states_may_fit(s0, it.l)) break;
-    }
+    it.rung = first_rung(s0, it.l, lad, it.rung + 1);
     if (it.rung < lad.size()) next.push_back(it);
+    return it.rung;
   };
   while (!active.empty()) {
     std::vector<Screen> results(active.size());
@@ -392,21 +345,30 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
     std::vector<Item> next;
     for (std::size_t i = 0; i < active.size(); ++i) {
       Screen& s = results[i];
+      const Item& it = active[i];
       ++res.screened;
       res.simulations += s.sims;
+      const auto lad = ladder(it.l.data * it.l.context, it.l.fsdp_shard, it.l.expert);
       if (s.r.status == Status::fits) {
         Candidate cand;
-        cand.layout = active[i].l;
+        cand.layout = it.l;
         cand.sets = layout_sets(c, cand.layout, cand.layout.gradient_accumulation);
         cand.estimated_step_s = s.estimate;
         cand.confirmed = s.exact;
         cand.summary = *s.r.summary;
         fits.push_back(std::move(cand));
-        if (o.objective == Objective::memory) climb(active[i], next);
+        fit_order.emplace_back(it.index, it.rung);
+        if (!it.settled) gate.settle(it, it.rung, next);
+        if (o.objective == Objective::memory) {  // climbs on from its first fit
+          Item up = it;
+          up.settled = true;
+          climb(up, next);
+        }
       } else if (s.r.status == Status::oom) {
-        climb(active[i], next);
+        if (climb(it, next) == lad.size() && !it.settled) gate.settle(it, lad.size(), next);
       } else {
         ++res.pruned;  // rejected by validation
+        if (!it.settled) gate.settle(it, it.rung, next);
       }
     }
     active = std::move(next);
@@ -416,9 +378,18 @@ PlanResult plan(const BaseScenario& base, const std::vector<std::string>& sets, 
   auto screened_value = [&](const Candidate& cd) {
     return o.objective == Objective::memory ? static_cast<double>(cd.summary.peak.value) : cd.estimated_step_s;
   };
-  std::stable_sort(fits.begin(), fits.end(), [&](const Candidate& a, const Candidate& b) {
-    return screened_value(a) < screened_value(b);
+  // Ties break on the enumeration order, then the rung: the same order whichever order the
+  // waves found them in (pruned or exhaustive).
+  std::vector<std::size_t> order(fits.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const double x = screened_value(fits[a]), y = screened_value(fits[b]);
+    return x != y ? x < y : fit_order[a] < fit_order[b];
   });
+  std::vector<Candidate> sorted;
+  sorted.reserve(fits.size());
+  for (std::size_t k : order) sorted.push_back(std::move(fits[k]));
+  fits = std::move(sorted);
   const std::size_t m = std::min(fits.size(), static_cast<std::size_t>(o.confirm > 0 ? o.confirm : std::max(2 * o.top, 8)));
   fits.resize(m);
   run_in_order<int>(

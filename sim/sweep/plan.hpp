@@ -6,7 +6,9 @@
 // cheapest first until one fits. GPipe is left out: the same bubble as 1F1B with more memory.
 //
 // Bounded and fast: layouts whose model states alone exceed memory, and pipelines with fewer
-// micro-batches than stages, are pruned before simulating; the rest are screened with short
+// micro-batches than stages, are pruned before simulating, and so are rungs that ran out of
+// memory for a candidate whose peak cannot exceed this one's (half the micro-batch; FSDP for
+// HSDP); the rest are screened with short
 // simulations (a few pipeline fills of micro-batches; step time extrapolated linearly in the
 // number of micro-batches, memory peaks exact) and the best are confirmed with full ones.
 #include <cstdint>
@@ -37,6 +39,9 @@ struct PlanOptions {
   // A100/H100, HGX), unless given (then it must not contradict the scenario).
   std::int64_t gpus_per_node = 8;
   bool gpus_per_node_given = false;
+  // Screen every micro-batch of a layout from its model-state bound up, even at rungs that ran
+  // out of memory at a smaller micro-batch (the pruned search's oracle in tests; same result).
+  bool exhaustive = false;
   // Told how many simulations just finished, on the calling thread (a progress display).
   std::function<void(int simulations)> on_progress;
 };

@@ -9,6 +9,10 @@
 #   tiny_scenario                writes tiny.yaml: GPT-2 cut to two layers on a V100, fp16
 #   tiny_sweep VALUES            tiny.yaml plus sweep.yaml sweeping training.micro_batch over
 #                                VALUES (a YAML list or {range: ..., step: ...})
+#   training_scenario MODEL LINE... [-- LINE...]
+#                                writes s.yaml: MODEL on an A100-80GB, micro_batch 1 and
+#                                seq_len 128 (lines 5-6), then each LINE as a training key
+#                                (from line 7), and the lines after -- at the top level
 # $REPO is the source tree, for cases that start from a shipped scenario.
 # Whatever the case expects, a run fails when trainsim exits 1 (internal error), dies of a
 # signal, hangs past the limit, or was never run; expecting exit 1 is refused.
@@ -33,6 +37,15 @@ model: {preset: gpt2, layers: 2}
 device: v100-16gb
 training: {micro_batch: 1, gradient_accumulation: 1, seq_len: 128, precision: fp16}
 YAML
+}
+training_scenario() {
+  printf 'name: t\nmodel: %s\ndevice: a100-80gb\ntraining:\n  micro_batch: 1\n  seq_len: 128\n' "$1" > s.yaml
+  shift
+  local indent='  '
+  for line in "$@"; do
+    if [ "$line" = -- ]; then indent=''; continue; fi
+    printf '%s%s\n' "$indent" "$line" >> s.yaml
+  done
 }
 tiny_sweep() {
   tiny_scenario

@@ -117,3 +117,35 @@ TEST_CASE("idle compute time goes to the communication running then, windows in 
   CHECK(part(b, "idle") == core::Duration{0});
   CHECK(sum(b) == b.step);
 }
+
+TEST_CASE("a folded pipeline transfer's window is the one the accounts sum, as long as its p2p op",
+          "[report][time_breakdown]") {
+  // Fast play (compressed plan): each stage boundary's send is folded into the op that waits for
+  // it. The timeline carries its window; the report reads it, and the accounts sum the same
+  // windows into comm[pipeline].time. Each window lasts what the expanded plan's p2p op would:
+  // exec::op_duration of the op as a p2p transfer.
+  const auto s = scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/parallel/04_pipeline_fits.yaml");
+  const parallel::Plan plan = parallel::lower(s, {.compress = true});
+  const exec::Timeline tl = exec::play(plan);
+  core::Duration windows{};
+  int folded = 0;
+  for (std::size_t p = 0; p < plan.programs.size(); ++p) {
+    const parallel::Program& P = plan.programs[p];
+    const exec::DeviceTimeline& d = tl.devices[p];
+    for (std::size_t i = 0; i < P.ops.size(); ++i) {
+      if (!P.ops[i].arrival) continue;
+      REQUIRE(i < d.arrival_end.size());
+      parallel::Op transfer = P.ops[i];
+      transfer.kind = parallel::OpKind::p2p;
+      transfer.macro = -1;
+      transfer.kernels = 1;
+      transfer.work = {};
+      CHECK(d.arrival_end[i] - d.arrival_start[i] == exec::op_duration(plan, P, transfer));
+      windows += d.arrival_end[i] - d.arrival_start[i];
+      ++folded;
+    }
+  }
+  REQUIRE(folded > 0);
+  REQUIRE(tl.comm.count(parallel::CommPurpose::pipeline) == 1);
+  CHECK(tl.comm.at(parallel::CommPurpose::pipeline).time == windows);
+}

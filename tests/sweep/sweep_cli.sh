@@ -88,11 +88,7 @@ shards)
   same $work/one.csv $work/m.csv; same $work/one.jsonl $work/m.jsonl
   ;;
 plan_megatron)
-  # The planner finds a layout at least as fast as the published Megatron-LM one. Its search over
-  # 1024 GPUs (FSDP/HSDP with pipeline degrees among the candidates) takes about 6 s in a release
-  # build and past the 300 s limit under AddressSanitizer, whose plan code runs in plan_memory:
-  # skipped there (exit 77).
-  if grep -q __asan_init "$ts"; then echo "skipped under AddressSanitizer"; exit 77; fi
+  # The planner finds a layout at least as fast as the published Megatron-LM one.
   s=scenarios/parallel/06_gpt3_175b_megatron.yaml
   own=$("$ts" run $s --format json | grep '"step_time_s"' | head -1 | sed 's/.*: //; s/,$//')
   "$ts" plan $s --gpus 1024 --top 3 --format json -j 2 > $work/plan.json
@@ -103,7 +99,9 @@ plan_megatron)
   args=(); for x in "${sets[@]}"; do args+=(--set "$x"); done
   again=$("$ts" run $s "${args[@]}" --format json | grep '"step_time_s"' | head -1 | sed 's/.*: //; s/,$//')
   [ "$again" = "$best" ] || fail "reproduced step $again != planned $best"
-  "$ts" plan $s --gpus 1024 --top 2 -j 2 | grep -q "why 1 beats 2: " || fail "no explanation"
+  # The text output explains the ranking (on the small problem: a second 1024-GPU search would
+  # double the check's time).
+  "$ts" plan tests/sweep/data/plan_small.yaml --gpus 8 --top 2 -j 2 | grep -q "why 1 beats 2: " || fail "no explanation"
   ;;
 plan_memory)
   # Under --objective memory every layout's leanest ZeRO/recomputation rung is ranked: the best

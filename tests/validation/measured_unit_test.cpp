@@ -6,32 +6,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
-#include "sim/core/error.hpp"
 #include "sim/validation/compare.hpp"
+#include "tests/validation/table_files.hpp"
 
 using namespace trainsim;
-namespace fs = std::filesystem;
 
 namespace {
 
 std::string write(const std::string& name, const std::string& text) {
-  const fs::path p = fs::temp_directory_path() / ("trainsim-unit-test-" + name);
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
+  return test::write_table("unit-test-" + name, text);
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const core::ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 std::string num(double v) {
   char buf[64];

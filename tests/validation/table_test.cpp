@@ -1,33 +1,21 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
-#include <fstream>
 
-#include "sim/core/error.hpp"
 #include "sim/validation/compare.hpp"
+#include "tests/validation/table_files.hpp"
 
 using namespace trainsim;
 namespace fs = std::filesystem;
 
 namespace {
 
-// Writes `text` to a file named after the test in the temp folder; returns its path.
+// A table named after the test.
 std::string csv(const std::string& name, const std::string& text) {
-  const fs::path p = fs::temp_directory_path() / ("trainsim-table-test-" + name + ".csv");
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
+  return test::write_table("table-test-" + name + ".csv", text);
 }
 
-// The message of the ConfigError `f` throws ("" when it throws none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const core::ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 const std::string kHeader = "kind,flops,us\n";
 
