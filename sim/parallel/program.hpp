@@ -80,6 +80,7 @@ enum class TensorKind : std::uint8_t {
   logits,        // the loss's logits in flight in its forward (pass_loss.cpp)
   logits_grad,   // the gradients of one chunk of logits in the loss's backward
   optimizer_temp,  // the optimizer step's transient buffers (foreach AdamW's sqrt(v), Adafactor's)
+  softmax_temp,    // the unfused attention softmax's fp32 buffers within one op (pass_softmax.cpp)
 };
 
 struct MemEffect {
