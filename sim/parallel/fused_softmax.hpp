@@ -13,8 +13,9 @@ namespace trainsim::parallel {
 // attn_batches = b x np a multiple of 4 and of the kernel's batches per 128-thread block
 //   warp = min(32, 2^ceil(log2 sk)), per warp = 2 when 2^ceil(log2 sk) <= 128 else 1,
 //   per block = 128 / warp x per warp   (scaled_upper_triang_masked_softmax.h)
-// The upper bound on sk differs by version (2048 in Megatron-DeepSpeed, larger later) and is
-// not checked.
+// and sk <= 2048, the bound of Megatron-DeepSpeed's is_kernel_available (the code the vTrain
+// rows ran; later Megatron-LM raised it to 4096, then 16384).
+inline constexpr std::int64_t kFusedSoftmaxMaxSk = 2048;
 bool fused_softmax_available(std::int64_t attn_batches, std::int64_t sq, std::int64_t sk);
 
 // What the eager fallback costs beyond the fused kernel, per score element and per layer, with
@@ -23,11 +24,30 @@ bool fused_softmax_available(std::int64_t attn_batches, std::int64_t sq, std::in
 //            bytes 6 + 8 + 8 + 8 + 6 = 36 per element for the fused kernel's 2 + 2 = 4
 //   backward their gradients (cast, mul, masked_fill, softmax backward, cast): 5 kernels for 1;
 //            bytes 6 + 8 + 8 + 12 + 6 = 40 for the fused backward's 2 + 2 + 2 = 6
+// and in memory (forward_torch_softmax's autograd graph):
+//   saved    softmax keeps its fp32 output (4 bytes) for its backward; the casts and the scalar
+//            multiply keep no tensor, masked_fill_ only the shared mask. The fused kernel kept
+//            its 2-byte output instead, which with attention dropout nothing else keeps (dropout
+//            keeps its mask, attn x V the dropout's output): +4 - 2 = +2 bytes per element; without
+//            dropout attn x V keeps the 2-byte probabilities still: +4.
+//   forward  transient: the fp32 scaled and masked scores (4 bytes) live beside the fp32
+//            probabilities until the cast back (input.float() and x * scale coexist for 4 + 4
+//            before that, the same peak).
+//   backward transient: the fp32 incoming gradient and softmax backward's fp32 result, 4 + 4.
 struct SoftmaxFallback {
   static constexpr int forward_launches = 4;
   static constexpr int backward_launches = 4;
   static constexpr std::int64_t forward_bytes = 32;   // per score element
   static constexpr std::int64_t backward_bytes = 34;  // per score element
+  static constexpr std::int64_t probs_fp32 = 4;       // saved bytes per score element
+  static constexpr std::int64_t forward_temp = 4;     // transient bytes per score element
+  static constexpr std::int64_t backward_temp = 8;    // transient bytes per score element
 };
+
+// Saved bytes per score element the fallback adds to a 16-bit attention core that keeps
+// `core_per_element` bytes per score element with the fused kernel: 2 (probabilities only),
+// 5 (with dropout: 2 + 1-byte mask + 2-byte output); an fp32 softmax already kept (autocast's
+// 4 + ...) adds nothing.
+std::int64_t fallback_saved_per_element(std::int64_t core_per_element);
 
 }  // namespace trainsim::parallel

@@ -3,7 +3,8 @@
 // (fused_softmax_available); otherwise the eager fallback runs five kernels in each direction
 // for the fused kernel's one, in fp32. The pass adds those launches and bytes to every compute
 // op of whole layers (forward, backward, a recomputation's replayed forwards) whose attention
-// layers take the fallback. Flash attention, fp32 training and context parallelism (whose
+// layers take the fallback; the fallback's fp32 probabilities to the layer's saved tensors; its
+// fp32 scores and gradients as transients of the layer's forward and backward. Flash attention, fp32 training and context parallelism (whose
 // attention runs in other kernels) are left as they are.
 #include "sim/parallel/fused_softmax.hpp"
 #include "sim/parallel/pass.hpp"
@@ -32,22 +33,53 @@ std::int64_t fallback_elements(const models::Layer& l, std::int64_t tensor, std:
   return samples * heads * s * s;
 }
 
+// Whether the scenario runs the attention softmax as Megatron's: 16-bit, not flash attention,
+// not split over context-parallel ranks.
+bool megatron_softmax(const LowerContext& L) {
+  const auto& t = L.s.training;
+  return !t.flash_attention && L.s.parallel.context <= 1 &&
+         (t.precision == scenario::Precision::fp16 || t.precision == scenario::Precision::bf16);
+}
+
 class SoftmaxPass final : public LoweringPass {
  public:
+  // The fallback's score elements per layer, and its fp32 probabilities in each layer's saved
+  // tensors (the attention core: selective recomputation re-creates them, full drops them).
+  void prepare(LowerContext& L) override {
+    elements_.assign(L.m.order.size(), 0);
+    if (!megatron_softmax(L)) return;
+    for (std::size_t i = 0; i < elements_.size(); ++i) {
+      if (!L.shards[i].matmul) continue;
+      const models::Layer& l = L.m.graph[L.m.order[i]];
+      elements_[i] = fallback_elements(l, L.tensor, L.mb_samples);
+      if (elements_[i] == 0) continue;
+      const std::int64_t s = l.linears[static_cast<std::size_t>(models::LinearRole::q)].tokens;
+      const std::int64_t core = l.saved_attention_core.value / (l.heads * s * s);
+      const core::Bytes extra{elements_[i] / L.mb_samples * fallback_saved_per_element(core)};
+      L.shards[i].saved += extra;
+      L.shards[i].saved_core += extra;
+      L.kept[i].saved += extra;
+    }
+  }
+
+  // The fp32 buffers that live only within the layer's forward or backward.
+  void layer_op(StageContext&, const UnitStep& u, LayerOp& lo) override {
+    const std::int64_t e = elements_[static_cast<std::size_t>(lo.layer)];
+    if (e == 0) return;
+    const core::Bytes bytes{
+        e * (u.forward() ? SoftmaxFallback::forward_temp : SoftmaxFallback::backward_temp)};
+    lo.allocs.push_back(activation(bytes, TensorKind::softmax_temp, lo.layer));
+    lo.frees.push_back(activation(bytes, TensorKind::softmax_temp, lo.layer));
+  }
+
   void on_compute(StageContext& c, const ComputeOp& op) override {
     if (op.kind != OpKind::forward && op.kind != OpKind::backward &&
         op.kind != OpKind::recompute)
       return;
-    const LowerContext& L = c.L;
-    const auto& t = L.s.training;
-    if (t.flash_attention || L.s.parallel.context > 1) return;
-    if (t.precision != scenario::Precision::fp16 && t.precision != scenario::Precision::bf16)
-      return;
     const bool backward = op.kind == OpKind::backward;
     Op& o = c.P.ops[op.index];
     for (std::int32_t i = op.first; i <= op.last; ++i) {
-      if (!L.shards[i].matmul) continue;
-      const std::int64_t e = fallback_elements(L.m.graph[L.m.order[i]], L.tensor, L.mb_samples);
+      const std::int64_t e = elements_[static_cast<std::size_t>(i)];
       if (e == 0) continue;
       if (o.work.launches == 0) o.work.launches = o.kernels;
       o.work.launches += backward ? SoftmaxFallback::backward_launches
@@ -56,6 +88,9 @@ class SoftmaxPass final : public LoweringPass {
                                                 : SoftmaxFallback::forward_bytes)};
     }
   }
+
+ private:
+  std::vector<std::int64_t> elements_;
 };
 
 }  // namespace

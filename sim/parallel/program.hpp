@@ -81,6 +81,7 @@ enum class TensorKind : std::uint8_t {
   logits_grad,   // the gradients of one chunk of logits in the loss's backward
   optimizer_temp,  // the optimizer step's transient buffers (foreach AdamW's sqrt(v), Adafactor's)
   load_temp,     // a transient of loading the model before the step (Program::load)
+  softmax_temp,    // the unfused attention softmax's fp32 buffers within one op (pass_softmax.cpp)
 };
 
 struct MemEffect {

@@ -85,3 +85,61 @@ TEST_CASE("an attention layer whose score batch the fused kernel does not serve 
   CHECK(fused.backward.work.launches == 17);
   CHECK(fused.recompute.work.launches == 8);
 }
+
+TEST_CASE("the fused softmax kernel serves sk up to Megatron-DeepSpeed's 2048",
+          "[parallel][softmax]") {
+  using parallel::fused_softmax_available;
+  // sk = 2048: warp 32, 1 row per warp, 4 rows per block; 4 batches fit. 4096 is past the bound.
+  CHECK(fused_softmax_available(4, 2048, 2048));
+  CHECK_FALSE(fused_softmax_available(4, 4096, 4096));
+  CHECK_FALSE(fused_softmax_available(64, 2052, 2052));
+}
+
+TEST_CASE("the eager fallback keeps fp32 probabilities for the backward and fp32 buffers within "
+          "each op", "[parallel][softmax]") {
+  using parallel::fallback_saved_per_element;
+  // Fused core per score element: 2 (probabilities) -> fallback 4 (fp32) + 2 (attn x V keeps the
+  // 16-bit copy): +4. With dropout 2 + 1 + 2 = 5 -> 4 + 1 + 2 = 7: +2. Autocast's 4 + 2 + 1: +0.
+  CHECK(fallback_saved_per_element(2) == 4);
+  CHECK(fallback_saved_per_element(5) == 2);
+  CHECK(fallback_saved_per_element(7) == 0);
+  // The one-layer model of attention_ops (no dropout: core 2 bytes per score element), 16 heads on
+  // tensor 8, micro-batch 1: 2 x 1024 x 1024 = 2,097,152 score elements.
+  //   saved    +4 x 2,097,152 = 8,388,608 bytes, under full recomputation only booked by the
+  //            replayed forward and freed by the backward;
+  //   forward  transient 4 x 2,097,152 = 8,388,608;  backward transient 8 x = 16,777,216.
+  auto effects = [](std::int64_t micro_batch, bool flash_flag, parallel::TensorKind kind,
+                    bool allocs, parallel::OpKind op_kind) {
+    const models::Model m = chain_model({models::kinds::attention(
+        "attn", {.tokens = 1024, .hidden = 1024, .heads = 16}, models::DType::fp16)});
+    scenario::TrainingSpec t;
+    t.precision = scenario::Precision::fp16;
+    t.micro_batch = micro_batch;
+    t.flash_attention = flash_flag;
+    t.recompute = scenario::Recompute::selective;
+    scenario::ParallelSpec p;
+    p.tensor = 8;
+    const auto plan = parallel::lower(make_scenario(m, ideal_device(1LL << 40), t, p));
+    const auto& prog = plan.programs.at(0);
+    std::int64_t sum = 0;
+    for (const auto& op : prog.ops) {
+      if (op.kind != op_kind || op.microbatch != 0) continue;
+      const auto b = allocs ? op.alloc_begin : op.free_begin;
+      const auto e = allocs ? op.alloc_end : op.free_end;
+      for (auto k = b; k < e; ++k)
+        if (prog.effects[k].tensor == kind) sum += prog.effects[k].bytes.value;
+    }
+    return sum;
+  };
+  using parallel::OpKind;
+  using parallel::TensorKind;
+  CHECK(effects(1, false, TensorKind::softmax_temp, true, OpKind::forward) == 8388608);
+  CHECK(effects(1, false, TensorKind::softmax_temp, true, OpKind::backward) == 16777216);
+  CHECK(effects(1, true, TensorKind::softmax_temp, true, OpKind::forward) == 0);
+  CHECK(effects(2, false, TensorKind::softmax_temp, true, OpKind::forward) == 0);
+  // Selective recomputation re-creates the core (with the fp32 copy) before the backward, which
+  // frees it: the core of 2 x 1024 x 1024 x 2 = 4,194,304 plus 8,388,608.
+  CHECK(effects(1, false, TensorKind::core, false, OpKind::backward) == 4194304 + 8388608);
+  // The flag alone (the model's layer is unchanged) turns the pass off: the 16-bit core only.
+  CHECK(effects(1, true, TensorKind::core, false, OpKind::backward) == 4194304);
+}
