@@ -12,9 +12,11 @@
 // parameter with the embedding: autograd's AccumulateGrad creates that parameter's .grad at the
 // head's backward, right after the loss, and the embedding's backward adds into it at the end of
 // backward. So when the embedding sits on the same stage, its tied elements' gradient is
-// allocated at the head's first backward (under the embedding's layer, which frees it) and the
-// embedding's own backward allocates only the rest (learned positions, token types).
+// allocated at the head's first backward (named by the head's layer, freed with the embedding's
+// gradients) and the embedding's own backward allocates only the rest (learned positions, token
+// types).
 #include "sim/parallel/pass.hpp"
+#include "sim/parallel/tied_grad.hpp"
 
 namespace trainsim::parallel {
 
@@ -50,7 +52,7 @@ class ModelStatesPass final : public LoweringPass {
 
   void begin_stage(StageContext& c) override {
     grads_allocated_.assign(c.L.m.order.size(), 0);
-    tied_ = find_tied(c);
+    tied_ = find_tied_head(c);
     tied_held_ = false;
   }
 
@@ -67,7 +69,7 @@ class ModelStatesPass final : public LoweringPass {
     if (u.forward() || c.optimizer_on_host || kept_grads(c.L)) return;
     if (i == tied_.head && !tied_held_) {
       tied_held_ = true;
-      hold(c, lo, tied_.embedding, grad_bytes(c.L, tied_.elements));
+      hold(c, lo, i, grad_bytes(c.L, tied_.elements));
     }
     if (grads_allocated_[i] || c.L.shards[i].trainable <= 0) return;
     grads_allocated_[i] = 1;
@@ -93,31 +95,6 @@ class ModelStatesPass final : public LoweringPass {
     return L.s.training.zero_grad == scenario::ZeroGrad::zeros;
   }
 
-  // A tied head on this stage: the loss layer, the embedding owning the weight, and the shared
-  // elements on this device (trained ones only). head -1: none.
-  struct Tied {
-    std::int32_t head = -1, embedding = -1;
-    std::int64_t elements = 0;
-  };
-
-  static Tied find_tied(const StageContext& c) {
-    const LowerContext& L = c.L;
-    Tied t;
-    for (std::int32_t g = c.P.stage; g < L.chunk_count(); g += L.stages)
-      for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) {
-        const models::Layer& l = L.m.graph[L.m.order[i]];
-        if (l.kind == models::LayerKind::embedding && t.embedding < 0) t.embedding = i;
-        // An untied head's GEMM reads its own parameters; a tied one's reads the embedding's.
-        if (l.kind == models::LayerKind::loss && L.shards[i].gemm_params > L.shards[i].params)
-          t.head = i;
-      }
-    if (t.head < 0 || t.embedding < 0) return {};
-    t.elements = std::min(L.shards[t.head].gemm_params - L.shards[t.head].params,
-                          L.shards[t.embedding].trainable);
-    if (t.elements <= 0) return {};
-    return t;
-  }
-
   static core::Bytes grad_bytes(const LowerContext& L, std::int64_t elements) {
     const core::Bytes grads = core::Bytes{elements} * L.state_bytes.gradients;
     return L.zero >= 2 ? core::ceil_div(grads, L.data) : grads;
@@ -131,7 +108,7 @@ class ModelStatesPass final : public LoweringPass {
   }
 
   std::vector<char> grads_allocated_;
-  Tied tied_;
+  TiedHead tied_;
   bool tied_held_ = false;
 };
 

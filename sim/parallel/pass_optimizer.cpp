@@ -18,6 +18,7 @@
 #include <algorithm>
 
 #include "sim/parallel/pass.hpp"
+#include "sim/parallel/tied_grad.hpp"
 #include "sim/scenario/optimizer_states.hpp"
 
 namespace trainsim::parallel {
@@ -85,6 +86,8 @@ class OptimizerPass final : public LoweringPass {
       c.P.paged = c.P.persistent[MemCategory::optimizer_states];
   }
 
+  void begin_stage(StageContext& c) override { tied_ = find_tied_head(c); }
+
   int ops_per_layer(const LowerContext& L) const override {
     return L.s.training.optimizer_in_backward ? 1 : 0;
   }
@@ -95,8 +98,11 @@ class OptimizerPass final : public LoweringPass {
     // backward's, and a tied weight's, held since the tied head's backward). A parameter's hook
     // (torch's register_post_accumulate_grad_hook) fires once its gradient is fully accumulated,
     // so a tied weight steps here, after its last use in backward, the embedding.
+    const auto owner = [&](std::int32_t layer) {
+      return layer == tied_.head ? tied_.embedding : layer;
+    };
     const auto held = std::stable_partition(c.held_grads.begin(), c.held_grads.end(),
-                                            [&](const MemEffect& e) { return e.layer != i; });
+                                            [&](const MemEffect& e) { return owner(e.layer) != i; });
     if (held == c.held_grads.end()) return;
     std::vector<MemEffect> frees(held, c.held_grads.end());
     c.held_grads.erase(held, c.held_grads.end());
@@ -128,6 +134,8 @@ class OptimizerPass final : public LoweringPass {
   }
 
  private:
+  TiedHead tied_;  // its gradient steps with the embedding's
+
   static Op step_op(const StageContext& c, std::int64_t params, std::int32_t layer) {
     const scenario::StateBytes& sb = c.L.state_bytes;
     // Updated in place where there is no master (read and write); mixed precision writes the

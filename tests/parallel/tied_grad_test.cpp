@@ -60,7 +60,7 @@ void grad_effects(const parallel::Program& P, std::vector<GradEffect>& allocs,
 
 TEST_CASE("a tied head's backward allocates the shared weight's gradient", "[optimizer]") {
   // Backward runs loss (2), mid (1), emb (0). The loss's backward allocates the tied weight's
-  // 4 x 1,000 = 4,000 B under the embedding (layer 0); mid's its 4 x 3,000 = 12,000 B; the
+  // 4 x 1,000 = 4,000 B (named by the head's layer 2); mid's its 4 x 3,000 = 12,000 B; the
   // embedding's backward only its 200 positions' 4 x 200 = 800 B. The step frees all three.
   const auto plan = parallel::lower(make_scenario(tied_model(200), ideal_device(1LL << 30),
                                                   fp32_adamw(false)));
@@ -69,7 +69,7 @@ TEST_CASE("a tied head's backward allocates the shared weight's gradient", "[opt
   REQUIRE(allocs.size() == 3);
   CHECK(allocs[0].kind == parallel::OpKind::backward);
   CHECK(allocs[0].op_layer == 2);
-  CHECK(allocs[0].layer == 0);
+  CHECK(allocs[0].layer == 2);
   CHECK(allocs[0].bytes == 4'000);
   CHECK(allocs[1].op_layer == 1);
   CHECK(allocs[1].bytes == 12'000);
@@ -95,7 +95,7 @@ TEST_CASE("optimizer_in_backward steps a tied weight after the embedding's backw
   grad_effects(plan.programs.at(0), allocs, frees);
   REQUIRE(allocs.size() == 2);
   CHECK(allocs[0].op_layer == 2);
-  CHECK(allocs[0].layer == 0);
+  CHECK(allocs[0].layer == 2);
   CHECK(allocs[0].bytes == 4'000);
   CHECK(allocs[1].op_layer == 1);
   CHECK(allocs[1].bytes == 12'000);
@@ -105,6 +105,7 @@ TEST_CASE("optimizer_in_backward steps a tied weight after the embedding's backw
   CHECK(frees[0].bytes == 12'000);
   CHECK(frees[1].kind == parallel::OpKind::optimizer);
   CHECK(frees[1].op_layer == 0);
+  CHECK(frees[1].layer == 2);
   CHECK(frees[1].bytes == 4'000);
   // The embedding's step comes after the embedding's backward.
   const auto& P = plan.programs.at(0);
