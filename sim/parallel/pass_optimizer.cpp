@@ -101,8 +101,8 @@ class OptimizerPass final : public LoweringPass {
     const auto owner = [&](std::int32_t layer) {
       return layer == tied_.head ? tied_.embedding : layer;
     };
-    const auto held = std::stable_partition(c.held_grads.begin(), c.held_grads.end(),
-                                            [&](const MemEffect& e) { return owner(e.layer) != i; });
+    const auto others = [&](const MemEffect& e) { return owner(e.layer) != i; };
+    const auto held = std::stable_partition(c.held_grads.begin(), c.held_grads.end(), others);
     if (held == c.held_grads.end()) return;
     std::vector<MemEffect> frees(held, c.held_grads.end());
     c.held_grads.erase(held, c.held_grads.end());
