@@ -7,7 +7,16 @@
 // they are booked before it, with the weights, and never freed. ZeRO-3's gathers before each
 // forward and backward, and its persistent parameters, are the zero3 pass's (pass_zero3.cpp);
 // ZeRO-1/2 all-gather the updated weights after the optimizer step.
+//
+// A tied LM head (a loss layer whose GEMM reads the embedding's V x h weight) shares one
+// parameter with the embedding: autograd's AccumulateGrad creates that parameter's .grad at the
+// head's backward, right after the loss, and the embedding's backward adds into it at the end of
+// backward. So when the embedding sits on the same stage, its tied elements' gradient is
+// allocated at the head's first backward (named by the head's layer, freed with the embedding's
+// gradients) and the embedding's own backward allocates only the rest (learned positions, token
+// types).
 #include "sim/parallel/pass.hpp"
+#include "sim/parallel/tied_grad.hpp"
 
 namespace trainsim::parallel {
 
@@ -43,6 +52,8 @@ class ModelStatesPass final : public LoweringPass {
 
   void begin_stage(StageContext& c) override {
     grads_allocated_.assign(c.L.m.order.size(), 0);
+    tied_ = find_tied_head(c);
+    tied_held_ = false;
   }
 
   int ops_per_layer(const LowerContext& L) const override { return L.zero == 3 ? 2 : 0; }
@@ -55,16 +66,17 @@ class ModelStatesPass final : public LoweringPass {
 
   void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
     const std::int32_t i = lo.layer;
-    if (!u.forward() && !c.optimizer_on_host && !kept_grads(c.L) && !grads_allocated_[i] &&
-        c.L.shards[i].trainable > 0) {
-      grads_allocated_[i] = 1;
-      core::Bytes grads = core::Bytes{c.L.shards[i].trainable} * c.L.state_bytes.gradients;
-      if (c.L.zero >= 2) grads = core::ceil_div(grads, c.L.data);
-      MemEffect held = tensor(MemCategory::gradients, grads, TensorKind::param_grad, i);
-      held.per_microbatch = false;
-      lo.allocs.push_back(held);
-      c.held_grads.push_back(held);
+    if (u.forward() || c.optimizer_on_host || kept_grads(c.L)) return;
+    if (i == tied_.head && !tied_held_) {
+      tied_held_ = true;
+      hold(c, lo, i, grad_bytes(c.L, tied_.elements));
     }
+    if (grads_allocated_[i] || c.L.shards[i].trainable <= 0) return;
+    grads_allocated_[i] = 1;
+    core::Bytes grads = grad_bytes(c.L, c.L.shards[i].trainable);
+    // The tied part is held since the head's backward; the rest, sharded, rounds as the whole.
+    if (i == tied_.embedding && tied_held_) grads = grads - grad_bytes(c.L, tied_.elements);
+    if (grads.value > 0) hold(c, lo, i, grads);
   }
 
   // ZeRO-1/2: every rank updated its shard; the weights are gathered whole again.
@@ -83,7 +95,21 @@ class ModelStatesPass final : public LoweringPass {
     return L.s.training.zero_grad == scenario::ZeroGrad::zeros;
   }
 
+  static core::Bytes grad_bytes(const LowerContext& L, std::int64_t elements) {
+    const core::Bytes grads = core::Bytes{elements} * L.state_bytes.gradients;
+    return L.zero >= 2 ? core::ceil_div(grads, L.data) : grads;
+  }
+
+  static void hold(StageContext& c, LayerOp& lo, std::int32_t layer, core::Bytes bytes) {
+    MemEffect held = tensor(MemCategory::gradients, bytes, TensorKind::param_grad, layer);
+    held.per_microbatch = false;
+    lo.allocs.push_back(held);
+    c.held_grads.push_back(held);
+  }
+
   std::vector<char> grads_allocated_;
+  TiedHead tied_;
+  bool tied_held_ = false;
 };
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <algorithm>
 
 #include "sim/parallel/pass.hpp"
+#include "sim/parallel/tied_grad.hpp"
 #include "sim/scenario/optimizer_states.hpp"
 
 namespace trainsim::parallel {
@@ -85,18 +86,26 @@ class OptimizerPass final : public LoweringPass {
       c.P.paged = c.P.persistent[MemCategory::optimizer_states];
   }
 
+  void begin_stage(StageContext& c) override { tied_ = find_tied_head(c); }
+
   int ops_per_layer(const LowerContext& L) const override {
     return L.s.training.optimizer_in_backward ? 1 : 0;
   }
 
   void after_layer(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t op) override {
     if (!c.L.s.training.optimizer_in_backward || u.forward()) return;
-    // The gradients this backward allocated (model_states' held gradients of layer i).
-    const auto held = std::find_if(c.held_grads.begin(), c.held_grads.end(),
-                                   [&](const MemEffect& e) { return e.layer == i; });
+    // The gradients of layer i's parameters (model_states' held gradients of layer i: its own
+    // backward's, and a tied weight's, held since the tied head's backward). A parameter's hook
+    // (torch's register_post_accumulate_grad_hook) fires once its gradient is fully accumulated,
+    // so a tied weight steps here, after its last use in backward, the embedding.
+    const auto owner = [&](std::int32_t layer) {
+      return layer == tied_.head ? tied_.embedding : layer;
+    };
+    const auto others = [&](const MemEffect& e) { return owner(e.layer) != i; };
+    const auto held = std::stable_partition(c.held_grads.begin(), c.held_grads.end(), others);
     if (held == c.held_grads.end()) return;
-    const MemEffect grads = *held;
-    c.held_grads.erase(held);
+    std::vector<MemEffect> frees(held, c.held_grads.end());
+    c.held_grads.erase(held, c.held_grads.end());
     const LowerContext& L = c.L;
     const auto lo = scenario::layer_optimizer(L.s.training.precision, L.s.training.optimizer,
                                               L.m.graph[L.m.order[i]], L.s.training.lora, L.tensor,
@@ -107,8 +116,9 @@ class OptimizerPass final : public LoweringPass {
         tensor(MemCategory::buffers,
                step_temporaries(L.s.training, lo.largest_tensor, lo.largest_tensor),
                TensorKind::optimizer_temp, i);
-    c.update_op = c.B.emit(step_op(c, L.shards[i].trainable, i), {temp}, {temp, grads},
-                           {c.B.ref(op)});
+    frees.insert(frees.begin(), temp);
+    c.update_op = c.B.emit(step_op(c, L.shards[i].trainable, i),
+                           std::span<const MemEffect>(&temp, 1), frees, {c.B.ref(op)});
   }
 
   void end_step(StageContext& c) override {
@@ -124,6 +134,8 @@ class OptimizerPass final : public LoweringPass {
   }
 
  private:
+  TiedHead tied_;  // its gradient steps with the embedding's
+
   static Op step_op(const StageContext& c, std::int64_t params, std::int32_t layer) {
     const scenario::StateBytes& sb = c.L.state_bytes;
     // Updated in place where there is no master (read and write); mixed precision writes the
