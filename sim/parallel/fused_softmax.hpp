@@ -13,9 +13,10 @@ namespace trainsim::parallel {
 // attn_batches = b x np a multiple of 4 and of the kernel's batches per 128-thread block
 //   warp = min(32, 2^ceil(log2 sk)), per warp = 2 when 2^ceil(log2 sk) <= 128 else 1,
 //   per block = 128 / warp x per warp   (scaled_upper_triang_masked_softmax.h)
-// and sk <= 2048, the bound of Megatron-DeepSpeed's is_kernel_available (the code the vTrain
-// rows ran; later Megatron-LM raised it to 4096, then 16384).
-inline constexpr std::int64_t kFusedSoftmaxMaxSk = 2048;
+// and sk <= 4096, the bound of is_kernel_available in Megatron-LM's Megatron Core
+// (megatron/core/fusions/fused_softmax.py), what Megatron users run today; Megatron-DeepSpeed's
+// is 2048, which no vTrain row (s = 1024) reaches.
+inline constexpr std::int64_t kFusedSoftmaxMaxSk = 4096;
 bool fused_softmax_available(std::int64_t attn_batches, std::int64_t sq, std::int64_t sk);
 
 // What the eager fallback costs beyond the fused kernel, per score element and per layer, with

@@ -86,13 +86,15 @@ TEST_CASE("an attention layer whose score batch the fused kernel does not serve 
   CHECK(fused.recompute.work.launches == 8);
 }
 
-TEST_CASE("the fused softmax kernel serves sk up to Megatron-DeepSpeed's 2048",
+TEST_CASE("the fused softmax kernel serves sk up to Megatron Core's 4096",
           "[parallel][softmax]") {
   using parallel::fused_softmax_available;
-  // sk = 2048: warp 32, 1 row per warp, 4 rows per block; 4 batches fit. 4096 is past the bound.
+  // sk = 2048 and 4096: warp 32, 1 row per warp, 4 rows per block; 4 batches fit. 8192 and
+  // 4100 are past the bound.
   CHECK(fused_softmax_available(4, 2048, 2048));
-  CHECK_FALSE(fused_softmax_available(4, 4096, 4096));
-  CHECK_FALSE(fused_softmax_available(64, 2052, 2052));
+  CHECK(fused_softmax_available(4, 4096, 4096));
+  CHECK_FALSE(fused_softmax_available(4, 8192, 8192));
+  CHECK_FALSE(fused_softmax_available(64, 4100, 4100));
 }
 
 TEST_CASE("the eager fallback keeps fp32 probabilities for the backward and fp32 buffers within "
