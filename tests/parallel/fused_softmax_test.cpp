@@ -34,19 +34,25 @@ namespace {
 struct AttentionOps {
   parallel::Op forward, backward, recompute;
 };
-// The attention layer's forward, recomputation and backward ops of a one-layer model (one
-// checkpointed block) on one of 8 tensor ranks.
-AttentionOps attention_ops(std::int64_t micro_batch, bool flash_flag) {
+// The plan of a one-layer fp16 model (1,024 tokens, hidden 1,024, 16 heads) on one of 8 tensor
+// ranks.
+parallel::Plan one_attention_layer(std::int64_t micro_batch, bool flash_flag,
+                                   scenario::Recompute recompute) {
   const models::Model m = chain_model({models::kinds::attention(
       "attn", {.tokens = 1024, .hidden = 1024, .heads = 16}, models::DType::fp16)});
   scenario::TrainingSpec t;
   t.precision = scenario::Precision::fp16;
   t.micro_batch = micro_batch;
   t.flash_attention = flash_flag;
-  t.recompute = scenario::Recompute::full;
+  t.recompute = recompute;
   scenario::ParallelSpec p;
   p.tensor = 8;
-  const auto plan = parallel::lower(make_scenario(m, ideal_device(1LL << 40), t, p));
+  return parallel::lower(make_scenario(m, ideal_device(1LL << 40), t, p));
+}
+// The attention layer's forward, recomputation and backward ops of that model as one
+// checkpointed block.
+AttentionOps attention_ops(std::int64_t micro_batch, bool flash_flag) {
+  const auto plan = one_attention_layer(micro_batch, flash_flag, scenario::Recompute::full);
   AttentionOps out;
   int found = 0;
   for (const auto& op : plan.programs.at(0).ops) {
@@ -112,16 +118,7 @@ TEST_CASE("the eager fallback keeps fp32 probabilities for the backward and fp32
   //   forward  transient 4 x 2,097,152 = 8,388,608;  backward transient 8 x = 16,777,216.
   auto effects = [](std::int64_t micro_batch, bool flash_flag, parallel::TensorKind kind,
                     bool allocs, parallel::OpKind op_kind) {
-    const models::Model m = chain_model({models::kinds::attention(
-        "attn", {.tokens = 1024, .hidden = 1024, .heads = 16}, models::DType::fp16)});
-    scenario::TrainingSpec t;
-    t.precision = scenario::Precision::fp16;
-    t.micro_batch = micro_batch;
-    t.flash_attention = flash_flag;
-    t.recompute = scenario::Recompute::selective;
-    scenario::ParallelSpec p;
-    p.tensor = 8;
-    const auto plan = parallel::lower(make_scenario(m, ideal_device(1LL << 40), t, p));
+    const auto plan = one_attention_layer(micro_batch, flash_flag, scenario::Recompute::selective);
     const auto& prog = plan.programs.at(0);
     std::int64_t sum = 0;
     for (const auto& op : prog.ops) {

@@ -1,12 +1,4 @@
 # modules is one name, not a list of them.
-file s.yaml <<'YAML'
-name: t
-model: gpt2
-device: a100-80gb
-training:
-  micro_batch: 1
-  seq_len: 128
-  modules: [eager, fused]
-YAML
+training_scenario gpt2 'modules: [eager, fused]'
 expect 2 's\.yaml:7:[0-9]+' 'training\.modules'
 trainsim run s.yaml
