@@ -116,6 +116,7 @@ struct StageContext {
   // shapes (scenario::per_tensor_states): the stage's optimizer states tensor by tensor; and,
   // for every optimizer, the elements of the stage's largest trained tensor.
   core::Bytes tensor_states{};
+  core::Bytes tensor_paged{};  // of tensor_states, in unified memory (scenario::tensor_paged_bytes)
   std::int64_t largest_trained = 0;
   // The offload pass moved the optimizer states and step to the host: gradients leave the GPU
   // every micro-batch and none are held.

@@ -25,7 +25,8 @@ namespace {
 using hw::MemCategory;
 
 constexpr std::string_view kKeys[] = {"parallel.zero", "parallel.data", "training.precision",
-                                      "training.optimizer", "training.lora", "training.zero_grad"};
+                                      "training.optimizer", "training.optimizer_block",
+                                      "training.lora", "training.zero_grad"};
 
 class ModelStatesPass final : public LoweringPass {
  public:

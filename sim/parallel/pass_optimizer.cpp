@@ -29,8 +29,8 @@ using hw::MemCategory;
 using scenario::Optimizer;
 
 constexpr std::string_view kKeys[] = {"training.precision", "training.optimizer",
-                                      "training.optimizer_impl", "training.optimizer_in_backward",
-                                      "training.lora"};
+                                      "training.optimizer_impl", "training.optimizer_block",
+                                      "training.optimizer_in_backward", "training.lora"};
 
 // Bytes of the step's transient buffers when it updates `params` parameters at once whose largest
 // tensor has `largest` elements.
@@ -73,17 +73,21 @@ class OptimizerPass final : public LoweringPass {
     const scenario::TrainingSpec& t = L.s.training;
     for (std::int32_t g = c.P.stage; g < L.chunk_count(); g += L.stages)
       for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) {
-        const auto lo = scenario::layer_optimizer(t.precision, t.optimizer, L.m.graph[L.m.order[i]],
-                                                  t.lora, L.tensor, L.shards[i].trainable);
+        const auto lo = scenario::layer_optimizer(t.precision, t.optimizer,
+                                                  t.effective_optimizer_block(),
+                                                  L.m.graph[L.m.order[i]], t.lora, L.tensor,
+                                                  L.shards[i].trainable);
         c.tensor_states += lo.states;
+        c.tensor_paged += lo.paged;
         c.largest_trained = std::max(c.largest_trained, lo.largest_tensor);
       }
   }
 
-  // bitsandbytes' paged optimizers keep their states in unified memory (exec/paging.cpp).
+  // bitsandbytes' paged optimizers keep the state buffers of their large tensors in unified
+  // memory (exec/paging.cpp); the absmax and the small tensors' states stay PyTorch's.
   void place_states(StageContext& c) override {
     if (scenario::paged(c.L.s.training.optimizer) && !c.optimizer_on_host)
-      c.P.paged = c.P.persistent[MemCategory::optimizer_states];
+      c.P.paged = c.tensor_paged;
   }
 
   void begin_stage(StageContext& c) override { tied_ = find_tied_head(c); }
@@ -107,8 +111,10 @@ class OptimizerPass final : public LoweringPass {
     std::vector<MemEffect> frees(held, c.held_grads.end());
     c.held_grads.erase(held, c.held_grads.end());
     const LowerContext& L = c.L;
-    const auto lo = scenario::layer_optimizer(L.s.training.precision, L.s.training.optimizer,
-                                              L.m.graph[L.m.order[i]], L.s.training.lora, L.tensor,
+    const scenario::TrainingSpec& t = L.s.training;
+    const auto lo = scenario::layer_optimizer(t.precision, t.optimizer,
+                                              t.effective_optimizer_block(),
+                                              L.m.graph[L.m.order[i]], t.lora, L.tensor,
                                               L.shards[i].trainable);
     // One optimizer per parameter (torchtune builds {p: optimizer([p])}): a foreach group is
     // one tensor, so the temporaries are those of the layer's largest tensor.

@@ -1,5 +1,5 @@
-// training.optimizer, optimizer_impl, zero_grad and optimizer_in_backward, and what they need
-// of the layout.
+// training.optimizer, optimizer_impl, optimizer_block, zero_grad and optimizer_in_backward, and
+// what they need of the layout.
 #include <algorithm>
 
 #include "sim/scenario/validate.hpp"
@@ -18,6 +18,7 @@ void read_optimizer(MapReader& m, TrainingSpec& t) {
   const std::string impl = m.choice("optimizer_impl", {"foreach", "for-loop", "fused"}, "");
   for (OptimizerImpl i : {OptimizerImpl::foreach, OptimizerImpl::for_loop, OptimizerImpl::fused})
     if (impl == to_string(i)) t.optimizer_impl = i;
+  if (m.has("optimizer_block")) t.optimizer_block = m.positive_int("optimizer_block");
   t.zero_grad = m.choice("zero_grad", {"set_to_none", "zeros"}, "set_to_none") == "zeros"
                     ? ZeroGrad::zeros
                     : ZeroGrad::set_to_none;
@@ -40,6 +41,15 @@ void validate_impl(const YamlContext& ctx, const TrainingSpec& t, const LayoutNo
                       ? " (Hugging Face's Adafactor loops over the tensors)"
                       : " (bitsandbytes' update kernels)") +
                  ": leave optimizer_impl out or set it to " + std::string(to_string(only)));
+}
+
+// optimizer_block is the block of 8-bit states' absmax: another optimizer has none.
+void validate_block(const YamlContext& ctx, const TrainingSpec& t, const LayoutNodes& n) {
+  if (!t.optimizer_block || eight_bit(t.optimizer)) return;
+  ctx.fail(child_or(n.training, "optimizer_block"), "training.optimizer_block",
+           "the quantization block of 8-bit optimizer states, which " +
+               std::string(to_string(t.optimizer)) +
+               " does not keep: leave optimizer_block out or use adamw-8bit or paged-adamw-8bit");
 }
 
 // zero_grad: zeros keeps every gradient allocated across steps, which the frameworks that free
@@ -67,6 +77,7 @@ void validate_optimizer(const YamlContext& ctx, const Scenario& s, const LayoutN
   const auto& p = s.parallel;
   const auto& t = s.training;
   validate_impl(ctx, t, n);
+  validate_block(ctx, t, n);
   validate_zero_grad(ctx, s, n);
   if (per_tensor_states(t.optimizer) || paged(t.optimizer)) {
     // bitsandbytes and Adafactor keep their states per parameter tensor, which ZeRO's and

@@ -10,12 +10,16 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+std::int64_t elements(const models::ParamTensor& t) {
+  return t.lead * t.rows * (t.cols > 0 ? t.cols : 1);
+}
+
 // Bytes of one copy of the tensor's states, the master copy left out.
-std::int64_t one_copy(Precision p, Optimizer o, const models::ParamTensor& t) {
-  const std::int64_t n = t.lead * t.rows * (t.cols > 0 ? t.cols : 1);
+std::int64_t one_copy(Precision p, Optimizer o, const models::ParamTensor& t, std::int64_t block) {
+  const std::int64_t n = elements(t);
   if (eight_bit(o)) {
     if (n < kMin8bitSize) return 8 * n;
-    return 2 * n + 2 * 4 * ceil_div(n, kStateBlock8bit);
+    return 2 * n + 2 * 4 * ceil_div(n, block);
   }
   const StateBytes sb = state_bytes_per_param(p, o);
   if (o == Optimizer::adafactor) {
@@ -28,15 +32,22 @@ std::int64_t one_copy(Precision p, Optimizer o, const models::ParamTensor& t) {
 
 }  // namespace
 
-core::Bytes tensor_optimizer_bytes(Precision p, Optimizer o, const models::ParamTensor& t) {
+core::Bytes tensor_optimizer_bytes(Precision p, Optimizer o, const models::ParamTensor& t,
+                                   std::int64_t block) {
   const std::int64_t master = state_bytes_per_param(p, o).master;
-  return core::Bytes{(one_copy(p, o, t) + master * t.lead * t.rows * (t.cols > 0 ? t.cols : 1)) *
-                     t.count};
+  return core::Bytes{(one_copy(p, o, t, block) + master * elements(t)) * t.count};
 }
 
-LayerOptimizer layer_optimizer(Precision p, Optimizer o, const models::Layer& l,
-                               const std::optional<LoraSpec>& lora, std::int64_t tensor,
-                               std::int64_t trainable) {
+core::Bytes tensor_paged_bytes(Optimizer o, const models::ParamTensor& t) {
+  const std::int64_t n = elements(t);
+  if (!paged(o) || n < kPagedMinElements) return {};
+  // The two state buffers: uint8 (8-bit; n >= 100,000 is past min_8bit_size) or fp32.
+  return core::Bytes{(eight_bit(o) ? 2 : 8) * n * t.count};
+}
+
+LayerOptimizer layer_optimizer(Precision p, Optimizer o, std::int64_t block,
+                               const models::Layer& l, const std::optional<LoraSpec>& lora,
+                               std::int64_t tensor, std::int64_t trainable) {
   LayerOptimizer out;
   if (trainable == 0) return out;
   if (lora) {
@@ -47,21 +58,28 @@ LayerOptimizer layer_optimizer(Precision p, Optimizer o, const models::Layer& l,
       const std::int64_t in = w.row_parallel ? w.in / div : w.in;
       const std::int64_t od = w.row_parallel ? w.out : w.out / div;
       const models::ParamTensor a{lora->rank, in, 1, w.count}, b{od, lora->rank, 1, w.count};
-      out.states += tensor_optimizer_bytes(p, o, a) + tensor_optimizer_bytes(p, o, b);
+      out.states += tensor_optimizer_bytes(p, o, a, block) + tensor_optimizer_bytes(p, o, b, block);
+      out.paged += tensor_paged_bytes(o, a) + tensor_paged_bytes(o, b);
       out.largest_tensor = std::max({out.largest_tensor, lora->rank * in, lora->rank * od});
     }
     return out;
   }
-  core::Bytes whole{};
+  core::Bytes whole{}, whole_paged{};
   for (const models::ParamTensor& t : models::param_tensors(l)) {
-    whole += tensor_optimizer_bytes(p, o, t);
+    whole += tensor_optimizer_bytes(p, o, t, block);
+    whole_paged += tensor_paged_bytes(o, t);
     out.largest_tensor = std::max(out.largest_tensor, t.elements() / t.count);
   }
   if (trainable >= l.params) {
     out.states = whole;
+    out.paged = whole_paged;
   } else {  // a tensor-parallel shard: its share of the layer's bytes
     const long double share = static_cast<long double>(trainable) / static_cast<long double>(l.params);
-    out.states = core::Bytes{static_cast<std::int64_t>(static_cast<long double>(whole.value) * share)};
+    const auto part = [&](core::Bytes b) {
+      return core::Bytes{static_cast<std::int64_t>(static_cast<long double>(b.value) * share)};
+    };
+    out.states = part(whole);
+    out.paged = part(whole_paged);
     out.largest_tensor = ceil_div(out.largest_tensor, tensor);
   }
   return out;

@@ -1,16 +1,22 @@
 #pragma once
 // Optimizer-state bytes tensor by tensor, for the optimizers whose states depend on each
 // parameter tensor's shape (docs/finetuning.md, "Optimizers"):
-//   adamw-8bit, paged-adamw-8bit  bitsandbytes Optimizer2State: a tensor of n >= 4096 elements
-//                                 keeps two uint8 states and one fp32 absmax per 2048-element
-//                                 block per state: 2n + 8 x ceil(n / 2048); a smaller one keeps
-//                                 two fp32 states: 8n (min_8bit_size = 4096).
+//   adamw-8bit, paged-adamw-8bit  bitsandbytes Optimizer2State.init_state: a tensor of n >= 4096
+//                                 elements keeps two uint8 states and one fp32 absmax per block
+//                                 of `block` elements per state: 2n + 8 x ceil(n / block); a
+//                                 smaller one keeps two fp32 states: 8n (min_8bit_size = 4096).
+//   paged-adamw                   bitsandbytes' 32-bit states: two fp32 buffers, 8n, whatever
+//                                 the parameter's dtype (optim_bits = 32).
 //   adafactor                     Hugging Face Adafactor, beta1 = None: a tensor of two or more
 //                                 dimensions keeps the row and column means of the squared
 //                                 gradient (lead x rows + lead x cols elements), a vector its full
 //                                 second moment (n), in the gradient's dtype.
 // Every other optimizer: n x state_bytes_per_param's optimizer bytes. The fp32 master copy of
 // mixed precision (4n) is included, as in StateBytes::optimizer_states.
+//
+// Of a paged optimizer's states, only the state buffers of tensors of at least 100,000 elements
+// are in unified memory: bitsandbytes' get_state_buffer makes the others with torch.zeros_like,
+// and the absmax of every 8-bit state is a torch.zeros tensor, both PyTorch's memory.
 #include <optional>
 
 #include "models/layer.hpp"
@@ -20,11 +26,15 @@
 
 namespace trainsim::scenario {
 
-inline constexpr std::int64_t kMin8bitSize = 4096;     // bitsandbytes min_8bit_size
-inline constexpr std::int64_t kStateBlock8bit = 2048;  // bitsandbytes block-wise state blocks
+inline constexpr std::int64_t kMin8bitSize = 4096;         // bitsandbytes min_8bit_size
+inline constexpr std::int64_t kPagedMinElements = 100'000;  // get_state_buffer's paged threshold
 
-// The optimizer states of one tensor (all `count` copies).
-core::Bytes tensor_optimizer_bytes(Precision p, Optimizer o, const models::ParamTensor& t);
+// The optimizer states of one tensor (all `count` copies); `block`: the 8-bit states' block
+// (TrainingSpec::effective_optimizer_block).
+core::Bytes tensor_optimizer_bytes(Precision p, Optimizer o, const models::ParamTensor& t,
+                                   std::int64_t block);
+// Of those, the bytes a paged optimizer keeps in CUDA unified memory (0 for the others).
+core::Bytes tensor_paged_bytes(Optimizer o, const models::ParamTensor& t);
 
 // What a layer's trained tensors take on one device: under tensor degree `tensor`, with
 // `trainable` the parameters the device trains of it (LayerTraining::trainable). LoRA trains
@@ -33,10 +43,11 @@ core::Bytes tensor_optimizer_bytes(Precision p, Optimizer o, const models::Param
 // (trainable / params) of the whole layer's bytes.
 struct LayerOptimizer {
   core::Bytes states{};           // optimizer states and master weights
+  core::Bytes paged{};            // of which in unified memory (tensor_paged_bytes)
   std::int64_t largest_tensor = 0;  // elements of the largest trained tensor on the device
 };
-LayerOptimizer layer_optimizer(Precision p, Optimizer o, const models::Layer& l,
-                               const std::optional<LoraSpec>& lora, std::int64_t tensor,
-                               std::int64_t trainable);
+LayerOptimizer layer_optimizer(Precision p, Optimizer o, std::int64_t block,
+                               const models::Layer& l, const std::optional<LoraSpec>& lora,
+                               std::int64_t tensor, std::int64_t trainable);
 
 }  // namespace trainsim::scenario

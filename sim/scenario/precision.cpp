@@ -63,7 +63,7 @@ const std::vector<std::string>& optimizer_names() {
 
 bool eight_bit(Optimizer o) { return o == Optimizer::adamw_8bit || o == Optimizer::paged_adamw_8bit; }
 bool paged(Optimizer o) { return o == Optimizer::paged_adamw || o == Optimizer::paged_adamw_8bit; }
-bool per_tensor_states(Optimizer o) { return eight_bit(o) || o == Optimizer::adafactor; }
+bool per_tensor_states(Optimizer o) { return eight_bit(o) || paged(o) || o == Optimizer::adafactor; }
 
 const std::vector<std::string>& precision_names() {
   static const std::vector<std::string> names = [] {
@@ -114,10 +114,11 @@ StateBytes state_bytes_per_param(Precision p, Optimizer o) {
       o == Optimizer::sgd || o == Optimizer::adafactor
           ? 0
           : (o == Optimizer::momentum || o == Optimizer::lion ? 1 : 2);
-  if (eight_bit(o)) {
-    // bitsandbytes keeps the uint8 states whatever the parameter dtype.
+  if (eight_bit(o) || o == Optimizer::paged_adamw) {
+    // bitsandbytes keeps its states in the optimizer's bits whatever the parameter dtype: two
+    // uint8 buffers (8-bit) or two fp32 ones (optim_bits = 32; Optimizer2State.init_state).
     const StateBytes w = state_bytes_per_param(p, Optimizer::sgd);
-    return {w.weights, w.gradients, w.optimizer_states + 2, w.master};
+    return {w.weights, w.gradients, w.optimizer_states + (eight_bit(o) ? 2 : 8), w.master};
   }
   switch (p) {
     case Precision::fp32:

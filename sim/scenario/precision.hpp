@@ -52,9 +52,15 @@ std::string_view to_string(ZeroGrad z);
 OptimizerImpl default_optimizer_impl(Precision p, Optimizer o);
 // Every optimizer's scenario spelling, in enum order.
 const std::vector<std::string>& optimizer_names();
+// bitsandbytes' block-wise 8-bit states keep one fp32 absmax per block of this many elements:
+// 256 since bitsandbytes 0.44.0 (2024-09, PR #1365 "Change 8bit optimizer blocksize
+// 2048->256"), 2048 before; torchao's low_bit_optim AdamW8bit uses 256 too. Scenarios of
+// older runs say training.optimizer_block: 2048.
+inline constexpr std::int64_t kStateBlock8bit = 256;
 bool eight_bit(Optimizer o);  // adamw-8bit, paged-adamw-8bit
 bool paged(Optimizer o);      // paged-adamw, paged-adamw-8bit
-// The optimizers whose state bytes depend on each tensor's shape, not only on the count.
+// The optimizers whose state bytes depend on each tensor's shape, not only on the count (and
+// the paged ones, whose unified-memory share does).
 bool per_tensor_states(Optimizer o);
 // Every precision's scenario spelling, in enum order.
 const std::vector<std::string>& precision_names();

@@ -26,11 +26,12 @@ models::Model llama2_7b() {
   return models::build_preset(*models::find_preset("llama2-7b"), o);
 }
 
-std::int64_t model_states(const models::Model& m, Precision p, Optimizer o) {
+std::int64_t model_states(const models::Model& m, Precision p, Optimizer o,
+                          std::int64_t block = 2048) {
   std::int64_t total = 0;
   for (auto v : m.order) {
     const models::Layer& l = m.graph[v];
-    total += scenario::layer_optimizer(p, o, l, std::nullopt, 1, l.params).states.value;
+    total += scenario::layer_optimizer(p, o, block, l, std::nullopt, 1, l.params).states.value;
   }
   return total;
 }
@@ -58,28 +59,61 @@ std::vector<std::pair<std::int32_t, std::int64_t>> optimizer_allocs(const parall
 
 }  // namespace
 
-TEST_CASE("bitsandbytes 8-bit states: uint8 + an fp32 absmax per 2048 block, fp32 below 4096",
+TEST_CASE("bitsandbytes 8-bit states: uint8 + an fp32 absmax per block, fp32 below 4096",
           "[optimizer]") {
-  const auto bytes = [](Precision p, models::ParamTensor t) {
-    return scenario::tensor_optimizer_bytes(p, Optimizer::adamw_8bit, t).value;
+  const auto bytes = [](Precision p, models::ParamTensor t, std::int64_t block) {
+    return scenario::tensor_optimizer_bytes(p, Optimizer::adamw_8bit, t, block).value;
   };
-  // 4096 x 4096 = 16,777,216 elements: 2 x 16,777,216 + 2 x 4 x 8,192 blocks = 33,619,968.
-  CHECK(bytes(Precision::bf16_true, {4096, 4096}) == 33'619'968);
+  // bitsandbytes < 0.44, blocks of 2048: 4096 x 4096 = 16,777,216 elements:
+  // 2 x 16,777,216 + 2 x 4 x 8,192 blocks = 33,619,968.
+  CHECK(bytes(Precision::bf16_true, {4096, 4096}, 2048) == 33'619'968);
+  // bitsandbytes >= 0.44 (and torchao), blocks of 256: 2 x 16,777,216 + 2 x 4 x 65,536 =
+  // 34,078,720.
+  CHECK(bytes(Precision::bf16_true, {4096, 4096}, 256) == 34'078'720);
   // Mixed precision adds the fp32 master: + 4 x 16,777,216.
-  CHECK(bytes(Precision::bf16, {4096, 4096}) == 33'619'968 + 67'108'864);
+  CHECK(bytes(Precision::bf16, {4096, 4096}, 2048) == 33'619'968 + 67'108'864);
   // min_8bit_size = 4096: 4095 elements keep two fp32 states, 8 x 4095; 4096 go 8-bit:
-  // 2 x 4096 + 8 x 2 blocks; 4097: 2 x 4097 + 8 x 3 blocks.
-  CHECK(bytes(Precision::fp32, {4095}) == 32'760);
-  CHECK(bytes(Precision::fp32, {4096}) == 8'208);
-  CHECK(bytes(Precision::fp32, {4097}) == 8'218);
+  // 2 x 4096 + 8 x 2 blocks; 4097: 2 x 4097 + 8 x 3 blocks (of 2048), + 8 x 17 (of 256).
+  CHECK(bytes(Precision::fp32, {4095}, 2048) == 32'760);
+  CHECK(bytes(Precision::fp32, {4096}, 2048) == 8'208);
+  CHECK(bytes(Precision::fp32, {4097}, 2048) == 8'218);
+  CHECK(bytes(Precision::fp32, {4097}, 256) == 8'330);
   // count copies: three 1024-element biases stay fp32, 3 x 8 x 1024.
-  CHECK(bytes(Precision::fp32, {1024, 0, 1, 3}) == 24'576);
+  CHECK(bytes(Precision::fp32, {1024, 0, 1, 3}, 256) == 24'576);
+}
+
+TEST_CASE("bitsandbytes 32-bit states are fp32 whatever the parameter dtype", "[optimizer]") {
+  // PagedAdamW (optim_bits = 32): two fp32 buffers, 8 B per element, beside bf16 weights;
+  // torch.optim.AdamW on the same bf16 parameters keeps bf16 states (4 B).
+  CHECK(scenario::state_bytes_per_param(Precision::bf16_true, Optimizer::paged_adamw)
+            .optimizer_states == 8);
+  CHECK(scenario::state_bytes_per_param(Precision::bf16_true, Optimizer::adamw)
+            .optimizer_states == 4);
+  CHECK(scenario::tensor_optimizer_bytes(Precision::bf16_true, Optimizer::paged_adamw,
+                                         {4096, 4096}, 256)
+            .value == 8 * 16'777'216);
+}
+
+TEST_CASE("paged optimizers keep only large tensors' state buffers in unified memory",
+          "[optimizer]") {
+  const auto paged = [](Optimizer o, models::ParamTensor t) {
+    return scenario::tensor_paged_bytes(o, t).value;
+  };
+  // get_state_buffer pages a tensor of 100,000 elements or more: its two uint8 buffers
+  // (2 x 100,000); the absmax (torch.zeros) stays PyTorch's.
+  CHECK(paged(Optimizer::paged_adamw_8bit, {100'000}) == 200'000);
+  CHECK(paged(Optimizer::paged_adamw_8bit, {99'999}) == 0);
+  // 32-bit: two fp32 buffers, 8 x 4096 x 4096.
+  CHECK(paged(Optimizer::paged_adamw, {4096, 4096}) == 134'217'728);
+  // A 4096-element norm's states are torch.zeros_like: not paged.
+  CHECK(paged(Optimizer::paged_adamw, {4096}) == 0);
+  CHECK(paged(Optimizer::adamw_8bit, {4096, 4096}) == 0);
 }
 
 TEST_CASE("Adafactor keeps a row and a column per matrix, a full second moment per vector",
           "[optimizer]") {
   const auto bytes = [](Precision p, models::ParamTensor t) {
-    return scenario::tensor_optimizer_bytes(p, Optimizer::adafactor, t).value;
+    return scenario::tensor_optimizer_bytes(p, Optimizer::adafactor, t, 256).value;
   };
   // 11008 x 4096 in fp32: (11008 + 4096) x 4; in bf16-true the gradient's dtype: x 2.
   CHECK(bytes(Precision::fp32, {11008, 4096}) == 60'416);
@@ -101,15 +135,23 @@ TEST_CASE("Llama-2-7B: 8-bit and Adafactor states tensor by tensor", "[optimizer
   // 8,208: 405,557,280. x 32 = 12,977,832,960; embedding and head 32000 x 4096 (64,000
   // blocks) 262,656,000 each; the final norm 8,208: 13,503,153,168.
   CHECK(model_states(m, Precision::amp_bf16, Optimizer::adamw_8bit) == 13'503'153'168LL);
+  // Blocks of 256: q, k, v, o at 34,078,720; gate, up, down 2 x 45,088,768 + 8 x 176,128 =
+  // 91,586,560; norms 2 x 4096 + 8 x 16 = 8,320: 411,091,200 per block, x 32 = 13,154,918,400;
+  // embedding and head 262,144,000 + 8 x 512,000 = 266,240,000 each; the final norm 8,320:
+  // 13,687,406,720.
+  CHECK(model_states(m, Precision::amp_bf16, Optimizer::adamw_8bit, 256) == 13'687'406'720LL);
   // Adafactor in fp32, per block: 4 x (4096 + 4096) x 4 + 3 x (11008 + 4096) x 4 + 2 x 4096 x 4
   // = 345,088; x 32 = 11,042,816; embedding and head (32000 + 4096) x 4 each, the final norm
   // 16,384: 11,347,968.
   CHECK(model_states(m, Precision::fp32, Optimizer::adafactor) == 11'347'968LL);
   // Lowering books them: one GPU, amp-bf16, 8-bit.
-  const auto s = make_scenario(m, ideal_device(1LL << 40),
-                               training(Precision::amp_bf16, Optimizer::adamw_8bit));
-  const auto plan = parallel::lower(s);
-  CHECK(plan.programs.at(0).model_states[MemCategory::optimizer_states].value == 13'503'153'168LL);
+  auto s = make_scenario(m, ideal_device(1LL << 40),
+                         training(Precision::amp_bf16, Optimizer::adamw_8bit));
+  CHECK(parallel::lower(s).programs.at(0).model_states[MemCategory::optimizer_states].value ==
+        13'687'406'720LL);
+  s.training.optimizer_block = 2048;  // training.optimizer_block: 2048, bitsandbytes < 0.44
+  CHECK(parallel::lower(s).programs.at(0).model_states[MemCategory::optimizer_states].value ==
+        13'503'153'168LL);
 }
 
 TEST_CASE("foreach AdamW allocates sqrt(v) for every parameter at once; fused Adam none",
@@ -162,11 +204,13 @@ TEST_CASE("optimizer_in_backward steps each layer after its backward and frees i
 }
 
 TEST_CASE("paged AdamW: the driver evicts states to host instead of running out", "[optimizer]") {
-  // One 1000-parameter layer, fp32: weights 4,000 + gradients 4,000 + AdamW states 8,000 B
-  // (bitsandbytes' kernels make no sqrt(v) copy). On a device 3,000 B short of the peak the
-  // paged states (8,000 B) give 3,000 B up: it fits, and those bytes come back in and go out
-  // again each step over a 1 GB/s link: 2 x 3,000 B = 6 us more.
-  const auto m = chain_model({plain_layer("a", 1000, 0, 8)});
+  // Layers of 100,000 and 1,000 parameters, fp32: weights 404,000 + gradients 404,000 + AdamW
+  // states 808,000 B (bitsandbytes' kernels make no sqrt(v) copy), of which the large tensor's
+  // 800,000 B are paged (get_state_buffer pages tensors of 100,000 elements or more; the small
+  // one's 8,000 B are torch.zeros_like). On a device 300,000 B short of the peak the paged
+  // states give 300,000 B up: it fits, and those bytes come back in and go out again each step
+  // over a 1 GB/s link: 2 x 300,000 B = 600 us more.
+  const auto m = chain_model({plain_layer("a", 100'000, 0, 8), plain_layer("b", 1'000, 0, 8)});
   auto run = [&](std::int64_t capacity) {
     auto s = make_scenario(m, ideal_device(capacity), training(Precision::fp32, Optimizer::paged_adamw));
     s.cluster.pcie = free_link();
@@ -175,28 +219,30 @@ TEST_CASE("paged AdamW: the driver evicts states to host instead of running out"
   };
   const auto roomy = run(1LL << 30);
   const std::int64_t peak = roomy.devices.at(0).peak.value;
-  CHECK(peak >= 16'000);
+  CHECK(peak >= 1'616'000);
   CHECK(roomy.devices.at(0).paged_spill.value == 0);
-  const auto tight = run(peak - 3'000);
+  const auto tight = run(peak - 300'000);
   CHECK(tight.devices.at(0).fits);
   CHECK(tight.ooms.empty());
-  CHECK(tight.devices.at(0).paged_spill.value == 3'000);
-  CHECK(tight.devices.at(0).peak.value == peak - 3'000);
+  CHECK(tight.devices.at(0).paged_spill.value == 300'000);
+  CHECK(tight.devices.at(0).peak.value == peak - 300'000);
   // (the one rounding place rounds seconds up to whole nanoseconds)
-  CHECK(tight.step_time.ns - roomy.step_time.ns >= 6'000);
-  CHECK(tight.step_time.ns - roomy.step_time.ns <= 6'001);
-  // 9,000 B short is more than the 8,000 B of states: all of them go and it still runs out.
-  const auto short_by_more = run(peak - 9'000);
+  CHECK(tight.step_time.ns - roomy.step_time.ns >= 600'000);
+  CHECK(tight.step_time.ns - roomy.step_time.ns <= 600'001);
+  // 900,000 B short is more than the 800,000 B of paged states: all of them go and it still
+  // runs out.
+  const auto short_by_more = run(peak - 900'000);
   CHECK_FALSE(short_by_more.devices.at(0).fits);
-  CHECK(short_by_more.devices.at(0).paged_spill.value == 8'000);
+  CHECK(short_by_more.devices.at(0).paged_spill.value == 800'000);
 }
 
 TEST_CASE("paged states are not in PyTorch's allocated and reserved figures", "[optimizer]") {
-  // The layer of the case above without the allocator model on an ideal device (no context):
-  // the device's peak holds weights 4,000 + gradients 4,000 + states 8,000 = 16,000 B, while
-  // the states live in managed memory that PyTorch's allocator never hands out, so its
-  // allocated and reserved peaks are 8,000 B less, evicted or not.
-  const auto m = chain_model({plain_layer("a", 1000, 0, 8)});
+  // The layers of the case above without the allocator model on an ideal device (no context):
+  // the device's peak holds weights, gradients and all 808,000 B of states, while the large
+  // tensor's 800,000 B live in managed memory that PyTorch's allocator never hands out, so its
+  // allocated and reserved peaks are 800,000 B less, evicted or not; the small tensor's
+  // 8,000 B count.
+  const auto m = chain_model({plain_layer("a", 100'000, 0, 8), plain_layer("b", 1'000, 0, 8)});
   auto run = [&](std::int64_t capacity) {
     auto s = make_scenario(m, ideal_device(capacity),
                            training(Precision::fp32, Optimizer::paged_adamw));
@@ -206,10 +252,22 @@ TEST_CASE("paged states are not in PyTorch's allocated and reserved figures", "[
     return exec::play(parallel::lower(s));
   };
   const auto roomy = run(1LL << 30).devices.at(0);
-  CHECK(roomy.allocated_peak.value == roomy.peak.value - 8'000);
-  CHECK(roomy.reserved_peak.value == roomy.peak.value - 8'000);
-  // 3,000 B evicted: the device holds 3,000 B less, PyTorch's figures stay where they were.
-  const auto tight = run(roomy.peak.value - 3'000).devices.at(0);
-  CHECK(tight.paged_spill.value == 3'000);
+  CHECK(roomy.allocated_peak.value == roomy.peak.value - 800'000);
+  CHECK(roomy.reserved_peak.value == roomy.peak.value - 800'000);
+  // 300,000 B evicted: the device holds 300,000 B less, PyTorch's figures stay where they were.
+  const auto tight = run(roomy.peak.value - 300'000).devices.at(0);
+  CHECK(tight.paged_spill.value == 300'000);
   CHECK(tight.allocated_peak.value == roomy.allocated_peak.value);
+}
+
+TEST_CASE("paged 8-bit AdamW: the absmax stays PyTorch's memory", "[optimizer]") {
+  // One 1,000,000-parameter layer, bf16-true, paged 8-bit AdamW with blocks of 256: states
+  // 2 x 1,000,000 uint8 + 2 x 4 x 3,907 absmax = 2,031,256 B, of which the uint8 buffers
+  // (2,000,000 B) are paged and the absmax (31,256 B) is torch.zeros.
+  const auto m = chain_model({plain_layer("a", 1'000'000, 0, 8)});
+  const auto s = make_scenario(m, ideal_device(1LL << 30),
+                               training(Precision::bf16_true, Optimizer::paged_adamw_8bit));
+  const auto plan = parallel::lower(s);
+  CHECK(plan.programs.at(0).model_states[MemCategory::optimizer_states].value == 2'031'256);
+  CHECK(plan.programs.at(0).paged.value == 2'000'000);
 }

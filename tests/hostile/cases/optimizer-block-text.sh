@@ -1,0 +1,9 @@
+# optimizer_block is an integer.
+file s.yaml <<'YAML'
+name: t
+model: {preset: gpt2, layers: 2}
+device: a100-80gb
+training: {micro_batch: 1, seq_len: 128, precision: bf16-true, optimizer: paged-adamw-8bit, optimizer_block: large}
+YAML
+expect 2 's\.yaml:4:[0-9]+' 'training\.optimizer_block'
+trainsim run s.yaml
