@@ -19,11 +19,16 @@ AllocatorModel::AllocatorModel(const parallel::Program& P)
 }
 
 std::vector<parallel::MemEffect> AllocatorModel::state_buffers(const parallel::Program& P) {
+  // What the load allocates and keeps (the model's packed weights) is booked by the load.
+  hw::MemBreakdown kept{};
+  for (const auto& l : P.load)
+    kept[l.effect.category] += l.alloc ? l.effect.bytes : core::Bytes{-l.effect.bytes.value};
   std::vector<parallel::MemEffect> out;
   for (std::size_t c = 0; c < hw::kMemCategories; ++c) {
     const auto cat = static_cast<hw::MemCategory>(c);
-    if (cat == hw::MemCategory::reserved || P.persistent[cat].value == 0) continue;
-    out.push_back({cat, P.persistent[cat], parallel::TensorKind::none, static_cast<std::int32_t>(c), false});
+    const core::Bytes bytes = P.persistent[cat] - kept[cat];
+    if (cat == hw::MemCategory::reserved || bytes.value <= 0) continue;
+    out.push_back({cat, bytes, parallel::TensorKind::none, static_cast<std::int32_t>(c), false});
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "sim/parallel/pass.hpp"
+#include "sim/scenario/finetune.hpp"
 
 namespace trainsim::parallel {
 
@@ -22,30 +23,43 @@ class LoadPass final : public LoweringPass {
     const LowerContext& L = c.L;
     const auto& lora = L.s.training.lora;
     if (!lora || lora->quantize_on_load != scenario::QuantizeOnLoad::whole) return;
-    const std::int64_t e = models::dtype_bytes(scenario::activation_dtype(L.s.training.precision));
-    // One weight per distinct size, in layer order: a later weight of a size already quantized
-    // meets the same cached segments in the same state and reserves nothing more.
-    std::vector<std::int64_t> sizes;
+    // Every base weight in layer order, twice: torchtune builds each LoRALinear's weight in
+    // bf16 on the GPU and quantizes it, its packed NF4 tensor staying (the model's) among the
+    // segments the intermediates left; then load_state_dict quantizes the checkpoint's weight
+    // again on the GPU and copies it into that tensor.
+    std::vector<std::pair<std::int64_t, Bytes>> weights;  // elements, packed bytes
     for (std::int32_t g = c.P.stage; g < L.chunk_count(); g += L.stages)
       for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) {
-        const std::int64_t n = L.shards[i].dequantized.value / e;
-        if (n > 0 && std::find(sizes.begin(), sizes.end(), n) == sizes.end()) sizes.push_back(n);
+        if (L.shards[i].dequantized.value == 0) continue;
+        const models::Layer& l = L.m.graph[L.m.order[i]];
+        for (const models::LinearWeight& w : l.linears) {
+          if (w.count == 0) continue;
+          const std::int64_t div = w.split ? L.tensor : 1;
+          const std::int64_t in = w.row_parallel ? w.in / div : w.in;
+          const std::int64_t out = w.row_parallel ? w.out : w.out / div;
+          const Bytes packed = scenario::base_weight_bytes(lora->base, in, out, 2);
+          for (std::int64_t k = 0; k < w.count; ++k) weights.emplace_back(in * out, packed);
+        }
       }
-    for (const std::int64_t n : sizes) append_to_nf4(c.P, n);
+    std::int32_t kept = 0;
+    for (const auto& [n, packed] : weights) append_to_nf4(c.P, n, packed, kept++);
+    for (const auto& [n, packed] : weights) append_to_nf4(c.P, n, packed, -1);
   }
 
  private:
   // torchao 0.1's to_nf4 (NF4Tensor.from_tensor) of a bf16 weight of n elements, line by line
   // (the per-block scalers, n/64 elements, left out). Live at the peak: the weight, its scaled
-  // blocks and the two n x 16 bf16 tensors of quantize_tensor_nearest, 68 n bytes.
-  static void append_to_nf4(Program& P, std::int64_t n) {
-    enum Tensor : std::int32_t { src, abs1, abs2, scaled, diff, absd, minv, mini, shift, comb, packed };
+  // blocks and the two n x 16 bf16 tensors of quantize_tensor_nearest, 68 n bytes. `kept` >= 0:
+  // the packed weight (`packed` bytes, the model's) stays, the kept-th of the load; else it is
+  // copied into the kept one and freed.
+  static void append_to_nf4(Program& P, std::int64_t n, Bytes packed_bytes, std::int32_t kept) {
+    enum Tensor : std::int32_t { src, abs1, abs2, scaled, diff, absd, minv, mini, shift, comb, packed, count };
     const auto add = [&](Tensor t, std::int64_t bytes, bool alloc) {
       P.load.push_back({{MemCategory::buffers, Bytes{bytes}, TensorKind::load_temp, P.first_layer + t, false}, alloc});
     };
     const auto alloc = [&](Tensor t, std::int64_t bytes) { add(t, bytes, true); };
     const auto free = [&](Tensor t, std::int64_t bytes) { add(t, bytes, false); };
-    alloc(src, 2 * n);                        // the checkpoint's bf16 weight copied to the GPU
+    alloc(src, 2 * n);                        // the bf16 weight on the GPU
     alloc(abs1, 2 * n), free(abs1, 2 * n);    // double_quantize_scalers: get_block_absmax's abs()
     alloc(abs2, 2 * n), free(abs2, 2 * n);    // convert_to_norm_float_weight: the same again
     alloc(scaled, 2 * n);                     // blocks / scales
@@ -55,9 +69,16 @@ class LoadPass final : public LoweringPass {
     free(absd, 32 * n), free(minv, 2 * n);
     alloc(shift, 4 * n);                      // indices[::2] << 4 (int64, n/2)
     alloc(comb, 4 * n), free(shift, 4 * n);   // | indices[1::2]
+    if (kept >= 0) {
+      // The model's packed weight and scalers: category weights, kept past the load.
+      P.load.push_back({{MemCategory::weights, packed_bytes, TensorKind::load_temp,
+                         P.first_layer + count + kept, false}, true});
+      free(comb, 4 * n), free(mini, 8 * n), free(scaled, 2 * n), free(src, 2 * n);
+      return;
+    }
     alloc(packed, n / 2);                     // .to(torch.uint8)
     free(comb, 4 * n), free(mini, 8 * n), free(scaled, 2 * n);
-    // The packed weight is the one the model states hold; the checkpoint's copy goes.
+    // Copied into the model's packed weight; the new one and the checkpoint's copy go.
     free(packed, n / 2), free(src, 2 * n);
   }
 };
