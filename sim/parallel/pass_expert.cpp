@@ -93,8 +93,6 @@ class ExpertPass final : public LoweringPass {
   bool expands_units(const LowerContext&) const override { return active_; }
   // The all-to-alls gate the compute ops: the unit's timing depends on the comm stream.
   bool repeats(const StageContext&, const UnitStep&) const override { return !active_; }
-  // Not checked against the copies yet: lowered the plain way.
-  bool copies_units(const LowerContext&) const override { return !active_; }
 
   void begin_unit(StageContext&, UnitStep&) override { pending_ = -1; }
 
