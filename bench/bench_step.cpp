@@ -71,6 +71,21 @@ void BM_Gpt3_175B_1024_Zero(benchmark::State& state) {
                true);
 }
 
+// Lowering alone of that layout under ZeRO-3 (fast play's compressed plan), its expanded units
+// lowered through every pass (0) or copied from the last congruent unit of their kind (1,
+// LowerOptions::copy_units; docs/performance.md, "Twenty-second pass"). The plans are equal.
+void BM_Gpt3_175B_1024_Zero3_Lower(benchmark::State& state) {
+  const auto s = scenario::load_scenario(kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml",
+                                         {"parallel.zero=3"});
+  std::int64_t ops = 0;
+  for (auto _ : state) {
+    const auto plan = parallel::lower(s, {.compress = true, .copy_units = state.range(0) == 1});
+    ops += plan.held_ops();
+    benchmark::DoNotOptimize(plan.units_copied);
+  }
+  state.counters["ops"] = benchmark::Counter(static_cast<double>(ops) / static_cast<double>(state.iterations()));
+}
+
 // 16,384 GPUs: the same model with 128-way data parallelism (global batch 24,576).
 void BM_Gpt3_175B_16384(benchmark::State& state) {
   run_scenario(state, "scenarios/parallel/06_gpt3_175b_megatron.yaml",
@@ -93,6 +108,7 @@ BENCHMARK(BM_Gpt3_175B_1024_Layout)
     ->ArgsProduct({{1, 2}, {4, 8}, {8, 16}})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gpt3_175B_1024_Zero)->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Gpt3_175B_1024_Zero3_Lower)->DenseRange(0, 1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gpt3_175B_16384)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Llama70B_64)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Quickstart)->Unit(benchmark::kMicrosecond);

@@ -25,6 +25,7 @@ struct KernelWork {
   // gemm_shape.hpp): matmul work runs at matmul_efficiency x this x the ramp. 1: not modelled
   // (no shapes, or a device without sm_count).
   double shape_efficiency = 1.0;
+  bool operator==(const KernelWork&) const = default;
 };
 
 // Roofline: max(flops / (peak x efficiency(F)), bytes / (bandwidth x memory_efficiency))

@@ -69,6 +69,10 @@ class ProgramBuilder {
   std::int32_t replace_by_macro(std::size_t first, std::int32_t macro, std::int32_t microbatch,
                                 std::int32_t transfer, std::int32_t* last_tap = nullptr);
   Program& program() { return P_; }
+  // Whether `more` ops can be appended without passing limits.max_ops (emit would throw).
+  bool fits(std::size_t more) const {
+    return P_.held_ops() + static_cast<std::int64_t>(more) <= room_;
+  }
 
  private:
   // The ops this program may hold under limits.max_ops besides those of the programs built

@@ -140,6 +140,7 @@ Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
   check_work(s, options);  // before anything is reserved (sim/parallel/work_estimate.hpp)
   LowerContext L(s);
   L.compress = options.compress;
+  L.copy_units = options.compress && options.copy_units;
   prepare_layers(L);
   std::vector<std::unique_ptr<LoweringPass>> passes;
   for (const PassEntry& e : lowering_passes())
@@ -164,6 +165,7 @@ Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
     build_stage(L, passes, P);
     L.held_before += P.held_ops();
   }
+  plan.units_copied = L.units_copied;
   apply_plan_settings(plan, s);
   for (const auto& pass : passes) pass->finish(L, plan);
   count_flops(s, plan);

@@ -18,6 +18,10 @@ struct LowerOptions {
   // (tests/exec/fast_play_test.cpp) at a fraction of the cost; traces and memory series need
   // every op and use the expanded plan.
   bool compress = false;
+  // With compress: an expanded unit (ZeRO-3, FSDP, expert or context parallelism) congruent
+  // with the last of its kind is copied from it instead of lowered through the passes
+  // (unit_copy.hpp); the plan is the same field by field (tests/parallel/unit_copy_test.cpp).
+  bool copy_units = true;
 };
 
 // Throws core::ConfigError, located at s.limits.ops_at, once the plan would hold more than

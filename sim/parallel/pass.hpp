@@ -52,6 +52,8 @@ struct LowerContext {
   scenario::StateBytes state_bytes;
   GroupSpan tensor_span, data_span;  // how each group sits on the nodes
   bool compress = false;             // LowerOptions::compress
+  bool copy_units = false;           // LowerOptions::copy_units, compressed plans only
+  std::int64_t units_copied = 0;     // units copied so far (unit_copy.hpp)
   std::int64_t held_before = 0;      // ops (and macro templates' ops) of the programs built so far
 
   explicit LowerContext(const scenario::Scenario& sc) : s(sc), m(sc.model) {}
@@ -170,6 +172,11 @@ class LoweringPass {
   // Whether the unit, as far as this pass goes, repeats exactly from one micro-batch to the next
   // and may play as a macro op (fast play).
   virtual bool repeats(const StageContext&, const UnitStep&) const { return true; }
+  // Whether a unit that stays expanded may be copied from the last one of its kind once two
+  // were found congruent (unit_copy.hpp): false when the pass keeps state that a unit changes
+  // and the next unit reads, which a copy would not change (its ops, effects, dependencies and
+  // StageContext's op slots are copied; state begin_unit resets is fine).
+  virtual bool copies_units(const LowerContext&) const { return true; }
   // Before a layer's compute op: ops it waits for (recomputation, parameter fetch and gather).
   virtual void before_layer(StageContext&, UnitStep&, std::int32_t /*layer*/) {}
   // The layer's compute op: its work and what it books and frees.

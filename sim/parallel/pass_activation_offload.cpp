@@ -24,6 +24,9 @@ class ActivationOffloadPass final : public LoweringPass {
     return L.s.training.activation_offload;
   }
 
+  // Its per-layer copies run on from a forward to the backward.
+  bool copies_units(const LowerContext& L) const override { return !expands_units(L); }
+
   void begin_stage(StageContext& c) override {
     const auto n = c.L.m.order.size();
     back_at_.assign(n, {});

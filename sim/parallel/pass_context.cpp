@@ -59,6 +59,8 @@ class ContextPass final : public LoweringPass {
   }
   bool expands_units(const LowerContext&) const override { return C_ > 1; }
   bool repeats(const StageContext&, const UnitStep&) const override { return C_ == 1; }
+  // The pending exchange runs on from one unit into the next.
+  bool copies_units(const LowerContext&) const override { return C_ == 1; }
 
   void before_layer(StageContext& c, UnitStep& u, std::int32_t i) override {
     if (C_ == 1) return;

@@ -182,6 +182,8 @@ class FsdpPass final : public LoweringPass {
   bool expands_units(const LowerContext&) const override { return true; }
   // A unit's gathers gate its compute ops on the comm stream.
   bool repeats(const StageContext&, const UnitStep&) const override { return false; }
+  // Its units' walk state (walk_unit_, pending reduce-scatters) runs on across work units.
+  bool copies_units(const LowerContext&) const override { return false; }
 
   void before_layer(StageContext& c, UnitStep& u, std::int32_t i) override {
     const std::int32_t k = unit_of_[i];

@@ -38,6 +38,9 @@ class OffloadPass final : public LoweringPass {
     return L.s.training.offload.parameters_on_cpu() || L.s.training.offload.optimizer_on_cpu();
   }
 
+  // Gradients pending a copy run on across units.
+  bool copies_units(const LowerContext& L) const override { return !expands_units(L); }
+
   // Every backward copies its gradients out.
   bool repeats(const StageContext& c, const UnitStep& u) const override {
     return u.forward() || !zero_offload(c);

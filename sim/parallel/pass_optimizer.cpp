@@ -96,6 +96,11 @@ class OptimizerPass final : public LoweringPass {
     return L.s.training.optimizer_in_backward ? 1 : 0;
   }
 
+  // A step per layer in backward takes the held gradients the model states pass books.
+  bool copies_units(const LowerContext& L) const override {
+    return !L.s.training.optimizer_in_backward;
+  }
+
   void after_layer(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t op) override {
     if (!c.L.s.training.optimizer_in_backward || u.forward()) return;
     // The gradients of layer i's parameters (model_states' held gradients of layer i: its own

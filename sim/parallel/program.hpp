@@ -109,6 +109,7 @@ struct CommWork {
   // p2p with Megatron's scatter/gather: each of `gather_ranks` tensor ranks sends 1/t of the
   // activation, then they all-gather it over the intra-node fabric.
   std::int32_t gather_ranks = 1;
+  bool operator==(const CommWork&) const = default;
 };
 
 struct Op {
@@ -153,6 +154,7 @@ struct Op {
   // pass); their tile and wave quantization on the program's device is the work's
   // shape_efficiency (exec/op_durations.cpp). Empty: not modelled.
   std::uint32_t gemm_begin = 0, gemm_end = 0;
+  bool operator==(const Op&) const = default;
 };
 
 // A run of compute-stream ops that a pipeline unit repeats for every micro-batch: the ops
@@ -239,6 +241,8 @@ struct Plan {
   core::Bytes host_capacity{};
   core::Bytes host_per_node{};
   std::int32_t host_stage = -1;
+  // Lowering's own count: expanded units copied from the last of their kind (unit_copy.hpp).
+  std::int64_t units_copied = 0;
 
   std::int64_t held_ops() const {
     std::int64_t n = 0;

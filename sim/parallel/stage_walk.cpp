@@ -5,6 +5,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/parallel/pass.hpp"
+#include "sim/parallel/unit_copy.hpp"
 
 namespace trainsim::parallel {
 
@@ -110,6 +111,7 @@ void build_stage(LowerContext& L, Passes passes, Program& P) {
   std::vector<std::int32_t> macro_of(2 * static_cast<std::size_t>(L.chunk_count()), -1);
   std::vector<int> backward_units_seen(L.virtual_stages, 0);
   Scratch scratch;
+  UnitCopier copier(L, passes);
   for (const WorkUnit& unit : units) {
     const std::int32_t g = unit.chunk * L.stages + P.stage;
     UnitStep u{unit, g, L.chunks[g], g == 0, g == L.chunk_count() - 1};
@@ -129,8 +131,15 @@ void build_stage(LowerContext& L, Passes passes, Program& P) {
       for (const auto& pass : passes) pass->unit_done(c, u, at);
       continue;
     }
-    const std::size_t unit_first = P.ops.size();
+    // A unit that stays expanded may be a copy of the last one of its kind (unit_copy.hpp).
+    const bool stays_expanded = !repeatable && !(L.compress && !unit.forward && !expanded);
     std::int32_t last = -1;
+    if (stays_expanded && copier.copy(c, u, last)) {
+      for (const auto& pass : passes) pass->unit_done(c, u, last);
+      continue;
+    }
+    const UnitCopier::Mark mark = copier.mark(c, u);
+    const std::size_t unit_first = P.ops.size();
     if (unit.forward)
       for (std::int32_t i = u.range.first; i < u.range.end; ++i)
         last = layer_step(c, passes, u, i, scratch);
@@ -138,6 +147,7 @@ void build_stage(LowerContext& L, Passes passes, Program& P) {
       for (std::int32_t i = u.range.end - 1; i >= u.range.first; --i)
         last = layer_step(c, passes, u, i, scratch);
     for (const auto& pass : passes) pass->end_unit(c, u, last);
+    if (stays_expanded) copier.lowered(c, u, mark, last);
     if (repeatable) macro = c.B.make_template(unit_first);
     // A one-off backward unit of compute ops (and taps) — the first, which allocates the
     // gradients — still plays as one macro op over its own template, unless a pass keeps units
@@ -154,6 +164,7 @@ void build_stage(LowerContext& L, Passes passes, Program& P) {
     for (const auto& pass : passes) pass->unit_done(c, u, last);
   }
   for (const auto& pass : passes) pass->end_step(c);
+  L.units_copied += copier.copied();
 }
 
 }  // namespace trainsim::parallel
