@@ -37,17 +37,17 @@ class PipelinePass final : public LoweringPass {
     forward_end_.assign(ends, OpRef{});
     backward_end_.assign(ends, OpRef{});
     open_.reserve(ends * 2);
-    blocking_ = L.s.parallel.pipeline_engine == scenario::PipelineEngine::deepspeed && L.stages > 1;
+    blocking_ = blocks(L);
     if (blocking_) {
       recv_pred_[0].assign(ends, Pred{});
       recv_pred_[1].assign(ends, Pred{});
     }
   }
 
+  // A blocking pair's send waits for an op of another stage inside the unit's run of ops, so
+  // DeepSpeed's units stay expanded (no macro ops, no folded transfers).
   bool repeats(const StageContext&, const UnitStep&) const override { return !blocking_; }
-  bool expands_units(const LowerContext& L) const override {
-    return L.s.parallel.pipeline_engine == scenario::PipelineEngine::deepspeed && L.stages > 1;
-  }
+  bool expands_units(const LowerContext& L) const override { return blocks(L); }
 
   void begin_stage(StageContext&) override { pending_ = {}; }
 
@@ -90,6 +90,10 @@ class PipelinePass final : public LoweringPass {
   }
 
  private:
+  static bool blocks(const LowerContext& L) {
+    return L.s.parallel.pipeline_engine == scenario::PipelineEngine::deepspeed && L.stages > 1;
+  }
+
   // The transfer feeding unit `u`, if any (Megatron: on the p2p stream; DeepSpeed: on the
   // compute stream, so it starts once the stage's previous op is done).
   void receive(StageContext& c, UnitStep& u) {
