@@ -247,11 +247,12 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
              "virtual_stages > 1 needs schedule: interleaved");
   if (m.choice("pipeline_engine", {"megatron", "deepspeed"}, "megatron") == "deepspeed") {
     p.pipeline_engine = PipelineEngine::deepspeed;
-    // DeepSpeed's PipelineEngine runs its TrainSchedule (1F1B order) and refuses ZeRO-2/3.
-    if (p.schedule != Schedule::one_f_one_b)
+    // DeepSpeed's PipelineEngine runs its TrainSchedule (1F1B order) and refuses ZeRO-2/3;
+    // without pipeline stages DeepSpeed runs its plain engine, which has neither limit.
+    if (p.pipeline > 1 && p.schedule != Schedule::one_f_one_b)
       ctx.fail(m.node("pipeline_engine"), m.path_of("pipeline_engine"),
                "the deepspeed pipeline engine runs its own 1F1B schedule: set schedule: 1f1b");
-    if (p.zero >= 2)
+    if (p.pipeline > 1 && p.zero >= 2)
       ctx.fail(m.node("pipeline_engine"), m.path_of("pipeline_engine"),
                "the deepspeed pipeline engine supports zero 0 or 1 (DeepSpeed's PipelineEngine "
                "refuses ZeRO-2 and ZeRO-3)");

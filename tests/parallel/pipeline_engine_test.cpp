@@ -121,10 +121,10 @@ TEST_CASE("DeepSpeed's steady slot is tf + tb + 4 d on a middle stage, Megatron'
   CHECK(exec::play(parallel::lower(ds, {.compress = true})).step_time == d.step_time);
 }
 
-TEST_CASE("the deepspeed engine refuses schedules and ZeRO stages DeepSpeed's does not run",
+TEST_CASE("with pipeline stages, the deepspeed engine refuses schedules and ZeRO stages DeepSpeed's does not run",
           "[parallel][pipeline]") {
   const std::string base =
-      "model: gpt2-small\ndevice: a100-80gb\ntraining: {micro_batch: 1, global_batch: 8}\n";
+      "model: gpt2\ndevice: a100-80gb\ntraining: {micro_batch: 1, global_batch: 8, seq_len: 128}\n";
   const auto load = [](const std::string& text) {
     return scenario::load_scenario_tree(YAML::Load(text), "engine.yaml");
   };
@@ -139,4 +139,6 @@ TEST_CASE("the deepspeed engine refuses schedules and ZeRO stages DeepSpeed's do
   CHECK_THROWS_WITH(
       load(base + "parallel: {pipeline: 2, pipeline_engine: pipedream}\n"),
       Catch::Contains("deepspeed"));
+  // Without pipeline stages DeepSpeed runs its plain engine: ZeRO-3 is accepted.
+  CHECK(load(base + "parallel: {data: 2, zero: 3, pipeline_engine: deepspeed}\n").parallel.zero == 3);
 }
