@@ -134,6 +134,7 @@ const std::map<std::string, Kind>& known() {
       {"--hidden-dropout", Kind::number}, {"--attention-dropout", Kind::number},
       {"--vocab-size", Kind::integer}, {"--make-vocab-size-divisible-by", Kind::integer},
       {"--tokenizer-type", Kind::word}, {"--optimizer", Kind::word}, {"--sgd-momentum", Kind::number},
+      {"--deepspeed", Kind::flag}, {"--no-pipeline-parallel", Kind::flag},
   };
   return k;
 }
@@ -370,9 +371,18 @@ Draft import_megatron(const std::string& text, const std::string& path, const Im
   }
   if (pipeline > 1) Draft::set(d.parallel, "schedule", virtual_stages > 1 ? "interleaved" : "1f1b");
   if (virtual_stages > 1) Draft::set(d.parallel, "virtual_stages", std::to_string(virtual_stages));
+  // Megatron-DeepSpeed with --deepspeed builds its pipelined model for DeepSpeed's engine
+  // (pretrain_gpt.py's GPTModelPipe) unless --no-pipeline-parallel; that engine has no
+  // interleaved schedule and reduces gradients in flattened buckets.
+  const bool ds_engine = a.has("--deepspeed") && pipeline > 1 && !a.has("--no-pipeline-parallel");
+  if (ds_engine && virtual_stages > 1)
+    throw core::ConfigError(a.at("--deepspeed"), "--deepspeed",
+                            "DeepSpeed's pipeline engine has no interleaved schedule: drop the "
+                            "virtual pipeline stages or add --no-pipeline-parallel");
+  if (ds_engine) Draft::set(d.parallel, "pipeline_engine", "deepspeed");
   if (a.has("--sequence-parallel")) Draft::set(d.parallel, "sequence_parallel", "true");
   // Megatron-LM reduces gradients in place in its contiguous gradient buffer.
-  Draft::set(d.parallel, "bucket_buffers", "in_place");
+  if (!ds_engine) Draft::set(d.parallel, "bucket_buffers", "in_place");
   apply_common(o, data * tensor * pipeline, d);
   return d;
 }

@@ -6,6 +6,16 @@
 // When the activation is replicated over the tensor ranks (no sequence parallelism), Megatron's
 // scatter/gather optimisation sends 1/t from each rank and all-gathers it over the node's
 // fabric (Narayanan et al. 2021, section 4.1). The schedules are data (schedule.cpp).
+//
+// parallel.pipeline_engine: deepspeed plays DeepSpeed's PipelineEngine instead
+// (deepspeed/runtime/pipe/schedule.py TrainSchedule and engine.py): its four transfer
+// instructions are blocking and paired with the neighbour's. A stage sends a unit's output in
+// the step after the unit, before its next unit; a receive is posted only once the stage's
+// previous work is done. So each transfer is two ops on the compute streams: the receive (on
+// the receiver, waiting for the sending unit) and the send (on the sender, waiting for the
+// receiver's op before the receive): both start when both stages are there and end together.
+// Within a step the send of the previous unit's output comes first, except in a forward step
+// after a backward (RecvActivation before SendGrad). Transfers stay expanded ops (no fast play).
 #include "sim/core/error.hpp"
 #include "sim/parallel/pass.hpp"
 
@@ -17,7 +27,8 @@ constexpr std::string_view kKeys[] = {"parallel.pipeline",       "parallel.sched
                                       "parallel.virtual_stages", "parallel.split_points",
                                       "training.global_batch",   "training.gradient_accumulation",
                                       "parallel.tensor",         "parallel.sequence_parallel",
-                                      "cluster.placement",       "cluster.gpus_per_node"};
+                                      "cluster.placement",       "cluster.gpus_per_node",
+                                      "parallel.pipeline_engine"};
 
 class PipelinePass final : public LoweringPass {
  public:
@@ -26,37 +37,38 @@ class PipelinePass final : public LoweringPass {
     forward_end_.assign(ends, OpRef{});
     backward_end_.assign(ends, OpRef{});
     open_.reserve(ends * 2);
+    blocking_ = blocks(L);
+    if (blocking_) {
+      recv_pred_[0].assign(ends, Pred{});
+      recv_pred_[1].assign(ends, Pred{});
+    }
   }
 
+  // A blocking pair's send waits for an op of another stage inside the unit's run of ops, so
+  // DeepSpeed's units stay expanded (no macro ops, no folded transfers).
+  bool repeats(const StageContext&, const UnitStep&) const override { return !blocking_; }
+  bool expands_units(const LowerContext& L) const override { return blocks(L); }
+
+  void begin_stage(StageContext&) override { pending_ = {}; }
+
   void begin_unit(StageContext& c, UnitStep& u) override {
-    const LowerContext& L = c.L;
-    const std::int32_t g = u.g, j = u.microbatch(), stage = c.stage();
-    if (u.forward() && !u.first_chunk) {
-      const LayerShard& producer = L.shards[L.chunks[g - 1].end - 1];
-      const core::Bytes recv = producer.output * L.mb_samples;
-      const std::int32_t from = (g - 1) % L.stages;
-      // The receive buffer is booked by the first layer's forward, not by the transfer.
-      const std::int32_t op = c.B.emit(p2p_op(L, u.range.first, j, u.chunk(), recv,
-                                              inter_node_boundary(L.s, from, stage), producer),
-                                       {}, {}, {});
-      open_.push_back({c.stage(), c.B.add_open_dep(op), true, g - 1, j});
-      arrive(u, op, activation(recv, TensorKind::received, u.range.first));
-      u.arrival_free = u.arrival_alloc;
-    } else if (!u.forward() && !u.last_chunk) {
-      const std::int32_t last = u.range.end - 1;
-      const core::Bytes grad_in = L.shards[last].output * L.mb_samples;
-      const std::int32_t to = (g + 1) % L.stages;
-      const std::int32_t op = c.B.emit(p2p_op(L, last, j, u.chunk(), grad_in,
-                                              inter_node_boundary(L.s, stage, to), L.shards[last]),
-                                       {}, {}, {});
-      open_.push_back({c.stage(), c.B.add_open_dep(op), false, g + 1, j});
-      arrive(u, op, activation(grad_in, TensorKind::grad, last));
-    }
+    if (!blocking_) return receive(c, u);
+    // DeepSpeed's step order: a forward step after a backward receives, then sends the gradient.
+    const bool receive_first = u.forward() && pending_.valid && !pending_.forward;
+    if (receive_first) receive(c, u);
+    send_pending(c);
+    if (!receive_first) receive(c, u);
   }
 
   void unit_done(StageContext& c, const UnitStep& u, std::int32_t last) override {
     (u.forward() ? forward_end_ : backward_end_)[u.g * c.L.microbatches + u.microbatch()] =
         c.B.ref(last);
+    if (blocking_ && (u.forward() ? !u.last_chunk : !u.first_chunk))
+      pending_ = {true, u.forward(), u.g, u.microbatch()};
+  }
+
+  void end_step(StageContext& c) override {
+    if (blocking_) send_pending(c);
   }
 
   void finish(const LowerContext& L, Plan& plan) override {
@@ -68,9 +80,85 @@ class PipelinePass final : public LoweringPass {
       TRAINSIM_CHECK(target.index >= 0, "pipeline dependency on an op that was never emitted");
       plan.programs[o.program].deps[o.slot] = target;
     }
+    // A send waits for the op before the matching receive (else, when the receive is the
+    // receiver's first op, for its own stage's op before it, which it follows anyway).
+    for (const auto& s : sends_) {
+      const Pred& r = recv_pred_[s.forward ? 1 : 0][s.g * L.microbatches + s.microbatch];
+      TRAINSIM_CHECK(r.emitted, "a blocking send without its receive");
+      plan.programs[s.program].deps[s.slot] = r.op.index >= 0 ? r.op : s.own_pred;
+    }
   }
 
  private:
+  static bool blocks(const LowerContext& L) {
+    return L.s.parallel.pipeline_engine == scenario::PipelineEngine::deepspeed && L.stages > 1;
+  }
+
+  // The transfer feeding unit `u`, if any (Megatron: on the p2p stream; DeepSpeed: on the
+  // compute stream, so it starts once the stage's previous op is done).
+  void receive(StageContext& c, UnitStep& u) {
+    const LowerContext& L = c.L;
+    const std::int32_t g = u.g, j = u.microbatch(), stage = c.stage();
+    if (u.forward() && !u.first_chunk) {
+      const LayerShard& producer = L.shards[L.chunks[g - 1].end - 1];
+      const core::Bytes recv = producer.output * L.mb_samples;
+      const std::int32_t from = (g - 1) % L.stages;
+      // The receive buffer is booked by the first layer's forward, not by the transfer.
+      const OpRef pred = last_compute(c);
+      const std::int32_t op = c.B.emit(p2p_op(L, u.range.first, j, u.chunk(), recv,
+                                              inter_node_boundary(L.s, from, stage), producer),
+                                       {}, {}, {});
+      open_.push_back({c.stage(), c.B.add_open_dep(op), true, g - 1, j});
+      if (blocking_) posted(c, op, pred, true, g - 1, j);
+      arrive(u, op, activation(recv, TensorKind::received, u.range.first));
+      u.arrival_free = u.arrival_alloc;
+    } else if (!u.forward() && !u.last_chunk) {
+      const std::int32_t last = u.range.end - 1;
+      const core::Bytes grad_in = L.shards[last].output * L.mb_samples;
+      const std::int32_t to = (g + 1) % L.stages;
+      const OpRef pred = last_compute(c);
+      const std::int32_t op = c.B.emit(p2p_op(L, last, j, u.chunk(), grad_in,
+                                              inter_node_boundary(L.s, stage, to), L.shards[last]),
+                                       {}, {}, {});
+      open_.push_back({c.stage(), c.B.add_open_dep(op), false, g + 1, j});
+      if (blocking_) posted(c, op, pred, false, g + 1, j);
+      arrive(u, op, activation(grad_in, TensorKind::grad, last));
+    }
+  }
+
+  // A blocking receive: on the compute stream, and its sender will wait for `pred`.
+  void posted(StageContext& c, std::int32_t op, OpRef pred, bool forward, std::int32_t g,
+              std::int32_t j) {
+    c.P.ops[op].stream = StreamKind::compute;
+    recv_pred_[forward ? 1 : 0][g * c.L.microbatches + j] = {true, pred};
+  }
+
+  // The blocking send of the stage's last unit's output, if it has one not yet sent.
+  void send_pending(StageContext& c) {
+    if (!pending_.valid) return;
+    const LowerContext& L = c.L;
+    const Pending p = pending_;
+    pending_ = {};
+    const OpRef own = last_compute(c);
+    // What crosses the boundary is the output of the lower chunk's last layer (or its
+    // gradient); the op names the layer its receive names.
+    const std::int32_t producer = L.chunks[p.forward ? p.g : p.g - 1].end - 1;
+    const LayerShard& shard = L.shards[producer];
+    const std::int32_t to = (p.forward ? p.g + 1 : p.g - 1) % L.stages;
+    Op send = p2p_op(L, p.forward ? producer + 1 : producer, p.microbatch, p.g / L.stages,
+                     shard.output * L.mb_samples, inter_node_boundary(L.s, c.stage(), to), shard);
+    send.stream = StreamKind::compute;
+    const std::int32_t op = c.B.emit(send, {}, {}, {});
+    sends_.push_back({c.stage(), c.B.add_open_dep(op), own, p.forward, p.g, p.microbatch});
+  }
+
+  // The stage's last compute-stream op so far (none: an empty ref).
+  static OpRef last_compute(const StageContext& c) {
+    for (auto i = static_cast<std::int32_t>(c.P.ops.size()); i-- > 0;)
+      if (c.P.ops[i].stream == StreamKind::compute) return c.B.ref(i);
+    return OpRef{};
+  }
+
   static void arrive(UnitStep& u, std::int32_t op, MemEffect buffer) {
     u.transfer = op;
     u.arrival_pending = true;
@@ -99,6 +187,28 @@ class PipelinePass final : public LoweringPass {
   };
   std::vector<Open> open_;
   std::vector<OpRef> forward_end_, backward_end_;  // [g x microbatches + micro-batch]
+
+  // DeepSpeed's blocking transfers (blocking_). A transfer is named by what is sent: the
+  // output (forward) or input gradient (backward) of global chunk g for a micro-batch.
+  struct Pending {
+    bool valid = false, forward = false;
+    std::int32_t g = 0, microbatch = 0;
+  };
+  struct Pred {
+    bool emitted = false;
+    OpRef op{};  // the receiver's op before the receive
+  };
+  struct Send {
+    std::int32_t program;
+    std::uint32_t slot;
+    OpRef own_pred;
+    bool forward;
+    std::int32_t g, microbatch;
+  };
+  bool blocking_ = false;
+  Pending pending_;  // the current stage's unsent output
+  std::vector<Pred> recv_pred_[2];  // [backward, forward][g x microbatches + micro-batch]
+  std::vector<Send> sends_;
 };
 
 }  // namespace

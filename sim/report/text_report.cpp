@@ -129,6 +129,8 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
         << ")";
   if (r.parallel.zero > 0) out << "   ZeRO-" << r.parallel.zero;
   if (r.parallel.pipeline > 1) out << "   schedule " << scenario::to_string(r.parallel.schedule);
+  if (r.parallel.pipeline > 1 && r.parallel.pipeline_engine != scenario::PipelineEngine::megatron)
+    out << " (" << scenario::to_string(r.parallel.pipeline_engine) << " engine)";
   out << "\n";
   out << "Training   micro-batch " << r.training.micro_batch << " x accumulation "
       << r.training.gradient_accumulation << " x data " << r.parallel.data << " = global batch "

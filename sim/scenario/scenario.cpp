@@ -34,6 +34,10 @@ std::string_view to_string(Schedule s) {
   return "?";
 }
 
+std::string_view to_string(PipelineEngine e) {
+  return e == PipelineEngine::deepspeed ? "deepspeed" : "megatron";
+}
+
 std::string_view to_string(BucketBuffers b) {
   switch (b) {
     case BucketBuffers::transient: return "transient";
@@ -241,6 +245,18 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
   if (p.virtual_stages > 1 && p.schedule != Schedule::interleaved)
     ctx.fail(m.node("virtual_stages"), m.path_of("virtual_stages"),
              "virtual_stages > 1 needs schedule: interleaved");
+  if (m.choice("pipeline_engine", {"megatron", "deepspeed"}, "megatron") == "deepspeed") {
+    p.pipeline_engine = PipelineEngine::deepspeed;
+    // DeepSpeed's PipelineEngine runs its TrainSchedule (1F1B order) and refuses ZeRO-2/3;
+    // without pipeline stages DeepSpeed runs its plain engine, which has neither limit.
+    if (p.pipeline > 1 && p.schedule != Schedule::one_f_one_b)
+      ctx.fail(m.node("pipeline_engine"), m.path_of("pipeline_engine"),
+               "the deepspeed pipeline engine runs its own 1F1B schedule: set schedule: 1f1b");
+    if (p.pipeline > 1 && p.zero >= 2)
+      ctx.fail(m.node("pipeline_engine"), m.path_of("pipeline_engine"),
+               "the deepspeed pipeline engine supports zero 0 or 1 (DeepSpeed's PipelineEngine "
+               "refuses ZeRO-2 and ZeRO-3)");
+  }
   p.sequence_parallel = m.bool_or("sequence_parallel", false);
   p.expert = m.int_in_or("expert", ranges::kDegree, 1);
   p.bucket_size = m.bytes_or("bucket_size", p.bucket_size);

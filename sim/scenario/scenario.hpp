@@ -23,6 +23,15 @@ namespace trainsim::scenario {
 
 enum class Recompute { none, selective, full };
 enum class Schedule { gpipe, one_f_one_b, interleaved };
+// `parallel.pipeline_engine`: which runtime plays the pipeline schedule (pass_pipeline.cpp).
+// - megatron: Megatron-LM's schedules; a stage posts its receive when the unit needing it starts
+//   and a finished send does not hold the sender (transfers overlap the next unit's compute).
+// - deepspeed: DeepSpeed's PipelineEngine (deepspeed/runtime/pipe/schedule.py TrainSchedule,
+//   1F1B order): every SendActivation/RecvActivation/SendGrad/RecvGrad is blocking and paired
+//   with its neighbour's, so a transfer starts when both stages reach it and holds both until
+//   it ends; the stages advance in step with their neighbours.
+enum class PipelineEngine { megatron, deepspeed };
+std::string_view to_string(PipelineEngine e);
 // Where a data-parallel reduction bucket's gradients sit while it is reduced
 // (`parallel.bucket_buffers`).
 // - transient: a flat buffer of the bucket's gradients allocated when its reduction starts and
@@ -157,6 +166,7 @@ struct ParallelSpec {
   std::int64_t pipeline = 1;
   int zero = 0;  // 0..3
   Schedule schedule = Schedule::one_f_one_b;
+  PipelineEngine pipeline_engine = PipelineEngine::megatron;
   std::int64_t virtual_stages = 1;
   bool sequence_parallel = false;
   core::Bytes bucket_size{25LL * 1000 * 1000};  // DDP default bucket (25 MB)

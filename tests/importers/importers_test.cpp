@@ -69,6 +69,27 @@ TEST_CASE("megatron: Llama arguments map to the llama2-7b preset; virtual stages
         "cluster: {nodes: 2, gpus_per_node: 4}\n");
 }
 
+TEST_CASE("megatron: --deepspeed with pipeline stages selects DeepSpeed's pipeline engine") {
+  // Megatron-DeepSpeed: 16 GPUs / (tensor 2 x pipeline 4) = data 2; the engine reduces gradients
+  // in its own flattened buckets, so no in-place buffers.
+  const std::string base =
+      "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+      "--vocab-size 1000 --make-vocab-size-divisible-by 1 --micro-batch-size 1 "
+      "--global-batch-size 16 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 "
+      "--fp16 --deepspeed";
+  const Draft d = import_megatron(base, "mds.args", gpus(16));
+  CHECK(to_yaml(d).substr(to_yaml(d).find("parallel:")) ==
+        "parallel: {data: 2, tensor: 2, pipeline: 4, schedule: 1f1b, pipeline_engine: deepspeed}\n");
+  // --no-pipeline-parallel keeps Megatron's own pipeline (and its in-place buffers).
+  const Draft m = import_megatron(base + " --no-pipeline-parallel", "mds.args", gpus(16));
+  CHECK(!Draft::get(m.parallel, "pipeline_engine"));
+  CHECK(*Draft::get(m.parallel, "bucket_buffers") == "in_place");
+  // DeepSpeed's engine has no interleaved schedule: refused at --deepspeed.
+  CHECK_THROWS_WITH(import_megatron(base + " --num-layers-per-virtual-pipeline-stage 1", "mds.args",
+                                    gpus(16)),
+                    Catch::Contains("interleaved"));
+}
+
 TEST_CASE("megatron: quoting, --flag=value and leading launcher words") {
   const std::string args =
       "python pretrain_gpt.py --num-layers='2' --hidden-size \"64\" --num-attention-heads 4 "

@@ -1,0 +1,144 @@
+// parallel.pipeline_engine (sim/parallel/pass_pipeline.cpp): DeepSpeed's PipelineEngine pairs
+// blocking sends and receives, so a transfer holds both stages' compute streams; Megatron-LM's
+// transfers overlap the next unit's compute.
+#include <catch2/catch.hpp>
+
+#include <yaml-cpp/yaml.h>
+
+#include "../support/fixtures.hpp"
+#include "sim/exec/player.hpp"
+#include "sim/parallel/lower.hpp"
+
+using namespace trainsim;
+using namespace trainsim::testing;
+
+namespace {
+
+// Four layers of 1 GFLOP per sample on the ideal 1 TFLOP/s device, two per stage: a stage's
+// forward takes tf = 2 ms, its backward tb = 4 ms. Each layer outputs 1 MB per sample over a
+// 1 GB/s link with no latency: a transfer takes d = 1 ms. Four micro-batches of one sample.
+scenario::Scenario two_stages(scenario::PipelineEngine engine, int stages = 2, int micro = 4) {
+  std::vector<models::Layer> ls;
+  for (int i = 0; i < 2 * stages; ++i)
+    ls.push_back(plain_layer("l" + std::to_string(i), 1000, 0, 1'000'000, 1e9));
+  scenario::TrainingSpec t;
+  t.precision = scenario::Precision::fp32;
+  t.optimizer = scenario::Optimizer::sgd;
+  t.micro_batch = 1;
+  t.global_batch = micro;
+  t.gradient_accumulation = micro;
+  scenario::ParallelSpec p;
+  p.pipeline = stages;
+  p.pipeline_engine = engine;
+  auto s = make_scenario(chain_model(ls), ideal_device(1LL << 40), t, p);
+  const hw::LinkSpec link{"test", core::Bandwidth{1e9}, core::Duration{0}, ""};
+  s.cluster.intra_node = link;
+  s.cluster.inter_node = link;
+  return s;
+}
+
+// When the last backward of stage 0 (micro-batch 3) ends, in ms.
+double last_backward_end(const parallel::Plan& plan, const exec::Timeline& r) {
+  const auto& P = plan.programs[0];
+  double end = 0;
+  for (std::size_t i = 0; i < P.ops.size(); ++i)
+    if (P.ops[i].kind == parallel::OpKind::backward && P.ops[i].microbatch == 3)
+      end = std::max(end, core::to_seconds(r.devices[0].finish[i]) * 1e3);
+  return end;
+}
+
+}  // namespace
+
+TEST_CASE("Megatron's transfers overlap compute, DeepSpeed's blocking pairs hold both stages",
+          "[parallel][pipeline]") {
+  // 1F1B, stage 0: F0 F1 B0 F2 B1 F3 B2 B3; stage 1: F0 B0 F1 B1 F2 B2 F3 B3.
+  // Megatron (a unit waits only for its input, d after the sender's unit):
+  //   s0 F0 [0,2] F1 [2,4]; s1 F0 [3,5] B0 [5,9]; s0 B0 [10,14]; s1 F1 [9,11] B1 [11,15];
+  //   s0 F2 [14,16] B1 [16,20]; s1 F2 [17,19] B2 [19,23]; s0 F3 [20,22]; s1 F3 [23,25]
+  //   B3 [25,29]; s0 B2 [24,28] B3 [30,34]: ends at 34 ms.
+  // DeepSpeed (send and receive start together once both stages reach them; after a forward
+  // the send comes first, in a forward step after a backward the receive does):
+  //   s0 F0 [0,2] Sa0 [2,3] F1 [3,5]; s1 Ra0 [2,3] F0 [3,5] B0 [5,9];
+  //   s0 Sa1 [9,10] Rg0 [10,11] B0 [11,15]; s1 Ra1 [9,10] Sg0 [10,11] F1 [11,13] B1 [13,17];
+  //   s0 F2 [15,17] Sa2 [17,18] Rg1 [18,19] B1 [19,23]; s1 Ra2 [17,18] Sg1 [18,19] F2 [19,21]
+  //   B2 [21,25]; s0 F3 [23,25] Sa3 [25,26] Rg2 [26,27] B2 [27,31]; s1 Ra3 [25,26]
+  //   Sg2 [26,27] F3 [27,29] B3 [29,33] Sg3 [33,34]; s0 Rg3 [33,34] B3 [34,38]: 38 ms.
+  const auto mplan = parallel::lower(two_stages(scenario::PipelineEngine::megatron));
+  const auto dplan = parallel::lower(two_stages(scenario::PipelineEngine::deepspeed));
+  const auto m = exec::play(mplan);
+  const auto d = exec::play(dplan);
+  CHECK(last_backward_end(mplan, m) == Approx(34).epsilon(1e-9));
+  CHECK(last_backward_end(dplan, d) == Approx(38).epsilon(1e-9));
+
+  // Every DeepSpeed transfer is a send on one stage and a receive on the other, both on the
+  // compute stream, starting at the same instant: 4 activations and 4 gradients.
+  int pairs = 0;
+  for (int s = 0; s < 2; ++s) {
+    const auto& P = dplan.programs[s];
+    const auto& Q = dplan.programs[1 - s];
+    for (std::size_t i = 0; i < P.ops.size(); ++i) {
+      if (P.ops[i].kind != parallel::OpKind::p2p) continue;
+      CHECK(P.ops[i].stream == parallel::StreamKind::compute);
+      if (s != 0) continue;
+      for (std::size_t k = 0; k < Q.ops.size(); ++k)
+        if (Q.ops[k].kind == parallel::OpKind::p2p && Q.ops[k].microbatch == P.ops[i].microbatch &&
+            Q.ops[k].layer == P.ops[i].layer && d.devices[1].start[k] == d.devices[0].start[i])
+          ++pairs;
+    }
+  }
+  CHECK(pairs == 8);
+}
+
+// When stage `stage`'s forward of micro-batch `j` starts (its first layer), in ms.
+double forward_start(const parallel::Plan& plan, const exec::Timeline& r, int stage, int j) {
+  const auto& P = plan.programs[stage];
+  for (std::size_t i = 0; i < P.ops.size(); ++i)
+    if (P.ops[i].kind == parallel::OpKind::forward && P.ops[i].microbatch == j &&
+        P.ops[i].layer == 2 * stage)
+      return core::to_seconds(r.devices[stage].start[i]) * 1e3;
+  FAIL("no such forward");
+  return 0;
+}
+
+TEST_CASE("DeepSpeed's steady slot is tf + tb + 4 d on a middle stage, Megatron's tf + tb",
+          "[parallel][pipeline]") {
+  // Four stages as above (tf = 2, tb = 4, d = 1 ms), 16 micro-batches. A middle stage i
+  // alternates exchange with i-1 (receive the activation, send the gradient: 2 d), forward,
+  // exchange with i+1 (send the activation, receive the gradient: 2 d), backward; in steady
+  // state each exchange finds its neighbour ready, so one micro-batch takes 2 + 4 + 4 x 1 =
+  // 10 ms. Megatron's transfers run beside the compute: 2 + 4 = 6 ms.
+  const auto ds = two_stages(scenario::PipelineEngine::deepspeed, 4, 16);
+  const auto dplan = parallel::lower(ds);
+  exec::PlayOptions exact;
+  exact.steady_skip = false;
+  const auto d = exec::play(dplan, exact);
+  CHECK(forward_start(dplan, d, 1, 9) - forward_start(dplan, d, 1, 8) == Approx(10).epsilon(1e-9));
+  CHECK(forward_start(dplan, d, 2, 9) - forward_start(dplan, d, 2, 8) == Approx(10).epsilon(1e-9));
+  const auto mplan = parallel::lower(two_stages(scenario::PipelineEngine::megatron, 4, 16));
+  const auto m = exec::play(mplan, exact);
+  CHECK(forward_start(mplan, m, 1, 9) - forward_start(mplan, m, 1, 8) == Approx(6).epsilon(1e-9));
+  // Fast play (lower's compress, steady-state skipping) plays the same step.
+  CHECK(exec::play(parallel::lower(ds, {.compress = true})).step_time == d.step_time);
+}
+
+TEST_CASE("with pipeline stages, the deepspeed engine refuses schedules and ZeRO stages DeepSpeed's does not run",
+          "[parallel][pipeline]") {
+  const std::string base =
+      "model: gpt2\ndevice: a100-80gb\ntraining: {micro_batch: 1, global_batch: 8, seq_len: 128}\n";
+  const auto load = [](const std::string& text) {
+    return scenario::load_scenario_tree(YAML::Load(text), "engine.yaml");
+  };
+  CHECK_THROWS_WITH(
+      load(base + "parallel: {pipeline: 2, pipeline_engine: deepspeed, "
+                                      "schedule: gpipe}\n"),
+      Catch::Contains("1F1B"));
+  CHECK_THROWS_WITH(
+      load(base + "parallel: {pipeline: 2, data: 2, zero: 2, "
+                                      "pipeline_engine: deepspeed}\n"),
+      Catch::Contains("ZeRO-2"));
+  CHECK_THROWS_WITH(
+      load(base + "parallel: {pipeline: 2, pipeline_engine: pipedream}\n"),
+      Catch::Contains("deepspeed"));
+  // Without pipeline stages DeepSpeed runs its plain engine: ZeRO-3 is accepted.
+  CHECK(load(base + "parallel: {data: 2, zero: 3, pipeline_engine: deepspeed}\n").parallel.zero == 3);
+}
