@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/core/error.hpp"
+#include "sim/hw/power.hpp"
 
 // Seconds are computed in double and rounded once per formula by core::duration_from_seconds
 // (up, never to zero for real work); latencies and launch overheads are already integer
@@ -80,7 +81,7 @@ bool same_kernel_speed(const hw::DeviceSpec& a, const hw::DeviceSpec& b) {
          a.memory_bandwidth == b.memory_bandwidth && a.matmul_efficiency == b.matmul_efficiency &&
          a.memory_efficiency == b.memory_efficiency && a.kernel_launch == b.kernel_launch &&
          a.matmul_ramp_s == b.matmul_ramp_s && a.host_dispatch == b.host_dispatch &&
-         a.sm_count == b.sm_count;
+         a.sm_count == b.sm_count && a.tdp_w == b.tdp_w && a.power_limit_w == b.power_limit_w;
 }
 
 bool same_link_speed(const hw::LinkSpec& a, const hw::LinkSpec& b) {
@@ -110,8 +111,11 @@ Duration device_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode
   check_fraction(d.memory_efficiency, "memory_efficiency", d);
   if (d.kernel_launch.ns < 0)
     invalid("device '" + d.name + "': kernel_launch must not be negative");
-  // Validate the device even for zero work, so a bad spec fails on its first use.
-  const double rate = compute_rate(d, mode, w.matmul);
+  if (d.tdp_w < 0 || d.power_limit_w < 0)
+    invalid("device '" + d.name + "': tdp and power_limit must not be negative");
+  // Validate the device even for zero work, so a bad spec fails on its first use. A power
+  // limit below the TDP lowers the SM clock and with it every FLOP rate (hw/power.hpp).
+  const double rate = compute_rate(d, mode, w.matmul) * hw::power_clock_fraction(d);
 
   double compute_s = 0;
   if (w.flops > 0) {

@@ -43,6 +43,11 @@ struct DeviceSpec {
   // Streaming multiprocessors, which run one GEMM tile each at a time: the wave quantization
   // of GEMM efficiency by shape (sim/cost/gemm_shape.hpp, docs/gemm.md). 0: not modelled.
   int sm_count = 0;
+  // Board power (W) the data sheet quotes the peaks at (its TDP); 0: not given. With a
+  // power_limit_w below it the SM clock, and every FLOP rate, scales by (limit / tdp)^(1/3)
+  // (power.hpp, docs/devices.md "Power limit"); 0: run at the TDP.
+  double tdp_w = 0;
+  double power_limit_w = 0;
 };
 
 // A link class between devices (intra-node fabric or inter-node network), alpha-beta model:

@@ -7,6 +7,7 @@
 
 #include "models/model_yaml.hpp"
 #include "sim/scenario/fsdp_read.hpp"
+#include "sim/scenario/power_read.hpp"
 #include "sim/scenario/scale_read.hpp"
 #include "sim/scenario/levers_read.hpp"
 #include "sim/scenario/lora_read.hpp"
@@ -160,6 +161,7 @@ hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node,
   if (m.has("matmul_ramp")) d.matmul_ramp_s = core::to_seconds(seconds("matmul_ramp"));
   if (m.has("host_dispatch")) d.host_dispatch = seconds("host_dispatch");
   if (m.has("sm_count")) d.sm_count = static_cast<int>(m.int_in("sm_count", ranges::kSmCount));
+  read_device_power(ctx, m, d);
   m.finish();
   if (d.reserved >= d.memory) {
     // Point at whichever of the two the user wrote (reserved first); else at the device.
