@@ -48,6 +48,9 @@ struct DeviceSpec {
   // (power.hpp, docs/devices.md "Power limit"); 0: run at the TDP.
   double tdp_w = 0;
   double power_limit_w = 0;
+  // Achievable fraction of peak_fp8 for FP8 GEMMs (training.precision fp8), where it was
+  // measured apart from the 16-bit one (docs/devices.md); 0: matmul_efficiency.
+  double fp8_matmul_efficiency = 0;
 };
 
 // A link class between devices (intra-node fabric or inter-node network), alpha-beta model:

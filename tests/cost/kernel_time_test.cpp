@@ -205,3 +205,23 @@ TEST_CASE("a power limit slows compute by the clock it allows and leaves memory-
   // The two specs no longer price kernels alike.
   CHECK_FALSE(cost::same_kernel_speed(d, toy_device()));
 }
+
+TEST_CASE("fp8 GEMMs use the device's FP8 efficiency where it has one", "[cost][roofline]") {
+  auto d = toy_device();
+  d.peak_fp8 = core::FlopRate{200e12};
+  d.fp8_matmul_efficiency = 0.25;
+  const KernelWork w{1e12, Bytes{1'000'000}, true};
+  // 1e12 / (200e12 x 0.25) = 20 ms, not 1e12 / (200e12 x 0.5) = 10 ms.
+  CHECK(cost::kernel_time(w, d, MathMode::fp8).ns == 20'000'000 + 5'000);
+  // 16-bit GEMMs keep matmul_efficiency: 1e12 / (100e12 x 0.5) = 20 ms.
+  CHECK(cost::kernel_time(w, d, MathMode::half).ns == 20'000'000 + 5'000);
+  // Vector work in an fp8 scenario runs on the FP32 units at matmul_efficiency:
+  // 1e10 / (10e12 x 0.5) = 2 ms.
+  CHECK(cost::kernel_time(KernelWork{1e10, Bytes{0}, false}, d, MathMode::fp8).ns ==
+        2'000'000 + 5'000);
+  // Without FP8 tensor cores the 16-bit path and its efficiency apply.
+  d.peak_fp8 = core::FlopRate{0};
+  CHECK(cost::kernel_time(w, d, MathMode::fp8).ns == 20'000'000 + 5'000);
+  d.fp8_matmul_efficiency = 1.5;
+  CHECK_THROWS_AS(cost::kernel_time(w, d, MathMode::fp8), std::invalid_argument);
+}

@@ -74,3 +74,13 @@ TEST_CASE("Hopper and Blackwell matmul efficiencies follow their measured best G
   CHECK(preset("gh200-96gb").matmul_efficiency == Approx(0.77146).epsilon(1e-4));
   CHECK(preset("b200").matmul_efficiency == Approx(0.71438).epsilon(1e-4));
 }
+
+TEST_CASE("FP8 GEMM efficiencies follow the measured FP8 rows", "[hw][power]") {
+  // 0.80 x each part's FP8 best-GEMM fraction / 86.9%: H100 0.709 -> 0.65270, H200 0.734 ->
+  // 0.67572, GH200 0.776 -> 0.71438, B200 0.763 -> 0.70242; the A100 has no FP8 (0: unset).
+  CHECK(preset("h100-80gb").fp8_matmul_efficiency == Approx(0.65270).epsilon(1e-4));
+  CHECK(preset("h200-141gb").fp8_matmul_efficiency == Approx(0.67572).epsilon(1e-4));
+  CHECK(preset("gh200-96gb").fp8_matmul_efficiency == Approx(0.71438).epsilon(1e-4));
+  CHECK(preset("b200").fp8_matmul_efficiency == Approx(0.70242).epsilon(1e-4));
+  CHECK(preset("a100-80gb").fp8_matmul_efficiency == 0);
+}
