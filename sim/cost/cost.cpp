@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/core/error.hpp"
+#include "sim/hw/power.hpp"
 
 // Seconds are computed in double and rounded once per formula by core::duration_from_seconds
 // (up, never to zero for real work); latencies and launch overheads are already integer
@@ -80,7 +81,8 @@ bool same_kernel_speed(const hw::DeviceSpec& a, const hw::DeviceSpec& b) {
          a.memory_bandwidth == b.memory_bandwidth && a.matmul_efficiency == b.matmul_efficiency &&
          a.memory_efficiency == b.memory_efficiency && a.kernel_launch == b.kernel_launch &&
          a.matmul_ramp_s == b.matmul_ramp_s && a.host_dispatch == b.host_dispatch &&
-         a.sm_count == b.sm_count;
+         a.sm_count == b.sm_count && a.tdp_w == b.tdp_w && a.power_limit_w == b.power_limit_w &&
+         a.fp8_matmul_efficiency == b.fp8_matmul_efficiency;
 }
 
 bool same_link_speed(const hw::LinkSpec& a, const hw::LinkSpec& b) {
@@ -108,14 +110,21 @@ Duration device_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode
     invalid("GEMM shape efficiency must be in (0, 1], got " + std::to_string(w.shape_efficiency));
   check_fraction(d.matmul_efficiency, "matmul_efficiency", d);
   check_fraction(d.memory_efficiency, "memory_efficiency", d);
+  if (d.fp8_matmul_efficiency != 0)
+    check_fraction(d.fp8_matmul_efficiency, "fp8_matmul_efficiency", d);
   if (d.kernel_launch.ns < 0)
     invalid("device '" + d.name + "': kernel_launch must not be negative");
-  // Validate the device even for zero work, so a bad spec fails on its first use.
-  const double rate = compute_rate(d, mode, w.matmul);
+  if (d.tdp_w < 0 || d.power_limit_w < 0)
+    invalid("device '" + d.name + "': tdp and power_limit must not be negative");
+  // Validate the device even for zero work, so a bad spec fails on its first use. A power
+  // limit below the TDP lowers the SM clock and with it every FLOP rate (hw/power.hpp).
+  const double rate = compute_rate(d, mode, w.matmul) * hw::power_clock_fraction(d);
 
   double compute_s = 0;
   if (w.flops > 0) {
-    double eff = d.matmul_efficiency;
+    const bool fp8_gemm = w.matmul && mode == MathMode::fp8 && d.peak_fp8.per_s > 0;
+    double eff = fp8_gemm && d.fp8_matmul_efficiency > 0 ? d.fp8_matmul_efficiency
+                                                         : d.matmul_efficiency;
     if (w.matmul) eff *= w.shape_efficiency;
     if (w.matmul && d.matmul_ramp_s > 0) {
       const double per_kernel = w.flops / std::max(1, kernels);

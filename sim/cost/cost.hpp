@@ -28,11 +28,13 @@ struct KernelWork {
   bool operator==(const KernelWork&) const = default;
 };
 
-// Roofline: max(flops / (peak x efficiency(F)), bytes / (bandwidth x memory_efficiency))
+// Roofline: max(flops / (peak x clock x efficiency(F)), bytes / (bandwidth x memory_efficiency))
 // + kernel_launch x kernels, where efficiency(F) = matmul_efficiency x shape_efficiency x
 // F / (F + peak x ramp)
 // for matmul work of F = flops / kernels per kernel (GEMMs of small matrices do not fill the
-// GPU), and matmul_efficiency for vector work. With serial_memory the two terms add.
+// GPU) (fp8 GEMMs on a device with FP8 tensor cores: fp8_matmul_efficiency when set), and
+// matmul_efficiency for vector work; clock = hw::power_clock_fraction(d), the SM
+// clock under the device's power limit (1 without one). With serial_memory the two terms add.
 // Zero work costs only the launch overhead (never 0 when kernels>0).
 // The result is at least host_dispatch x launches (launches = w.launches, or kernels when 0):
 // the host issues kernels no faster than that, and the GPU waits for them.

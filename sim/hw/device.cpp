@@ -81,11 +81,50 @@ void set_sm_counts(std::vector<DeviceSpec>& v) {
       if (d.name == name) d.sm_count = n;
 }
 
+// Board power each data sheet quotes its peaks at (the TDP, or the top of its configurable
+// range), in W, for device.power_limit (power.hpp, docs/devices.md "Power limit"): Tesla V100
+// SXM2 300; A100 SXM4 400; H100 SXM5 and H200 SXM "up to 700"; H100 PCIe 350 (300-350); H100
+// NVL 400 (350-400); HGX B200 1,000 per GPU; L40S 350; RTX A6000 300; A10 (A10G) 150; L4 72;
+// T4 70; RTX 3090 350; RTX 4090 450. GH200 (one module power for CPU and GPU) and the AMD parts
+// (presets are one GCD of a module) have none: power_limit then needs device.tdp.
+void set_tdps(std::vector<DeviceSpec>& v) {
+  const std::pair<const char*, double> tdps[] = {
+      {"v100-16gb", 300}, {"v100-32gb", 300}, {"a100-40gb", 400}, {"a100-80gb", 400},
+      {"h100-80gb", 700}, {"h200-141gb", 700}, {"h100-pcie", 350}, {"h100-nvl", 400},
+      {"b200", 1000},     {"l40s", 350},       {"rtx-a6000", 300}, {"a10g", 150},
+      {"l4", 72},         {"t4", 70},          {"rtx-3090", 350},  {"rtx-4090", 450}};
+  for (auto& d : v)
+    for (const auto& [name, w] : tdps)
+      if (d.name == name) d.tdp_w = w;
+}
+
 // `memory` is the total PyTorch reports (torch.cuda.get_device_properties(0).total_memory, i.e.
 // cudaDeviceProp::totalGlobalMem, the figure deviceQuery prints), from a published printout;
 // `reserved` is what the runtime takes before the first tensor (docs/devices.md, "Reserved").
 constexpr Bytes kRuntimeOlder = mib(768);   // Volta, Turing, Ampere, Ada
 constexpr Bytes kRuntimeLarger = mib(1024);  // Hopper, Blackwell, CDNA
+
+// Matmul efficiency of the parts whose best BF16 GEMM was measured the same way as the A100's
+// (Bekman, ml-engineering, "Maximum Achievable Matmul FLOPS comparison table": the best mean
+// torch.matmul TFLOPS over a search of shapes, as a fraction of the dense peak): A100 SXM 86.9%,
+// H100 SXM 80.3% (H200 "the same"), GH200 83.8%, B200 77.6%. The A100's 0.80 (its large
+// transformer GEMMs, and the vTrain step times) scaled by each part's measured fraction over the
+// A100's: 0.80 x 80.3 / 86.9 = 0.74, 0.80 x 83.8 / 86.9 = 0.77, 0.80 x 77.6 / 86.9 = 0.71.
+constexpr double kA100Matmul = 0.80;
+constexpr double kA100Mamf = 0.869;
+constexpr double kHopperMatmul = kA100Matmul * 0.803 / kA100Mamf;  // 0.739
+constexpr double kGh200Matmul = kA100Matmul * 0.838 / kA100Mamf;   // 0.771
+constexpr double kB200Matmul = kA100Matmul * 0.776 / kA100Mamf;    // 0.714
+
+// FP8 (float8_e4m3fn) GEMMs, from the same table's FP8 rows: H100 SXM 70.9% of 1,979, H200 SXM
+// 73.4%, GH200 77.6%, B200 76.3%, each scaled the same way.
+void set_fp8_efficiencies(std::vector<DeviceSpec>& v) {
+  const std::pair<const char*, double> mamf[] = {
+      {"h100-80gb", 0.709}, {"h200-141gb", 0.734}, {"gh200-96gb", 0.776}, {"b200", 0.763}};
+  for (auto& d : v)
+    for (const auto& [name, f] : mamf)
+      if (d.name == name) d.fp8_matmul_efficiency = kA100Matmul * f / kA100Mamf;
+}
 
 // Data-centre training parts (SXM/OAM modules and the Grace Hopper superchip).
 void add_datacenter_devices(std::vector<DeviceSpec>& v) {
@@ -99,30 +138,30 @@ void add_datacenter_devices(std::vector<DeviceSpec>& v) {
                "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOPS FP32, 125 TFLOPS FP16 tensor, "
                "900 GB/s HBM2; no TF32/BF16; totalGlobalMem 32510 MiB"});
   v.push_back({"a100-40gb", "NVIDIA A100 40GB SXM4", Bytes{42298834944}, tflops(19.5),
-               tflops(156), tflops(312), gb_per_s(1555), kRuntimeOlder, 0.80, 0.85, us(4),
+               tflops(156), tflops(312), gb_per_s(1555), kRuntimeOlder, kA100Matmul, 0.85, us(4),
                "NVIDIA A100 datasheet (SXM4 40GB): 19.5 TFLOPS FP32, 156 TFLOPS TF32, "
                "312 TFLOPS BF16/FP16 dense, 1,555 GB/s HBM2; totalGlobalMem 40339 MiB"});
   v.push_back({"a100-80gb", "NVIDIA A100 80GB SXM4", Bytes{84987740160}, tflops(19.5),
-               tflops(156), tflops(312), gb_per_s(2039), kRuntimeOlder, 0.80, 0.85, us(4),
+               tflops(156), tflops(312), gb_per_s(2039), kRuntimeOlder, kA100Matmul, 0.85, us(4),
                "NVIDIA A100 datasheet (SXM4 80GB): 19.5 TFLOPS FP32, 156 TFLOPS TF32, "
                "312 TFLOPS BF16/FP16 dense, 2,039 GB/s HBM2e; totalGlobalMem 81051 MiB"});
   v.push_back({"h100-80gb", "NVIDIA H100 80GB SXM5", Bytes{85045477376}, tflops(66.9),
-               tflops(494.7), tflops(989.4), gb_per_s(3350), kRuntimeLarger, 0.70, 0.90, us(4),
+               tflops(494.7), tflops(989.4), gb_per_s(3350), kRuntimeLarger, kHopperMatmul, 0.90, us(4),
                "NVIDIA H100 datasheet/whitepaper (SXM5): 67 (66.9) TFLOPS FP32, 989 TF32 and "
                "1,979 BF16 TFLOPS with sparsity = 494.7 / 989.4 dense, 3.35 TB/s HBM3; "
                "totalGlobalMem 81106 MiB"});
   v.push_back({"h200-141gb", "NVIDIA H200 141GB SXM", mib(143156), tflops(66.9), tflops(494.7),
-               tflops(989.4), gb_per_s(4800), kRuntimeLarger, 0.70, 0.90, us(4),
+               tflops(989.4), gb_per_s(4800), kRuntimeLarger, kHopperMatmul, 0.90, us(4),
                "NVIDIA H200 datasheet (SXM): same GH100 compute as H100 SXM (494.7 TF32 / "
                "989.4 BF16 TFLOPS dense), 141 GB HBM3e at 4.8 TB/s; total_memory 143156 MiB"});
   v.push_back({"gh200-96gb", "NVIDIA GH200 Grace Hopper (H100 96GB HBM3)", mib(97280),
-               tflops(67), tflops(494.5), tflops(989.5), gb_per_s(4000), kRuntimeLarger, 0.70,
+               tflops(67), tflops(494.5), tflops(989.5), gb_per_s(4000), kRuntimeLarger, kGh200Matmul,
                0.90, us(4),
                "NVIDIA GH200 Grace Hopper Superchip datasheet: 67 TFLOPS FP32, 989 TF32 and "
                "1,979 BF16 TFLOPS with sparsity = 494.5 / 989.5 dense, 96 GB HBM3 at 4 TB/s; "
                "totalGlobalMem 97280 MiB"});
   v.push_back({"b200", "NVIDIA B200 SXM 180GB", mib(182642), tflops(75), tflops(1125),
-               tflops(2250), gb_per_s(8000), kRuntimeLarger, 0.70, 0.90, us(4),
+               tflops(2250), gb_per_s(8000), kRuntimeLarger, kB200Matmul, 0.90, us(4),
                "NVIDIA HGX B200 specifications per GPU (8-GPU board / 8): 75 TFLOPS FP32, 2.25 "
                "PFLOPS TF32 and 4.5 PFLOPS FP16/BF16 with sparsity = 1,125 / 2,250 dense, 180 GB "
                "HBM3e at 8 TB/s; total_memory 182642 MiB"});
@@ -192,6 +231,8 @@ std::vector<DeviceSpec> make_devices() {
   add_pcie_devices(v);
   set_fp8_peaks(v);
   set_sm_counts(v);
+  set_tdps(v);
+  set_fp8_efficiencies(v);
   return v;
 }
 

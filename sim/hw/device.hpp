@@ -43,6 +43,14 @@ struct DeviceSpec {
   // Streaming multiprocessors, which run one GEMM tile each at a time: the wave quantization
   // of GEMM efficiency by shape (sim/cost/gemm_shape.hpp, docs/gemm.md). 0: not modelled.
   int sm_count = 0;
+  // Board power (W) the data sheet quotes the peaks at (its TDP); 0: not given. With a
+  // power_limit_w below it the SM clock, and every FLOP rate, scales by (limit / tdp)^(1/3)
+  // (power.hpp, docs/devices.md "Power limit"); 0: run at the TDP.
+  double tdp_w = 0;
+  double power_limit_w = 0;
+  // Achievable fraction of peak_fp8 for FP8 GEMMs (training.precision fp8), where it was
+  // measured apart from the 16-bit one (docs/devices.md); 0: matmul_efficiency.
+  double fp8_matmul_efficiency = 0;
 };
 
 // A link class between devices (intra-node fabric or inter-node network), alpha-beta model:

@@ -7,6 +7,7 @@
 
 #include "models/model_yaml.hpp"
 #include "sim/scenario/fsdp_read.hpp"
+#include "sim/scenario/power_read.hpp"
 #include "sim/scenario/scale_read.hpp"
 #include "sim/scenario/levers_read.hpp"
 #include "sim/scenario/lora_read.hpp"
@@ -160,10 +161,12 @@ hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node,
   d.reserved = m.bytes_or("reserved", d.reserved);
   d.matmul_efficiency = fraction("matmul_efficiency", d.matmul_efficiency);
   d.memory_efficiency = fraction("memory_efficiency", d.memory_efficiency);
+  d.fp8_matmul_efficiency = fraction("fp8_matmul_efficiency", d.fp8_matmul_efficiency);
   if (m.has("kernel_launch")) d.kernel_launch = seconds("kernel_launch");
   if (m.has("matmul_ramp")) d.matmul_ramp_s = core::to_seconds(seconds("matmul_ramp"));
   if (m.has("host_dispatch")) d.host_dispatch = seconds("host_dispatch");
   if (m.has("sm_count")) d.sm_count = static_cast<int>(m.int_in("sm_count", ranges::kSmCount));
+  read_device_power(ctx, m, d);
   m.finish();
   if (d.reserved >= d.memory) {
     // Point at whichever of the two the user wrote (reserved first); else at the device.

@@ -187,3 +187,41 @@ TEST_CASE("the host's launch rate bounds an op whose kernels are shorter than th
   w.launches = -1;
   CHECK_THROWS_AS(cost::kernel_time(w, d, MathMode::half, 2), std::invalid_argument);
 }
+
+TEST_CASE("a power limit slows compute by the clock it allows and leaves memory-bound work alone",
+          "[cost][roofline][power]") {
+  auto d = toy_device();
+  d.tdp_w = 800;
+  d.power_limit_w = 100;  // clock (100 / 800)^(1/3) = 0.5
+  // Compute-bound: 1e12 / (100e12 x 0.5 clock x 0.5) = 40 ms, twice the uncapped 20 ms.
+  const KernelWork gemm{1e12, Bytes{1'000'000}, true};
+  CHECK(cost::kernel_time(gemm, d, MathMode::half).ns == 40'000'000 + 5'000);
+  // Vector work on the FP32 units slows the same way: 1e10 / (10e12 x 0.5 x 0.5) = 4 ms.
+  const KernelWork vec{1e10, Bytes{0}, false};
+  CHECK(cost::kernel_time(vec, d, MathMode::half).ns == 4'000'000 + 5'000);
+  // Memory-bound: 1e9 B / (1e12 x 0.5) = 2 ms whatever the clock (its 1e6 FLOP take 0.4 us).
+  const KernelWork copy{1e6, Bytes{1'000'000'000}, false};
+  CHECK(cost::kernel_time(copy, d, MathMode::half).ns == 2'000'000 + 5'000);
+  // The two specs no longer price kernels alike.
+  CHECK_FALSE(cost::same_kernel_speed(d, toy_device()));
+}
+
+TEST_CASE("fp8 GEMMs use the device's FP8 efficiency where it has one", "[cost][roofline]") {
+  auto d = toy_device();
+  d.peak_fp8 = core::FlopRate{200e12};
+  d.fp8_matmul_efficiency = 0.25;
+  const KernelWork w{1e12, Bytes{1'000'000}, true};
+  // 1e12 / (200e12 x 0.25) = 20 ms, not 1e12 / (200e12 x 0.5) = 10 ms.
+  CHECK(cost::kernel_time(w, d, MathMode::fp8).ns == 20'000'000 + 5'000);
+  // 16-bit GEMMs keep matmul_efficiency: 1e12 / (100e12 x 0.5) = 20 ms.
+  CHECK(cost::kernel_time(w, d, MathMode::half).ns == 20'000'000 + 5'000);
+  // Vector work in an fp8 scenario runs on the FP32 units at matmul_efficiency:
+  // 1e10 / (10e12 x 0.5) = 2 ms.
+  CHECK(cost::kernel_time(KernelWork{1e10, Bytes{0}, false}, d, MathMode::fp8).ns ==
+        2'000'000 + 5'000);
+  // Without FP8 tensor cores the 16-bit path and its efficiency apply.
+  d.peak_fp8 = core::FlopRate{0};
+  CHECK(cost::kernel_time(w, d, MathMode::fp8).ns == 20'000'000 + 5'000);
+  d.fp8_matmul_efficiency = 1.5;
+  CHECK_THROWS_AS(cost::kernel_time(w, d, MathMode::fp8), std::invalid_argument);
+}
