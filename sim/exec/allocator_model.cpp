@@ -23,9 +23,6 @@ std::vector<parallel::MemEffect> AllocatorModel::state_buffers(const parallel::P
   for (std::size_t c = 0; c < hw::kMemCategories; ++c) {
     const auto cat = static_cast<hw::MemCategory>(c);
     if (cat == hw::MemCategory::reserved || P.persistent[cat].value == 0) continue;
-    // Lazy states: the load's first step creates them (Program::lazy_states).
-    if (P.lazy_states && (cat == hw::MemCategory::gradients || cat == hw::MemCategory::optimizer_states))
-      continue;
     out.push_back({cat, P.persistent[cat], parallel::TensorKind::none, static_cast<std::int32_t>(c), false});
   }
   return out;
@@ -57,8 +54,8 @@ bool AllocatorModel::release(const parallel::MemEffect& e, std::int32_t microbat
 
 void AllocatorModel::play_load(const parallel::Program& P) {
   for (const auto& l : P.load) {
-    if (l.alloc) allocate(l.effect, l.microbatch);
-    else TRAINSIM_CHECK(release(l.effect, l.microbatch), "the model's load frees a tensor it does not hold");
+    if (l.alloc) allocate(l.effect, -1);
+    else TRAINSIM_CHECK(release(l.effect, -1), "the model's load frees a tensor it does not hold");
   }
   end_load();
 }

@@ -511,8 +511,8 @@ void Player::model_allocator() {
           allocator_book(run, e, -1, AllocatorReplay::kBeforeStep, 0, 0);
         if (!P.load.empty()) {
           for (const auto& l : P.load) {
-            if (l.alloc) allocator_book(run, l.effect, l.microbatch, AllocatorReplay::kBeforeStep, 0, 0);
-            else TRAINSIM_CHECK(run.model.release(l.effect, l.microbatch), "the model's load frees a tensor it does not hold");
+            if (l.alloc) allocator_book(run, l.effect, -1, AllocatorReplay::kBeforeStep, 0, 0);
+            else TRAINSIM_CHECK(run.model.release(l.effect, -1), "the model's load frees a tensor it does not hold");
           }
           run.model.end_load();
           run.peak = run.model.total();

@@ -13,11 +13,9 @@ std::uint64_t Player::family(std::size_t program) const {
   for (std::size_t c = 0; c < hw::kMemCategories; ++c)
     if (static_cast<hw::MemCategory>(c) != hw::MemCategory::reserved)
       h = mix(h, static_cast<std::uint64_t>(P.persistent.bytes[c].value));
-  h = mix(h, P.lazy_states);
   for (const auto& l : P.load)
-    h = mix(mix(mix(h, static_cast<std::uint64_t>(l.effect.bytes.value)),
-                (static_cast<std::uint64_t>(l.effect.layer - P.first_layer) << 1) | (l.alloc ? 1 : 0)),
-            (static_cast<std::uint64_t>(l.effect.tensor) << 32) | static_cast<std::uint32_t>(l.microbatch + 1));
+    h = mix(mix(h, static_cast<std::uint64_t>(l.effect.bytes.value)),
+            (static_cast<std::uint64_t>(l.effect.layer - P.first_layer) << 1) | (l.alloc ? 1 : 0));
   return h;
 }
 

@@ -25,7 +25,6 @@ std::span<const PassEntry> lowering_passes() {
       optimizer_pass(), model_states_pass(), zero3_pass(),    fsdp_pass(),
       data_pass(),
       devices_pass(),   jitter_pass(),      load_pass(),
-      lazy_states_pass(),
   };
   return passes;
 }

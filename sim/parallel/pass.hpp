@@ -229,7 +229,6 @@ PassEntry data_pass();
 PassEntry context_pass();
 PassEntry devices_pass();
 PassEntry load_pass();
-PassEntry lazy_states_pass();
 
 // The list, in the order passes act at each point of the stage walk.
 std::span<const PassEntry> lowering_passes();

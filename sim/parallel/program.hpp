@@ -82,7 +82,6 @@ enum class TensorKind : std::uint8_t {
   optimizer_temp,  // the optimizer step's transient buffers (foreach AdamW's sqrt(v), Adafactor's)
   load_temp,     // a transient of loading the model before the step (Program::load)
   softmax_temp,    // the unfused attention softmax's fp32 buffers within one op (pass_softmax.cpp)
-  optimizer_state,  // a parameter tensor's optimizer states, created by the first step (lazy states)
 };
 
 struct MemEffect {
@@ -193,18 +192,12 @@ struct Program {
   // Loading the model before the step, after the model states (pass_load.cpp): allocations
   // (`alloc`) and frees in order. The allocator model plays them and keeps the segments they
   // leave cached; the step's peaks start after them.
-  // `microbatch` names a per-micro-batch tensor's micro-batch, as the step's ops do (-1: none).
   struct LoadEffect {
     MemEffect effect;
     bool alloc = true;
-    std::int32_t microbatch = -1;
     bool operator==(const LoadEffect&) const = default;
   };
   std::vector<LoadEffect> load;
-  // training.lazy_states (pass_lazy_states.cpp): the gradients and optimizer states of
-  // `persistent` are not booked before the load as flat buffers; the load's first step creates
-  // them tensor by tensor and keeps them.
-  bool lazy_states = false;
   std::int32_t first_layer = 0, last_layer = 0;  // [first, last] in Model::order (chunk 0)
 
   // Ops held, with the macro templates' (what limits.max_ops bounds).

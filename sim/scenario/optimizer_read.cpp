@@ -1,5 +1,5 @@
-// training.optimizer, optimizer_impl, zero_grad, lazy_states and optimizer_in_backward, and what
-// they need of the layout.
+// training.optimizer, optimizer_impl, zero_grad and optimizer_in_backward, and what they need
+// of the layout.
 #include <algorithm>
 
 #include "sim/scenario/validate.hpp"
@@ -21,7 +21,6 @@ void read_optimizer(MapReader& m, TrainingSpec& t) {
   t.zero_grad = m.choice("zero_grad", {"set_to_none", "zeros"}, "set_to_none") == "zeros"
                     ? ZeroGrad::zeros
                     : ZeroGrad::set_to_none;
-  t.lazy_states = m.bool_or("lazy_states", false);
 }
 
 namespace {
@@ -62,30 +61,6 @@ void validate_zero_grad(const YamlContext& ctx, const Scenario& s, const LayoutN
                       "cpu moves them to the host each micro-batch (use set_to_none)");
 }
 
-// lazy_states plays the first step of one device whose gradients and states are PyTorch
-// tensors of their own in the caching allocator; the layouts whose states a framework flattens,
-// shards, pages or moves to the host keep them as buffers booked before the step.
-void validate_lazy_states(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
-  const TrainingSpec& t = s.training;
-  if (!t.lazy_states) return;
-  const YAML::Node at = child_or(n.training, "lazy_states");
-  const char* key = "training.lazy_states";
-  const auto& p = s.parallel;
-  if (p.pipeline > 1 || p.zero >= 1 || p.fsdp.enabled)
-    ctx.fail(at, key, "lazy_states is modelled for one pipeline stage with unsharded states "
-                      "(parallel.pipeline 1, zero 0, no fsdp): ZeRO and FSDP allocate flat "
-                      "buffers before the first step");
-  if (t.offload.optimizer_on_cpu() || paged(t.optimizer))
-    ctx.fail(at, key, "lazy_states is about states in the caching allocator: offloaded or paged "
-                      "optimizer states live outside it (leave lazy_states out)");
-  if (t.optimizer_in_backward)
-    ctx.fail(at, key, "lazy_states with optimizer_in_backward is not modelled (each state is "
-                      "created in its gradient's hook): leave lazy_states out");
-  if (!t.caching_allocator)
-    ctx.fail(at, key, "lazy_states changes only what the caching allocator keeps reserved: it "
-                      "needs training.allocator: caching");
-}
-
 }  // namespace
 
 void validate_optimizer(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
@@ -93,7 +68,6 @@ void validate_optimizer(const YamlContext& ctx, const Scenario& s, const LayoutN
   const auto& t = s.training;
   validate_impl(ctx, t, n);
   validate_zero_grad(ctx, s, n);
-  validate_lazy_states(ctx, s, n);
   if (per_tensor_states(t.optimizer) || paged(t.optimizer)) {
     // bitsandbytes and Adafactor keep their states per parameter tensor, which ZeRO's and
     // FSDP's flattened shards and DeepSpeed's CPU Adam do not keep.

@@ -74,11 +74,6 @@ struct TrainingSpec {
   // training.optimizer_impl; absent: default_optimizer_impl (effective_optimizer_impl()).
   std::optional<OptimizerImpl> optimizer_impl;
   ZeroGrad zero_grad = ZeroGrad::set_to_none;  // training.zero_grad
-  // training.lazy_states: gradients and optimizer states are created by the first step (eager
-  // PyTorch: autograd makes each .grad at its first backward, the optimizer each state at its
-  // first step()), not booked before it as flat buffers; the allocator model plays that first
-  // step before the simulated one (sim/parallel/pass_lazy_states.cpp).
-  bool lazy_states = false;
   OptimizerImpl effective_optimizer_impl() const {
     return optimizer_impl ? *optimizer_impl : default_optimizer_impl(precision, optimizer);
   }
