@@ -4,6 +4,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/parallel/eager_modules.hpp"
+#include "sim/parallel/softmax_input.hpp"
 #include "sim/parallel/pass.hpp"
 #include "sim/parallel/work_estimate.hpp"
 
@@ -67,6 +68,7 @@ void prepare_layers(LowerContext& L) {
   L.shards = shard_layers(m, L.tensor, s.parallel.sequence_parallel && L.tensor > 1,
                           s.parallel.expert);
   apply_modules(s, L.tensor, s.parallel.sequence_parallel && L.tensor > 1, L.shards);
+  apply_softmax_input(s, L.tensor, L.shards);
   apply_training(s, L.tensor, L.shards);
   const int G = L.chunk_count();
   L.chunks = partition_layers(m, L.shards, G, s.parallel.split_points);

@@ -18,6 +18,7 @@ void read_levers(MapReader& m, TrainingSpec& t) {
   t.activation_offload = m.bool_or("activation_offload", false);
   t.compile = m.bool_or("compile", false);
   t.eager_modules = m.choice("modules", {"fused", "eager"}, "fused") == "eager";
+  t.softmax_saves_input = m.bool_or("softmax_saves_input", false);
 }
 
 std::int64_t effective_loss_chunks(const TrainingSpec& t) {
@@ -28,6 +29,12 @@ std::int64_t effective_loss_chunks(const TrainingSpec& t) {
 }
 
 void validate_levers(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
+  // softmax_saves_input is about the standard attention's [a, s, s] scores; flash attention
+  // keeps none.
+  if (s.training.softmax_saves_input && s.training.flash_attention)
+    ctx.fail(child_or(n.training, "softmax_saves_input"), "training.softmax_saves_input",
+             "softmax_saves_input keeps the standard attention's scores, which training.attention: "
+             "flash never materializes: use attention: standard or drop softmax_saves_input");
   // torch.compile is modelled for PyTorch's cross-entropy (sim/parallel/pass_loss.cpp); the
   // Megatron-LM fused loss in effect without loss_chunks under fp16 / bf16 / fp8 is not compiled.
   if (s.training.compile && effective_loss_chunks(s.training) == 0)

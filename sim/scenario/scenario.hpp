@@ -83,6 +83,10 @@ struct TrainingSpec {
   // training.optimizer_impl; absent: default_optimizer_impl (effective_optimizer_impl()).
   std::optional<OptimizerImpl> optimizer_impl;
   ZeroGrad zero_grad = ZeroGrad::set_to_none;  // training.zero_grad
+  // training.softmax_saves_input: the standard attention's softmax keeps its input, the
+  // [a, s, s] scores, for backward beside its output, as PyTorch's autograd did before 1.11
+  // (`_softmax_backward_data(grad, result, dim, self)`; sim/parallel/softmax_input.cpp).
+  bool softmax_saves_input = false;
   OptimizerImpl effective_optimizer_impl() const {
     return optimizer_impl ? *optimizer_impl : default_optimizer_impl(precision, optimizer);
   }
