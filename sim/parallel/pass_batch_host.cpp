@@ -32,8 +32,13 @@ namespace trainsim::parallel {
 
 namespace {
 
-constexpr std::string_view kKeys[] = {"model", "training.precision", "training.global_batch",
-                                      "training.gradient_accumulation", "parallel.pipeline"};
+constexpr std::string_view kKeys[] = {"model",
+                                      "training.precision",
+                                      "training.micro_batch",
+                                      "training.global_batch",
+                                      "training.gradient_accumulation",
+                                      "parallel.data",
+                                      "parallel.pipeline"};
 
 class BatchHostPass final : public LoweringPass {
  public:
