@@ -24,6 +24,7 @@ kinds::AttentionSpec attention_spec(const TransformerConfig& c, std::int64_t tok
                          c.head_dim,
                          c.out_bias.value_or(c.bias),
                          c.qk_norm};
+  a.causal = c.causal;
   return a;
 }
 // The MLP of block `block`: mixture of experts unless the model is dense or the block is one
@@ -232,6 +233,7 @@ Model build_vit(const VitConfig& v, const BuildOptions& opts) {
   blocks.heads = v.heads;
   blocks.ffn = v.ffn;
   blocks.dropout = false;
+  blocks.causal = false;  // every patch attends to every patch
   x = detail::add_blocks(m, x, blocks, tokens, opts);
   x = add_after(m, kinds::layernorm("ln_f", {tokens, h, true}, dt), {x});
   x = add_after(m, kinds::linear("head", {1, h, v.classes, true}, dt), {x});

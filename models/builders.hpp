@@ -63,6 +63,7 @@ struct TransformerConfig {
   bool expert_bias = false;            // the router's per-expert score bias (DeepSeek-V3)
   std::vector<bool> dense_blocks;      // blocks whose MLP is dense (ffn) despite experts > 1
   bool qk_norm = false;                // RMSNorm over the whole Q and K projections (OLMoE)
+  bool causal = true;  // causal self-attention (decoder); false: bidirectional (BERT, ViT)
   std::optional<kinds::MlaSpec> mla;   // multi-head latent attention (tokens, hidden, heads,
                                        // flash are filled in from the model and options)
 };

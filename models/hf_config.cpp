@@ -350,6 +350,7 @@ TransformerConfig hf_transformer_config(const YAML::Node& root, const std::strin
     c.token_types = j.positive_or("type_vocab_size", 2);
     c.layout = BlockLayout::post_norm;
     c.pooler = true;
+    c.causal = false;
     c.tied_embeddings = j.boolean_or("tie_word_embeddings", true);
     c.dropout =
         j.any_dropout({{"hidden_dropout_prob", 0.1}, {"attention_probs_dropout_prob", 0.1}});

@@ -69,6 +69,7 @@ struct AttentionSpec {
   // Autocast: softmax runs in fp32 and keeps its fp32 output; attn x V keeps its 16-bit cast.
   bool softmax_fp32 = false;
   std::int64_t gemm_input_bytes = 0;  // kept QKV and projection inputs; 0: the dtype's (fp8: 1)
+  bool causal = false;  // each query attends to the keys at or before it (decoder LM)
 };
 Layer attention(std::string name, const AttentionSpec& spec, DType dtype);
 

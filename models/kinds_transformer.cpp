@@ -207,6 +207,7 @@ Layer attention(std::string name, const AttentionSpec& spec, DType dtype) {
   l.heads = a;
   l.kv_heads = kv;
   l.kv_width = hk;
+  l.causal = spec.causal;
   return l;
 }
 

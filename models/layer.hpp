@@ -116,6 +116,7 @@ struct Layer {
   std::int64_t heads = 0;
   std::int64_t kv_heads = 0;
   std::int64_t kv_width = 0;  // attention: K (= V) width, kv_heads x head_dim (context parallelism)
+  bool causal = false;        // attention: causal mask (decoder LM; Megatron's upper-triangular softmax)
   std::int64_t vocab = 0;
 
   // Mixture of experts (0 for dense layers): `experts` routed experts, `top_k` per token.

@@ -40,6 +40,7 @@ TransformerConfig bert(std::string name, int layers, std::int64_t hidden, std::i
   c.layout = BlockLayout::post_norm;
   c.token_types = 2;
   c.pooler = true;
+  c.causal = false;
   return c;
 }
 

@@ -15,6 +15,10 @@ bool fused_softmax_available(std::int64_t attn_batches, std::int64_t sq, std::in
   return attn_batches % per_block == 0;
 }
 
+std::int64_t causal_unread_bytes(std::int64_t matrices, std::int64_t s, std::int64_t e) {
+  return matrices * e * (s * (s - 1) / 2);
+}
+
 std::int64_t fallback_saved_per_element(std::int64_t core_per_element) {
   constexpr std::int64_t e = 2;  // the fused kernel's 16-bit output
   if (core_per_element == e) return SoftmaxFallback::probs_fp32;

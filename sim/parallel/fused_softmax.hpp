@@ -45,6 +45,20 @@ struct SoftmaxFallback {
   static constexpr std::int64_t backward_temp = 8;    // transient bytes per score element
 };
 
+// Megatron's causal kernel (ScaledUpperTriangMaskedSoftmax, megatron/model/fused_softmax.py, for
+// AttnMaskType.causal with sq == sk: GPT's self-attention) reads only the lower triangle
+// (megatron/fused_kernels/scaled_upper_triang_masked_softmax.h: row i of a score matrix loads
+// its first i + 1 elements, `local_seq = blockIdx.x + 1`, and writes the whole row, zeros above
+// the diagonal). Of a matrix's s^2 elements it reads s(s+1)/2, so each e-byte tensor it reads
+// costs e x s(s-1)/2 bytes fewer than a full read:
+//   forward  reads the scores, writes the probabilities: e(s+1)/(2s) + e per element
+//            (3 bytes at e = 2 and large s, for the bidirectional kernel's 2 + 2 = 4)
+//   backward reads the incoming gradient and the saved probabilities, writes the input
+//            gradient: 2 x e(s+1)/(2s) + e (about 4 bytes at e = 2, for 2 + 2 + 2 = 6)
+// The bytes `matrices` s x s score matrices of e-byte elements are not read, forward; the
+// backward skips twice as many (two tensors read).
+std::int64_t causal_unread_bytes(std::int64_t matrices, std::int64_t s, std::int64_t e);
+
 // Saved bytes per score element the fallback adds to a 16-bit attention core that keeps
 // `core_per_element` bytes per score element with the fused kernel: 2 (probabilities only),
 // 5 (with dropout: 2 + 1-byte mask + 2-byte output); an fp32 softmax already kept (autocast's

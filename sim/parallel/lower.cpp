@@ -20,7 +20,7 @@ std::span<const PassEntry> lowering_passes() {
   // FSDP to fsdp (PassEntry::owner): lower() builds one side.
   static const PassEntry passes[] = {
       compute_pass(),   loss_pass(),         tensor_pass(),    gemm_pass(),
-      softmax_pass(),   expert_pass(),
+      softmax_pass(),   batch_host_pass(),   expert_pass(),
       activation_offload_pass(),             recompute_pass(), pipeline_pass(),
       context_pass(),   offload_pass(),
       optimizer_pass(), model_states_pass(), zero3_pass(),    fsdp_pass(),

@@ -224,6 +224,7 @@ PassEntry activation_offload_pass();
 PassEntry tensor_pass();
 PassEntry gemm_pass();
 PassEntry softmax_pass();
+PassEntry batch_host_pass();
 PassEntry expert_pass();
 PassEntry recompute_pass();
 PassEntry pipeline_pass();

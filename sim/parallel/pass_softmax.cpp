@@ -4,8 +4,12 @@
 // for the fused kernel's one, in fp32. The pass adds those launches and bytes to every compute
 // op of whole layers (forward, backward, a recomputation's replayed forwards) whose attention
 // layers take the fallback; the fallback's fp32 probabilities to the layer's saved tensors; its
-// fp32 scores and gradients as transients of the layer's forward and backward. Flash attention, fp32 training and context parallelism (whose
-// attention runs in other kernels) are left as they are.
+// fp32 scores and gradients as transients of the layer's forward and backward. A causal layer
+// the fused kernel serves runs Megatron's upper-triangular kernel, which reads only the lower
+// triangle of the scores (causal_unread_bytes): the pass takes the unread bytes off its compute
+// ops. The eager fallback reads every element (masked_fill_ and softmax see the whole matrix),
+// so a causal layer on the fallback pays the full bytes. Flash attention, fp32 training and
+// context parallelism (whose attention runs in other kernels) are left as they are.
 #include "sim/parallel/fused_softmax.hpp"
 #include "sim/parallel/pass.hpp"
 
@@ -41,18 +45,36 @@ bool megatron_softmax(const LowerContext& L) {
          (t.precision == scenario::Precision::fp16 || t.precision == scenario::Precision::bf16);
 }
 
+// The bytes a causal layer's fused kernel does not read in one micro-batch's forward on one of
+// `tensor` ranks, or 0 (not causal, or not attention).
+std::int64_t causal_unread(const models::Layer& l, std::int64_t tensor, std::int64_t samples,
+                           std::int64_t e) {
+  if (!l.causal || l.kind != models::LayerKind::attention || l.heads <= 0 ||
+      l.attention_core_flops <= 0)
+    return 0;
+  const std::int64_t s = l.linears[static_cast<std::size_t>(models::LinearRole::q)].tokens;
+  if (s <= 0) return 0;
+  return causal_unread_bytes(samples * ((l.heads + tensor - 1) / tensor), s, e);
+}
+
 class SoftmaxPass final : public LoweringPass {
  public:
   // The fallback's score elements per layer, and its fp32 probabilities in each layer's saved
-  // tensors (the attention core: selective recomputation re-creates them, full drops them).
+  // tensors (the attention core: selective recomputation re-creates them, full drops them); or,
+  // where the fused kernel serves a causal layer, the bytes it does not read.
   void prepare(LowerContext& L) override {
     elements_.assign(L.m.order.size(), 0);
+    unread_.assign(L.m.order.size(), 0);
     if (!megatron_softmax(L)) return;
+    const std::int64_t e = models::dtype_bytes(scenario::activation_dtype(L.s.training.precision));
     for (std::size_t i = 0; i < elements_.size(); ++i) {
       if (!L.shards[i].matmul) continue;
       const models::Layer& l = L.m.graph[L.m.order[i]];
       elements_[i] = fallback_elements(l, L.tensor, L.mb_samples);
-      if (elements_[i] == 0) continue;
+      if (elements_[i] == 0) {
+        unread_[i] = causal_unread(l, L.tensor, L.mb_samples, e);
+        continue;
+      }
       const std::int64_t s = l.linears[static_cast<std::size_t>(models::LinearRole::q)].tokens;
       const std::int64_t core = l.saved_attention_core.value / (l.heads * s * s);
       const core::Bytes extra{elements_[i] / L.mb_samples * fallback_saved_per_element(core)};
@@ -79,6 +101,9 @@ class SoftmaxPass final : public LoweringPass {
     const bool backward = op.kind == OpKind::backward;
     Op& o = c.P.ops[op.index];
     for (std::int32_t i = op.first; i <= op.last; ++i) {
+      const std::int64_t unread = unread_[static_cast<std::size_t>(i)];
+      if (unread > 0 && (!backward || c.L.shards[i].grad_out))
+        o.work.bytes -= core::Bytes{backward ? 2 * unread : unread};
       const std::int64_t e = elements_[static_cast<std::size_t>(i)];
       if (e == 0) continue;
       if (o.work.launches == 0) o.work.launches = o.kernels;
@@ -91,6 +116,7 @@ class SoftmaxPass final : public LoweringPass {
 
  private:
   std::vector<std::int64_t> elements_;
+  std::vector<std::int64_t> unread_;  // per layer: causal_unread, forward
 };
 
 }  // namespace
