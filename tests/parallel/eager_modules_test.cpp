@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/fixtures.hpp"
+#include "../support/plan_bytes.hpp"
 #include "models/presets.hpp"
 #include "sim/parallel/eager_modules.hpp"
 #include "sim/parallel/lower.hpp"
@@ -37,24 +38,6 @@ scenario::Scenario llama(const char* preset, bool eager, bool compile,
   t.flash_attention = true;
   return make_scenario(models::build_preset(*models::find_preset(preset), o),
                        ideal_device(1LL << 40), t);
-}
-
-// The saved bytes every layer's forward books, summed over the plan.
-std::int64_t saved_total(const scenario::Scenario& s) {
-  const auto plan = parallel::lower(s);
-  std::int64_t sum = 0;
-  const auto& P = plan.programs.at(0);
-  for (const auto& op : P.ops)
-    for (auto k = op.alloc_begin; k < op.alloc_end; ++k)
-      if (P.effects[k].tensor == parallel::TensorKind::saved) sum += P.effects[k].bytes.value;
-  return sum;
-}
-
-const models::Layer& layer_named(const scenario::Scenario& s, const std::string& name) {
-  for (const auto v : s.model.order)
-    if (s.model.graph[v].name == name) return s.model.graph[v];
-  FAIL("no layer " << name);
-  throw;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/fixtures.hpp"
+#include "../support/plan_bytes.hpp"
 #include "models/presets.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/parallel/softmax_input.hpp"
@@ -31,24 +32,6 @@ scenario::Scenario bert(Precision p, bool saves_input, bool flash = false, std::
   t.softmax_saves_input = saves_input;
   return make_scenario(models::build_preset(*models::find_preset("bert-large"), o),
                        ideal_device(1LL << 40), t);
-}
-
-const models::Layer& layer_named(const scenario::Scenario& s, const std::string& name) {
-  for (const auto v : s.model.order)
-    if (s.model.graph[v].name == name) return s.model.graph[v];
-  FAIL("no layer " << name);
-  throw;
-}
-
-// The saved bytes every layer's forward books, summed over the plan.
-std::int64_t saved_total(const scenario::Scenario& s) {
-  const auto plan = parallel::lower(s);
-  std::int64_t sum = 0;
-  const auto& P = plan.programs.at(0);
-  for (const auto& op : P.ops)
-    for (auto k = op.alloc_begin; k < op.alloc_end; ++k)
-      if (P.effects[k].tensor == parallel::TensorKind::saved) sum += P.effects[k].bytes.value;
-  return sum;
 }
 
 }  // namespace
