@@ -164,6 +164,24 @@ Duration parse_duration(std::string_view text) {
   return duration_from_seconds(seconds);
 }
 
+Power parse_power(std::string_view text) {
+  constexpr const char* kExpected = "a power (a number of watts, or e.g. 500W, 0.5kW)";
+  std::string s(text);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  if (!s.empty() && (std::isdigit(static_cast<unsigned char>(s.back())) || s.back() == '.'))
+    s += "W";
+  auto [v, unit] = split_number(s, kExpected, "power");
+  double factor = 0;
+  if (unit == "W") factor = 1;
+  if (unit == "kW") factor = 1e3;
+  if (unit == "MW") factor = 1e6;
+  if (factor == 0)
+    throw std::invalid_argument("unknown power unit '" + unit + "': expected " + kExpected);
+  if (!std::isfinite(v * factor))
+    throw std::invalid_argument("power must be finite, got '" + std::string(text) + "'");
+  return Power{v * factor};
+}
+
 std::string format_number(const char* printf_format, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, printf_format, v);

@@ -79,6 +79,11 @@ struct Bandwidth {
   double bytes_per_s = 0;
   constexpr auto operator<=>(const Bandwidth&) const = default;
 };
+// Electrical power in watts (board power: TDP, power limit).
+struct Power {
+  double watts = 0;
+  constexpr auto operator<=>(const Power&) const = default;
+};
 // Floating-point operations per second.
 struct FlopRate {
   double per_s = 0;
@@ -99,10 +104,13 @@ inline Duration flops_time(double flops, FlopRate r) { return duration_from_seco
 //   bandwidth:  "900GB/s", "25GiB/s", "200Gb/s" (bits), "1.6Tbps"
 //   flop rate:  "312TFLOPS", "989.4TFLOP/s", "1.2PFLOPS"
 //   duration:   "5us", "1.5ms", "2s", "800ns"
+//   power:      "500W", "0.5kW", "700" (the one bare number accepted: watts, as device.tdp and
+//               device.power_limit were first documented)
 Bytes parse_bytes(std::string_view text);
 Bandwidth parse_bandwidth(std::string_view text);
 FlopRate parse_flop_rate(std::string_view text);
 Duration parse_duration(std::string_view text);
+Power parse_power(std::string_view text);
 
 // "12.00 GiB (12.88 GB)" — both, since people read both.
 std::string format_bytes(Bytes b);

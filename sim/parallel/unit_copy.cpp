@@ -136,8 +136,10 @@ bool UnitCopier::copy(StageContext& c, UnitStep& u, std::int32_t& last) {
   b.last = moved(*a, b.op_first, start, a->last);
   const std::int32_t dmb = b.microbatch - a->microbatch;
   const std::uint32_t de = b.eff_first - a->eff_first, dd = b.dep_first - a->dep_first;
-  P.effects.insert(P.effects.end(), P.effects.begin() + a->eff_first,
-                   P.effects.begin() + a->eff_first + a->effects);
+  // Element by element after one reserve: a range insert from the vector into itself is not
+  // allowed by the standard.
+  P.effects.reserve(P.effects.size() + a->effects);
+  for (std::uint32_t k = 0; k < a->effects; ++k) P.effects.push_back(P.effects[a->eff_first + k]);
   for (std::uint32_t k = 0; k < a->deps; ++k) {
     OpRef d = P.deps[a->dep_first + k];
     d.index = moved(*a, b.op_first, start, d.index);

@@ -1,7 +1,9 @@
 #include "sim/scenario/power_read.hpp"
 
-#include <cmath>
+#include <stdexcept>
 #include <string>
+
+#include "sim/core/units.hpp"
 
 namespace trainsim::scenario {
 
@@ -16,18 +18,14 @@ double watts(const YamlContext& ctx, MapReader& m, const std::string& key) {
   const std::string s = read_string(ctx, n, path);
   const std::string expected =
       "expected a power from 1 W to 100 kW (a number of watts, or e.g. '500W', '0.5kW')";
+  double v = 0;
   try {
-    std::size_t used = 0;
-    double v = std::stod(s, &used);
-    while (used < s.size() && s[used] == ' ') ++used;
-    const std::string unit = s.substr(used);
-    if (unit == "kW") v *= 1e3;
-    if ((unit.empty() || unit == "W" || unit == "kW") && std::isfinite(v) && v >= kMinWatts &&
-        v <= kMaxWatts)
-      return v;
-  } catch (...) {
+    v = core::parse_power(s).watts;
+  } catch (const std::invalid_argument&) {
+    ctx.fail(n, path, expected + ", got '" + s + "'");
   }
-  ctx.fail(n, path, expected + ", got '" + s + "'");
+  if (!(v >= kMinWatts && v <= kMaxWatts)) ctx.fail(n, path, expected + ", got '" + s + "'");
+  return v;
 }
 
 }  // namespace

@@ -35,6 +35,20 @@ TEST_CASE("bandwidth understands bytes and bits", "[units]") {
   CHECK(parse_duration("800ns").ns == 800);
 }
 
+TEST_CASE("power reads watts, kilowatts and the bare number of watts its keys first took", "[units]") {
+  CHECK(parse_power("500W").watts == 500);
+  CHECK(parse_power("0.5kW").watts == 500);
+  CHECK(parse_power("700").watts == 700);
+  CHECK(parse_power(" 350 W ").watts == 350);
+  CHECK(parse_power("1.2MW").watts == Approx(1.2e6));
+  CHECK_THROWS_WITH(parse_power("1kWh"), Catch::Contains("unknown power unit 'kWh'"));
+  CHECK_THROWS_WITH(parse_power("1KiW"), Catch::Contains("unknown power unit"));
+  CHECK_THROWS_WITH(parse_power("full"), Catch::Contains("expected a power"));
+  CHECK_THROWS_WITH(parse_power("-5W"), Catch::Contains("negative power"));
+  CHECK_THROWS(parse_power("nan"));
+  CHECK_THROWS_WITH(parse_power("1e308MW"), Catch::Contains("finite"));
+}
+
 TEST_CASE("transfer time rounds up and never turns real work into zero time", "[units]") {
   CHECK((Bytes{1000} / Bandwidth{1e9}).ns == 1000);
   CHECK((Bytes{1} / Bandwidth{1e12}).ns == 1);

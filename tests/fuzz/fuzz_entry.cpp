@@ -250,6 +250,12 @@ void units_input(std::string_view data) {
   } catch (const std::invalid_argument&) {
   } catch (const core::OverflowError&) {
   }
+  try {
+    const core::Power p = core::parse_power(data);
+    require(p.watts >= 0 && std::isfinite(p.watts),
+            "parse_power returned a negative or infinite power");
+  } catch (const std::invalid_argument&) {
+  }
 }
 
 void sweep_input(std::string_view data) {
