@@ -194,6 +194,13 @@ bool one_of(const std::string& text, std::initializer_list<const char*> words) {
   return false;
 }
 
+// What the rows' cells are checked against in the base scenario.
+struct BaseFacts {
+  std::int64_t gpus_per_node = 1;
+  bool interleaved = false;  // parallel.schedule: interleaved
+  bool lora = false;         // training.lora given
+};
+
 // One data row's checked cells.
 struct RowCells {
   std::vector<std::string> sets;                 // overrides other than the cluster's
@@ -201,8 +208,48 @@ struct RowCells {
   std::int64_t nodes = 0, gpus_per_node = 0;     // 0: not mapped
 };
 
+using ColumnOf = std::function<int(const std::string&)>;
+
+// The pipeline schedule and LoRA cells of row `i` (Megatron-Bridge's VP column, NeMo's
+// fine-tuning tasks) as overrides.
+// - virtual_stages V > 1: the interleaved schedule with V model chunks per stage; 1: no
+//   interleaving (1F1B where the base interleaves, else the base's schedule).
+// - lora: a rank trains adapters of that rank (training.lora.rank), their targets from the
+//   lora_targets cell when mapped (words such as `q v` or `all-linear`, separated by blanks or
+//   `;`), else from the base's training.lora; `none` trains every parameter, which a base that
+//   gives training.lora cannot (an override adds keys, it does not remove them).
+void read_layout_cells(const Table& t, std::size_t i, const ColumnOf& col, const BaseFacts& base,
+                       std::vector<std::string>& sets) {
+  if (col("virtual_stages") >= 0) {
+    const std::int64_t v = t.positive_integer(i, col("virtual_stages"));
+    if (v > 1) sets.push_back("parallel.schedule=interleaved");
+    else if (base.interleaved) sets.push_back("parallel.schedule=1f1b");
+    sets.push_back("parallel.virtual_stages=" + std::to_string(v));
+  }
+  if (col("lora") < 0) return;
+  const std::string& rank = t.rows[i][col("lora")];
+  if (one_of(rank, {"none", "no"})) {
+    if (base.lora)
+      t.fail(i, col("lora"), "expected a rank: the base scenario gives training.lora, which a row cannot remove");
+    return;
+  }
+  sets.push_back("training.lora.rank=" + std::to_string(t.positive_integer(i, col("lora"))));
+  if (col("lora_targets") < 0) return;
+  std::string words, word;
+  std::istringstream in(t.rows[i][col("lora_targets")]);
+  while (std::getline(in, word, ';')) {
+    std::istringstream parts(word);
+    for (std::string w; parts >> w;) {
+      if (!plain_name(w)) t.fail(i, col("lora_targets"), "expected LoRA targets (q, k, v, o, gate, up, down or all-linear) separated by blanks or ';'");
+      words += (words.empty() ? "" : ", ") + w;
+    }
+  }
+  if (words.empty()) t.fail(i, col("lora_targets"), "expected LoRA targets (q, k, v, o, gate, up, down or all-linear) separated by blanks or ';'");
+  sets.push_back(words == "all-linear" ? "training.lora.targets=all-linear" : "training.lora.targets=[" + words + "]");
+}
+
 // Checks row `i`'s optional cells and turns them into overrides; a bad cell is a located error.
-RowCells read_cells(const Table& t, std::size_t i, const std::function<int(const std::string&)>& col) {
+RowCells read_cells(const Table& t, std::size_t i, const ColumnOf& col, const BaseFacts& base) {
   RowCells c;
   const bool by_model = col("model") >= 0;
   for (const auto& [key, path] : kIntegerKeys)
@@ -246,6 +293,7 @@ RowCells read_cells(const Table& t, std::size_t i, const std::function<int(const
     c.context = t.positive_integer(i, col("context"));
     c.sets.push_back("parallel.context=" + std::to_string(c.context));
   }
+  read_layout_cells(t, i, col, base, c.sets);
   if (col("nodes") >= 0) c.nodes = t.positive_integer(i, col("nodes"));
   if (col("gpus_per_node") >= 0) c.gpus_per_node = t.positive_integer(i, col("gpus_per_node"));
   return c;
@@ -324,6 +372,11 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
   // reported at once rather than after simulating the others.
   const bool time_unit = is_time(map.unit);
   const std::string unit = map.unit == MeasuredUnit::s ? "in seconds" : map.unit == MeasuredUnit::ms ? "in ms" : std::string("in ") + unit_name(map.unit);
+  const scenario::Scenario base_scenario_read = scenario::load_scenario(base_scenario);
+  BaseFacts base;
+  base.gpus_per_node = base_scenario_read.cluster.gpus_per_node;
+  base.interleaved = base_scenario_read.parallel.schedule == scenario::Schedule::interleaved;
+  base.lora = base_scenario_read.training.lora.has_value();
   std::vector<RowResult> out;
   std::vector<RowCells> cells;
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
@@ -342,7 +395,7 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
       if (map.unit == MeasuredUnit::mfu && r.measured > 1)
         table.fail(i, col("measured"), "expected MFU as a fraction in (0, 1] (42% is 0.42)");
     }
-    auto& c = cells.emplace_back(read_cells(table, i, col));
+    auto& c = cells.emplace_back(read_cells(table, i, col, base));
     if (col("hidden") >= 0) r.hidden = table.positive_integer(i, col("hidden"));
     if (col("micro_batch") >= 0) r.micro_batch = table.positive_integer(i, col("micro_batch"));
     if (col("data") >= 0) {
@@ -363,7 +416,6 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
     for (const auto& key : map.subset_by) r.groups.push_back(key + "=" + table.rows[i][col(key)]);
     out.push_back(std::move(r));
   }
-  const std::int64_t base_gpn = scenario::load_scenario(base_scenario).cluster.gpus_per_node;
   for (std::size_t i = 0; i < out.size(); ++i) {
     RowResult& r = out[i];
     const RowCells& c = cells[i];
@@ -371,7 +423,7 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
               "parallel.data=" + std::to_string(r.data)};
     r.sets.insert(r.sets.begin(), c.sets.begin(), c.sets.end());
     const std::int64_t devices = r.tensor * r.pipeline * r.data * c.context;
-    r.tensor_across_nodes = r.tensor > cluster_sets(table, i, col("nodes"), c, devices, base_gpn, r.sets);
+    r.tensor_across_nodes = r.tensor > cluster_sets(table, i, col("nodes"), c, devices, base.gpus_per_node, r.sets);
     try {
       const auto s = scenario::load_scenario(base_scenario, r.sets);
       const auto plan = parallel::lower(s, {.compress = true});
