@@ -223,22 +223,22 @@ void read_layout_cells(const Table& t, std::size_t i, const ColumnOf& col, RowCe
   const std::string& rank = t.rows[i][col("lora")];
   c.lora_none = one_of(rank, {"none", "no"});
   if (c.lora_none) return;
-  std::vector<std::string>& sets = c.sets;
   if (rank.empty() || rank.find_first_not_of("0123456789") != std::string::npos)
     t.fail(i, col("lora"), "expected a LoRA rank (a positive whole number) or none");
-  sets.push_back("training.lora.rank=" + std::to_string(t.positive_integer(i, col("lora"))));
+  c.sets.push_back("training.lora.rank=" + std::to_string(t.positive_integer(i, col("lora"))));
   if (col("lora_targets") < 0) return;
-  std::string words, word;
+  const char* expected = "expected LoRA targets (q, k, v, o, gate, up, down or all-linear) separated by blanks or ';'";
+  std::string words, part;
   std::istringstream in(t.rows[i][col("lora_targets")]);
-  while (std::getline(in, word, ';')) {
-    std::istringstream parts(word);
-    for (std::string w; parts >> w;) {
-      if (!plain_name(w)) t.fail(i, col("lora_targets"), "expected LoRA targets (q, k, v, o, gate, up, down or all-linear) separated by blanks or ';'");
+  while (std::getline(in, part, ';')) {
+    std::istringstream blanks(part);
+    for (std::string w; blanks >> w;) {
+      if (!plain_name(w)) t.fail(i, col("lora_targets"), expected);
       words += (words.empty() ? "" : ", ") + w;
     }
   }
-  if (words.empty()) t.fail(i, col("lora_targets"), "expected LoRA targets (q, k, v, o, gate, up, down or all-linear) separated by blanks or ';'");
-  sets.push_back(words == "all-linear" ? "training.lora.targets=all-linear" : "training.lora.targets=[" + words + "]");
+  if (words.empty()) t.fail(i, col("lora_targets"), expected);
+  c.sets.push_back(words == "all-linear" ? "training.lora.targets=all-linear" : "training.lora.targets=[" + words + "]");
 }
 
 // Checks row `i`'s optional cells and turns them into overrides; a bad cell is a located error.
