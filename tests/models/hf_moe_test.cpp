@@ -23,6 +23,12 @@ TEST_CASE("MoE HF configs give the parameter counts computed from their configs"
   //   block 1,451,270,144 x 32 = 46,440,644,608; embed + untied head 2*32000*4096 =
   //   262,144,000; ln_f 4,096: 46,702,792,704.
   CHECK(hf("Mixtral-8x7B-v0.1").parameters() == 46'702'792'704);
+  // Mixtral-8x22B: h 6144, 56 layers, 48 heads of 128, 8 KV heads, f 16384, 8 experts, V 32768.
+  //   attn 6144*(6144 + 2*1024) + 6144*6144 = 88,080,384; norms 2*6144 = 12,288;
+  //   experts 8 * 3*6144*16384 = 2,415,919,104; router 8*6144 = 49,152;
+  //   block 2,504,060,928 x 56 = 140,227,411,968; embed + untied head 2*32768*6144 =
+  //   402,653,184; ln_f 6,144: 140,630,071,296 (the model card's 141B).
+  CHECK(hf("Mixtral-8x22B-v0.1").parameters() == 140'630'071'296);
   // Qwen1.5-MoE-A2.7B: h 2048, 24 layers, 16 heads, V 151936, 60 experts of 1408, shared 5632.
   //   attn 3*(2048*2048 + 2048) + 2048*2048 = 16,783,360; norms 4,096;
   //   experts 60 * 3*2048*1408 = 519,045,120; router 60*2048 = 122,880;
