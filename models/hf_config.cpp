@@ -17,7 +17,7 @@ namespace trainsim::models {
 namespace {
 
 constexpr const char* kTypes =
-    "llama, mistral, mixtral, qwen2, qwen2_moe, olmoe, deepseek_v3, gemma, gpt2, gpt_neox, phi, "
+    "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3_moe, olmoe, deepseek_v3, gemma, gpt2, gpt_neox, phi, "
     "falcon, bert";
 
 // Typed, located reads of the top-level JSON object.
@@ -172,9 +172,18 @@ TransformerConfig llama_like(const JsonReader& j, bool tied_default) {
   return c;
 }
 
+// Qwen2MoeDecoderLayer's and Qwen3MoeDecoderLayer's rule: block i is sparse unless listed in
+// mlp_only_layers or (i + 1) is not a multiple of decoder_sparse_step.
+void qwen_dense_blocks(const JsonReader& j, TransformerConfig& c) {
+  const std::int64_t step = j.positive_or("decoder_sparse_step", 1);
+  c.dense_blocks.assign(static_cast<std::size_t>(c.layers), false);
+  for (int i = 0; i < c.layers; ++i) c.dense_blocks[std::size_t(i)] = (i + 1) % step != 0;
+  for (int i : j.indices_or_empty("mlp_only_layers", c.layers)) c.dense_blocks[std::size_t(i)] = true;
+}
+
 // The mixture-of-experts families that are not Llama with experts: qwen2_moe (routed experts,
-// a gated shared expert, dense layers by decoder_sparse_step / mlp_only_layers), olmoe (QK
-// norms) and deepseek_v3 (MLA attention, shared experts, the first layers dense). Returns false
+// a gated shared expert, dense layers by decoder_sparse_step / mlp_only_layers), qwen3_moe
+// (the same without the shared expert, with QK norms), olmoe (QK norms) and deepseek_v3 (MLA attention, shared experts, the first layers dense). Returns false
 // for any other model_type.
 bool moe_family(const JsonReader& j, const YAML::Node& root, const std::string& type,
                 TransformerConfig& c) {
@@ -187,12 +196,17 @@ bool moe_family(const JsonReader& j, const YAML::Node& root, const std::string& 
     c.expert_ffn = j.positive_or("moe_intermediate_size", 1408);
     c.shared_expert_ffn = j.positive_or("shared_expert_intermediate_size", 5632);
     c.shared_expert_gate = true;
-    // Qwen2MoeDecoderLayer: sparse unless listed in mlp_only_layers or (i + 1) is not a
-    // multiple of decoder_sparse_step.
-    const std::int64_t step = j.positive_or("decoder_sparse_step", 1);
-    c.dense_blocks.assign(static_cast<std::size_t>(c.layers), false);
-    for (int i = 0; i < c.layers; ++i) c.dense_blocks[std::size_t(i)] = (i + 1) % step != 0;
-    for (int i : j.indices_or_empty("mlp_only_layers", c.layers)) c.dense_blocks[std::size_t(i)] = true;
+    qwen_dense_blocks(j, c);
+  } else if (type == "qwen3_moe") {
+    // Qwen3MoeDecoderLayer (transformers 4.51): Qwen2-MoE's routing without the shared expert
+    // and without attention biases, RMSNorm on each head's queries and keys; the norms are
+    // OLMoE's (weights over the whole projections: a few thousand weights more per block).
+    c = llama_like(j, false);
+    c.experts = j.positive_or("num_experts", 128);
+    c.top_k = j.positive_or("num_experts_per_tok", 8);
+    c.expert_ffn = j.positive_or("moe_intermediate_size", 768);
+    c.qk_norm = true;
+    qwen_dense_blocks(j, c);
   } else if (type == "olmoe") {
     c = llama_like(j, false);
     c.experts = j.positive_or("num_experts", 64);
@@ -271,7 +285,7 @@ TransformerConfig hf_transformer_config(const YAML::Node& root, const std::strin
       c.top_k = j.positive_or("num_experts_per_tok", 2);
     }
   } else if (moe_family(j, root, type, c)) {
-    // qwen2_moe, olmoe, deepseek_v3
+    // qwen2_moe, qwen3_moe, olmoe, deepseek_v3
   } else if (type == "qwen2") {
     c = llama_like(j, false);
     c.qkv_bias = true;  // Qwen2 has biases on q, k and v only

@@ -37,7 +37,8 @@ int cmd_compare(const std::vector<std::string>& args) {
       "tensor, data, pipeline, gpus, measured, label, and optionally model (a preset or a "
       "config.json per row, instead of layers/hidden/heads), vocab, zero, fsdp (yes/no or a "
       "shard size), expert, context, precision, recompute, device (a preset), nodes, "
-      "gpus_per_node")(
+      "gpus_per_node, virtual_stages (above 1: the interleaved schedule), lora (a rank, or "
+      "none), lora_targets (e.g. 'q v' or all-linear)")(
       "measured-unit", po::value<std::string>(&unit),
       "what the measured column holds: ms (default) | s | tokens/s | tokens/s/gpu | samples/s | "
       "tflops/gpu | mfu (a fraction); rates become step times (docs/validation.md)")(

@@ -199,10 +199,50 @@ struct RowCells {
   std::vector<std::string> sets;                 // overrides other than the cluster's
   std::int64_t context = 1;
   std::int64_t nodes = 0, gpus_per_node = 0;     // 0: not mapped
+  std::int64_t virtual_stages = 0;               // 0: not mapped
+  bool lora_none = false;                        // the lora cell says none
 };
 
+using ColumnOf = std::function<int(const std::string&)>;
+
+// The pipeline schedule and LoRA cells of row `i` (Megatron-Bridge's VP column, NeMo's
+// fine-tuning tasks) as overrides.
+// - virtual_stages V > 1: the interleaved schedule with V model chunks per stage; 1: no
+//   interleaving (1F1B where the base interleaves, else the base's schedule: base_sets).
+// - lora: a rank trains adapters of that rank (training.lora.rank), their targets from the
+//   lora_targets cell when mapped (words such as `q v` or `all-linear`, separated by blanks or
+//   `;`), else from the base's training.lora; `none` trains every parameter, which a base that
+//   gives training.lora cannot (an override adds keys, it does not remove them: base_sets).
+void read_layout_cells(const Table& t, std::size_t i, const ColumnOf& col, RowCells& c) {
+  if (col("virtual_stages") >= 0) {
+    c.virtual_stages = t.positive_integer(i, col("virtual_stages"));
+    if (c.virtual_stages > 1) c.sets.push_back("parallel.schedule=interleaved");
+    c.sets.push_back("parallel.virtual_stages=" + std::to_string(c.virtual_stages));
+  }
+  if (col("lora") < 0) return;
+  const std::string& rank = t.rows[i][col("lora")];
+  c.lora_none = one_of(rank, {"none", "no"});
+  if (c.lora_none) return;
+  if (rank.empty() || rank.find_first_not_of("0123456789") != std::string::npos)
+    t.fail(i, col("lora"), "expected a LoRA rank (a positive whole number) or none");
+  c.sets.push_back("training.lora.rank=" + std::to_string(t.positive_integer(i, col("lora"))));
+  if (col("lora_targets") < 0) return;
+  const char* expected = "expected LoRA targets (q, k, v, o, gate, up, down or all-linear) separated by blanks or ';'";
+  std::string words, part;
+  std::istringstream in(t.rows[i][col("lora_targets")]);
+  while (std::getline(in, part, ';')) {
+    std::istringstream blanks(part);
+    for (std::string w; blanks >> w;) {
+      if (!plain_name(w)) t.fail(i, col("lora_targets"), expected);
+      words += (words.empty() ? "" : ", ") + w;
+    }
+  }
+  if (words.empty()) t.fail(i, col("lora_targets"), expected);
+  c.sets.push_back(words == "all-linear" ? "training.lora.targets=all-linear" : "training.lora.targets=[" + words + "]");
+}
+
 // Checks row `i`'s optional cells and turns them into overrides; a bad cell is a located error.
-RowCells read_cells(const Table& t, std::size_t i, const std::function<int(const std::string&)>& col) {
+RowCells read_cells(const Table& t, std::size_t i, const ColumnOf& col) {
   RowCells c;
   const bool by_model = col("model") >= 0;
   for (const auto& [key, path] : kIntegerKeys)
@@ -246,9 +286,24 @@ RowCells read_cells(const Table& t, std::size_t i, const std::function<int(const
     c.context = t.positive_integer(i, col("context"));
     c.sets.push_back("parallel.context=" + std::to_string(c.context));
   }
+  read_layout_cells(t, i, col, c);
   if (col("nodes") >= 0) c.nodes = t.positive_integer(i, col("nodes"));
   if (col("gpus_per_node") >= 0) c.gpus_per_node = t.positive_integer(i, col("gpus_per_node"));
   return c;
+}
+
+// What the rows' cells depend on in the base scenario.
+struct BaseFacts {
+  std::int64_t gpus_per_node = 1;
+  bool interleaved = false;  // parallel.schedule: interleaved
+  bool lora = false;         // training.lora given
+};
+
+// The overrides of row `i` that depend on the base (read_layout_cells).
+void base_sets(const Table& t, std::size_t i, const ColumnOf& col, const BaseFacts& base, RowCells& c) {
+  if (c.virtual_stages == 1 && base.interleaved) c.sets.push_back("parallel.schedule=1f1b");
+  if (c.lora_none && base.lora)
+    t.fail(i, col("lora"), "expected a rank: the base scenario gives training.lora, which a row cannot remove");
 }
 
 // The overrides of the row's cluster: nodes x gpus_per_node as mapped, else the devices on
@@ -363,7 +418,12 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
     for (const auto& key : map.subset_by) r.groups.push_back(key + "=" + table.rows[i][col(key)]);
     out.push_back(std::move(r));
   }
-  const std::int64_t base_gpn = scenario::load_scenario(base_scenario).cluster.gpus_per_node;
+  const scenario::Scenario base_read = scenario::load_scenario(base_scenario);
+  BaseFacts base;
+  base.gpus_per_node = base_read.cluster.gpus_per_node;
+  base.interleaved = base_read.parallel.schedule == scenario::Schedule::interleaved;
+  base.lora = base_read.training.lora.has_value();
+  for (std::size_t i = 0; i < out.size(); ++i) base_sets(table, i, col, base, cells[i]);
   for (std::size_t i = 0; i < out.size(); ++i) {
     RowResult& r = out[i];
     const RowCells& c = cells[i];
@@ -371,7 +431,7 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
               "parallel.data=" + std::to_string(r.data)};
     r.sets.insert(r.sets.begin(), c.sets.begin(), c.sets.end());
     const std::int64_t devices = r.tensor * r.pipeline * r.data * c.context;
-    r.tensor_across_nodes = r.tensor > cluster_sets(table, i, col("nodes"), c, devices, base_gpn, r.sets);
+    r.tensor_across_nodes = r.tensor > cluster_sets(table, i, col("nodes"), c, devices, base.gpus_per_node, r.sets);
     try {
       const auto s = scenario::load_scenario(base_scenario, r.sets);
       const auto plan = parallel::lower(s, {.compress = true});

@@ -1,4 +1,4 @@
-// Mixture-of-experts Hugging Face imports (qwen2_moe, olmoe, deepseek_v3, mixtral): parameter
+// Mixture-of-experts Hugging Face imports (qwen2_moe, qwen3_moe, olmoe, deepseek_v3, mixtral): parameter
 // counts computed by hand from each shipped config.json, the structure each family builds, and
 // located errors for the new fields.
 #include <catch2/catch.hpp>
@@ -23,6 +23,12 @@ TEST_CASE("MoE HF configs give the parameter counts computed from their configs"
   //   block 1,451,270,144 x 32 = 46,440,644,608; embed + untied head 2*32000*4096 =
   //   262,144,000; ln_f 4,096: 46,702,792,704.
   CHECK(hf("Mixtral-8x7B-v0.1").parameters() == 46'702'792'704);
+  // Mixtral-8x22B: h 6144, 56 layers, 48 heads of 128, 8 KV heads, f 16384, 8 experts, V 32768.
+  //   attn 6144*(6144 + 2*1024) + 6144*6144 = 88,080,384; norms 2*6144 = 12,288;
+  //   experts 8 * 3*6144*16384 = 2,415,919,104; router 8*6144 = 49,152;
+  //   block 2,504,060,928 x 56 = 140,227,411,968; embed + untied head 2*32768*6144 =
+  //   402,653,184; ln_f 6,144: 140,630,071,296 (the model card's 141B).
+  CHECK(hf("Mixtral-8x22B-v0.1").parameters() == 140'630'071'296);
   // Qwen1.5-MoE-A2.7B: h 2048, 24 layers, 16 heads, V 151936, 60 experts of 1408, shared 5632.
   //   attn 3*(2048*2048 + 2048) + 2048*2048 = 16,783,360; norms 4,096;
   //   experts 60 * 3*2048*1408 = 519,045,120; router 60*2048 = 122,880;
@@ -36,6 +42,15 @@ TEST_CASE("MoE HF configs give the parameter counts computed from their configs"
   //   block 419,569,664 x 16 = 6,713,114,624; embed + head 2*50304*2048 = 206,045,184;
   //   ln_f 2,048: 6,919,161,856 (the paper's 6.9B).
   CHECK(hf("OLMoE-1B-7B-0924").parameters() == 6'919'161'856);
+  // Qwen3-30B-A3B: h 2048, 48 layers, 32 heads of 128 (q 4096 wide), 4 KV heads, V 151936,
+  // 128 experts of 768, no shared expert.
+  //   attn 2048*4096 + 2*2048*512 + 4096*2048 = 18,874,368; q/k norms counted as OLMoE's
+  //   (over the whole projections) 4096 + 512 = 4,608; norms 4,096;
+  //   experts 128 * 3*2048*768 = 603,979,776; router 128*2048 = 262,144;
+  //   block 623,124,992 x 48 = 29,909,999,616; embed + head 2*151936*2048 = 622,329,856;
+  //   ln_f 2,048: 30,532,331,520. Qwen3's norms are per head (128 + 128 weights per block), so
+  //   the published 30,532,122,624 is 48 x 4,352 = 208,896 fewer.
+  CHECK(hf("Qwen3-30B-A3B").parameters() == 30'532'331'520);
   // DeepSeek-V3 without the MTP module: h 7168, 61 layers, 128 heads, V 129280.
   //   MLA: q_a 7168*1536 = 11,010,048; q_a norm 1,536; q_b 1536*128*192 = 37,748,736;
   //   kv_a 7168*(512 + 64) = 4,128,768; kv_a norm 512; kv_b 512*128*(128 + 128) =
