@@ -24,6 +24,20 @@
 // returned by `chunked_output`), plus 4 bytes per token. The forward then holds beside them only
 // the unchunked head output before its `.float()` (C, when e < 4); the backward one chunk's
 // gradient of the input logits in their dtype.
+//
+// With training.keep_logits (torchtune's recipes before pytorch/torchtune#1235, 2024-07-28) the
+// loop runs `logits = model(x)` (fp32: `self.output(h).float()`), `logits = logits[..., :-1,
+// :].contiguous()`, `logits = logits.transpose(1, 2)` and `loss_fn(logits, labels)`, and keeps
+// `logits` until the next micro-batch's `logits = model(x)` rebinds it. So, for the unchunked
+// eager loss:
+//   kept:     the shifted fp32 copy (F), from one micro-batch's loss to the next one's: booked
+//             before the step (the previous micro-batch's), alive through backward and the
+//             optimizer step;
+//   forward:  log_softmax over dim 1 of the transposed copy reads it through `contiguous()`
+//             (ATen's host_softmax): one more F while it writes the saved log-probabilities. That
+//             is the forward's largest moment (kept F + copy F + saved F); the head's 16-bit
+//             output, the upcast and the shift copy come and go before it, with at most 2 F live;
+//   backward: as without it (2 x F beside the saved F), with the kept F beside them.
 #include <algorithm>
 
 #include "sim/parallel/pass.hpp"
@@ -35,13 +49,14 @@ namespace {
 
 constexpr std::string_view kKeys[] = {"training.loss_chunks", "training.compile",
                                       "training.precision",   "training.micro_batch",
-                                      "training.seq_len",     "model"};
+                                      "training.seq_len",     "training.keep_logits",
+                                      "model"};
 
 class LossPass final : public LoweringPass {
  public:
   void prepare(LowerContext& L) override {
     loss_ = -1;
-    forward_ = backward_ = {};
+    forward_ = backward_ = kept_ = {};
     const auto n = static_cast<std::int32_t>(L.m.order.size());
     for (std::int32_t i = 0; i < n; ++i) {
       const models::Layer& l = L.m.graph[L.m.order[i]];
@@ -62,7 +77,17 @@ class LossPass final : public LoweringPass {
       }
       forward_ = fp32 / 4 * e + (e < 4 ? chunk : core::Bytes{});
       backward_ = chunk * 2;
+      if (L.s.training.keep_logits) {  // validated: one chunk, not compiled
+        kept_ = fp32;
+        forward_ = fp32;  // log_softmax's contiguous copy of the transposed logits
+      }
     }
+  }
+
+  // The previous micro-batch's kept logits, on the stage that computes the loss.
+  void book_states(StageContext& c) override {
+    if (kept_.value == 0 || c.L.chunk_of[loss_] % c.L.stages != c.stage()) return;
+    c.P.persistent[hw::MemCategory::activations] += kept_;
   }
 
   void layer_op(StageContext&, const UnitStep& u, LayerOp& lo) override {
@@ -89,7 +114,7 @@ class LossPass final : public LoweringPass {
   }
 
   std::int32_t loss_ = -1;
-  core::Bytes forward_{}, backward_{};
+  core::Bytes forward_{}, backward_{}, kept_{};
 };
 
 }  // namespace

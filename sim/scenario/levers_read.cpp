@@ -19,6 +19,7 @@ void read_levers(MapReader& m, TrainingSpec& t) {
   t.compile = m.bool_or("compile", false);
   t.eager_modules = m.choice("modules", {"fused", "eager"}, "fused") == "eager";
   t.softmax_saves_input = m.bool_or("softmax_saves_input", false);
+  t.keep_logits = m.bool_or("keep_logits", false);
 }
 
 std::int64_t effective_loss_chunks(const TrainingSpec& t) {
@@ -43,6 +44,12 @@ void validate_levers(const YamlContext& ctx, const Scenario& s, const LayoutNode
              "but under precision " + std::string(to_string(s.training.precision)) +
                  " without loss_chunks the loss is Megatron-LM's fused one: give "
                  "training.loss_chunks (1 for the unchunked loss) or drop compile");
+  // keep_logits is the eager, unchunked PyTorch loss of torchtune's early recipes.
+  if (s.training.keep_logits && (effective_loss_chunks(s.training) != 1 || s.training.compile))
+    ctx.fail(child_or(n.training, "keep_logits"), "training.keep_logits",
+             "keep_logits models the eager, unchunked cross-entropy of torchtune's recipes before "
+             "pytorch/torchtune#1235: it needs the unchunked PyTorch loss (loss_chunks: 1, the "
+             "default under fp32, bf16-true, fp16-true and amp-*) without compile");
   if (!s.training.activation_offload) return;
   // Activation offload's copies are modelled for one stage whose layers' parameters are on the
   // GPU when their backward starts (sim/parallel/pass_activation_offload.cpp).

@@ -87,6 +87,10 @@ struct TrainingSpec {
   // [a, s, s] scores, for backward beside its output, as PyTorch's autograd did before 1.11
   // (`_softmax_backward_data(grad, result, dim, self)`; sim/parallel/softmax_input.cpp).
   bool softmax_saves_input = false;
+  // training.keep_logits: the training loop keeps its reference to the shifted fp32 logits the
+  // loss read (transposed) until the next micro-batch's forward replaces it, as torchtune's
+  // recipes did before pytorch/torchtune#1235 (sim/parallel/pass_loss.cpp).
+  bool keep_logits = false;
   OptimizerImpl effective_optimizer_impl() const {
     return optimizer_impl ? *optimizer_impl : default_optimizer_impl(precision, optimizer);
   }
