@@ -16,8 +16,12 @@
 // receiver's op before the receive): both start when both stages are there and end together.
 // Within a step the send of the previous unit's output comes first, except in a forward step
 // after a backward (RecvActivation before SendGrad). Transfers stay expanded ops (no fast play).
+//
+// parallel.p2p: sync plays Megatron-LM's synchronous exchanges instead (pipeline_sync.hpp): the
+// same transfers, each held by the calls of both stages that post it.
 #include "sim/core/error.hpp"
 #include "sim/parallel/pass.hpp"
+#include "sim/parallel/pipeline_sync.hpp"
 
 namespace trainsim::parallel {
 
@@ -28,7 +32,7 @@ constexpr std::string_view kKeys[] = {"parallel.pipeline",       "parallel.sched
                                       "training.global_batch",   "training.gradient_accumulation",
                                       "parallel.tensor",         "parallel.sequence_parallel",
                                       "cluster.placement",       "cluster.gpus_per_node",
-                                      "parallel.pipeline_engine"};
+                                      "parallel.pipeline_engine", "parallel.p2p"};
 
 class PipelinePass final : public LoweringPass {
  public:
@@ -38,6 +42,8 @@ class PipelinePass final : public LoweringPass {
     backward_end_.assign(ends, OpRef{});
     open_.reserve(ends * 2);
     blocking_ = blocks(L);
+    sync_ = syncs(L);
+    if (sync_) exchanges_.prepare(L, &PipelinePass::transfer_op);
     if (blocking_) {
       recv_pred_[0].assign(ends, Pred{});
       recv_pred_[1].assign(ends, Pred{});
@@ -46,12 +52,22 @@ class PipelinePass final : public LoweringPass {
 
   // A blocking pair's send waits for an op of another stage inside the unit's run of ops, so
   // DeepSpeed's units stay expanded (no macro ops, no folded transfers).
-  bool repeats(const StageContext&, const UnitStep&) const override { return !blocking_; }
-  bool expands_units(const LowerContext& L) const override { return blocks(L); }
+  // So do the synchronous exchanges' calls.
+  bool repeats(const StageContext&, const UnitStep&) const override {
+    return !blocking_ && !sync_;
+  }
+  bool expands_units(const LowerContext& L) const override { return blocks(L) || syncs(L); }
 
-  void begin_stage(StageContext&) override { pending_ = {}; }
+  void begin_stage(StageContext& c) override {
+    pending_ = {};
+    if (sync_) exchanges_.begin_stage(c.stage());
+  }
 
   void begin_unit(StageContext& c, UnitStep& u) override {
+    if (sync_) {
+      if (const std::int32_t op = exchanges_.before_unit(c, u); op >= 0) arrive(c, u, op);
+      return;
+    }
     if (!blocking_) return receive(c, u);
     // DeepSpeed's step order: a forward step after a backward receives, then sends the gradient.
     const bool receive_first = u.forward() && pending_.valid && !pending_.forward;
@@ -69,6 +85,7 @@ class PipelinePass final : public LoweringPass {
 
   void end_step(StageContext& c) override {
     if (blocking_) send_pending(c);
+    if (sync_) exchanges_.end_step(c);
   }
 
   void finish(const LowerContext& L, Plan& plan) override {
@@ -87,43 +104,57 @@ class PipelinePass final : public LoweringPass {
       TRAINSIM_CHECK(r.emitted, "a blocking send without its receive");
       plan.programs[s.program].deps[s.slot] = r.op.index >= 0 ? r.op : s.own_pred;
     }
+    if (sync_) exchanges_.finish(plan);
   }
 
  private:
   static bool blocks(const LowerContext& L) {
     return L.s.parallel.pipeline_engine == scenario::PipelineEngine::deepspeed && L.stages > 1;
   }
+  static bool syncs(const LowerContext& L) {
+    return L.s.parallel.p2p == scenario::P2pMode::sync && !blocks(L) && L.stages > 1;
+  }
+
+  // The transfer feeding the unit of global chunk g for micro-batch j: a forward's input from
+  // chunk g - 1, a backward's output gradient from chunk g + 1.
+  static Op transfer_op(const LowerContext& L, bool forward, std::int32_t g, std::int32_t j) {
+    const std::int32_t stage = g % L.stages;
+    if (forward) {
+      const LayerShard& producer = L.shards[L.chunks[g - 1].end - 1];
+      return p2p_op(L, L.chunks[g].first, j, g / L.stages, producer.output * L.mb_samples,
+                    inter_node_boundary(L.s, (g - 1) % L.stages, stage), producer);
+    }
+    const std::int32_t last = L.chunks[g].end - 1;
+    return p2p_op(L, last, j, g / L.stages, L.shards[last].output * L.mb_samples,
+                  inter_node_boundary(L.s, stage, (g + 1) % L.stages), L.shards[last]);
+  }
+
+  // Unit `u` receives its input by transfer `op`: its first compute op books the buffer.
+  static void arrive(const StageContext& c, UnitStep& u, std::int32_t op) {
+    const LowerContext& L = c.L;
+    if (u.forward()) {
+      const core::Bytes recv = L.shards[L.chunks[u.g - 1].end - 1].output * L.mb_samples;
+      arrive(u, op, activation(recv, TensorKind::received, u.range.first));
+      u.arrival_free = u.arrival_alloc;
+    } else {
+      const std::int32_t last = u.range.end - 1;
+      arrive(u, op, activation(L.shards[last].output * L.mb_samples, TensorKind::grad, last));
+    }
+  }
 
   // The transfer feeding unit `u`, if any (Megatron: on the p2p stream; DeepSpeed: on the
   // compute stream, so it starts once the stage's previous op is done).
   void receive(StageContext& c, UnitStep& u) {
     const LowerContext& L = c.L;
-    const std::int32_t g = u.g, j = u.microbatch(), stage = c.stage();
-    if (u.forward() && !u.first_chunk) {
-      const LayerShard& producer = L.shards[L.chunks[g - 1].end - 1];
-      const core::Bytes recv = producer.output * L.mb_samples;
-      const std::int32_t from = (g - 1) % L.stages;
-      // The receive buffer is booked by the first layer's forward, not by the transfer.
-      const OpRef pred = last_compute(c);
-      const std::int32_t op = c.B.emit(p2p_op(L, u.range.first, j, u.chunk(), recv,
-                                              inter_node_boundary(L.s, from, stage), producer),
-                                       {}, {}, {});
-      open_.push_back({c.stage(), c.B.add_open_dep(op), true, g - 1, j});
-      if (blocking_) posted(c, op, pred, true, g - 1, j);
-      arrive(u, op, activation(recv, TensorKind::received, u.range.first));
-      u.arrival_free = u.arrival_alloc;
-    } else if (!u.forward() && !u.last_chunk) {
-      const std::int32_t last = u.range.end - 1;
-      const core::Bytes grad_in = L.shards[last].output * L.mb_samples;
-      const std::int32_t to = (g + 1) % L.stages;
-      const OpRef pred = last_compute(c);
-      const std::int32_t op = c.B.emit(p2p_op(L, last, j, u.chunk(), grad_in,
-                                              inter_node_boundary(L.s, stage, to), L.shards[last]),
-                                       {}, {}, {});
-      open_.push_back({c.stage(), c.B.add_open_dep(op), false, g + 1, j});
-      if (blocking_) posted(c, op, pred, false, g + 1, j);
-      arrive(u, op, activation(grad_in, TensorKind::grad, last));
-    }
+    const std::int32_t g = u.g, j = u.microbatch();
+    if (u.forward() ? u.first_chunk : u.last_chunk) return;
+    // The receive buffer is booked by the unit's first op, not by the transfer.
+    const OpRef pred = last_compute(c);
+    const std::int32_t op = c.B.emit(transfer_op(L, u.forward(), g, j), {}, {}, {});
+    const std::int32_t from = u.forward() ? g - 1 : g + 1;
+    open_.push_back({c.stage(), c.B.add_open_dep(op), u.forward(), from, j});
+    if (blocking_) posted(c, op, pred, u.forward(), from, j);
+    arrive(c, u, op);
   }
 
   // A blocking receive: on the compute stream, and its sender will wait for `pred`.
@@ -206,6 +237,8 @@ class PipelinePass final : public LoweringPass {
     std::int32_t g, microbatch;
   };
   bool blocking_ = false;
+  bool sync_ = false;  // parallel.p2p: sync (pipeline_sync.hpp)
+  SyncExchanges exchanges_;
   Pending pending_;  // the current stage's unsent output
   std::vector<Pred> recv_pred_[2];  // [backward, forward][g x microbatches + micro-batch]
   std::vector<Send> sends_;

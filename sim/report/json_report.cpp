@@ -76,6 +76,8 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
   j.field("schedule", scenario::to_string(r.parallel.schedule));
   if (r.parallel.pipeline_engine != scenario::PipelineEngine::megatron)
     j.field("pipeline_engine", scenario::to_string(r.parallel.pipeline_engine));
+  if (r.parallel.p2p != scenario::P2pMode::async)
+    j.field("p2p", scenario::to_string(r.parallel.p2p));
   j.field("virtual_stages", r.parallel.virtual_stages);
   j.field("sequence_parallel", r.parallel.sequence_parallel);
   j.field("allreduce", !r.parallel.allreduce                           ? "auto"

@@ -12,6 +12,7 @@
 #include "sim/scenario/levers_read.hpp"
 #include "sim/scenario/lora_read.hpp"
 #include "sim/scenario/context.hpp"
+#include "sim/scenario/p2p_read.hpp"
 #include "sim/scenario/overrides.hpp"
 #include "sim/scenario/validate.hpp"
 #include "sim/scenario/yaml_read.hpp"
@@ -260,6 +261,7 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
                "the deepspeed pipeline engine supports zero 0 or 1 (DeepSpeed's PipelineEngine "
                "refuses ZeRO-2 and ZeRO-3)");
   }
+  read_p2p(ctx, m, p);
   p.sequence_parallel = m.bool_or("sequence_parallel", false);
   p.expert = m.int_in_or("expert", ranges::kDegree, 1);
   p.bucket_size = m.bytes_or("bucket_size", p.bucket_size);

@@ -32,6 +32,15 @@ enum class Schedule { gpipe, one_f_one_b, interleaved };
 //   it ends; the stages advance in step with their neighbours.
 enum class PipelineEngine { megatron, deepspeed };
 std::string_view to_string(PipelineEngine e);
+// `parallel.p2p`: how the megatron engine's stages exchange activations and gradients
+// (sim/parallel/pipeline_sync.hpp).
+// - async: each transfer starts when its sending unit ends and overlaps both stages' compute.
+// - sync: Megatron-LM 2021's p2p_communication._communicate: each exchange batches the stage's
+//   sends and receives of that point of the schedule, waits for them and synchronizes the
+//   device, so the stage computes again only once its neighbours reached the same exchange and
+//   every transfer of it ended.
+enum class P2pMode { async, sync };
+std::string_view to_string(P2pMode m);
 // Where a data-parallel reduction bucket's gradients sit while it is reduced
 // (`parallel.bucket_buffers`).
 // - transient: a flat buffer of the bucket's gradients allocated when its reduction starts and
@@ -175,6 +184,7 @@ struct ParallelSpec {
   int zero = 0;  // 0..3
   Schedule schedule = Schedule::one_f_one_b;
   PipelineEngine pipeline_engine = PipelineEngine::megatron;
+  P2pMode p2p = P2pMode::async;
   std::int64_t virtual_stages = 1;
   bool sequence_parallel = false;
   core::Bytes bucket_size{25LL * 1000 * 1000};  // DDP default bucket (25 MB)
