@@ -18,9 +18,10 @@
 //   _bf16_reduce_grads all-reduces it over the data ranks in fp32
 //   (buffered_allreduce_fallback, MEMORY_OPT_ALLREDUCE_SIZE = 5e8 elements per buffer), in
 //   place of the 16-bit reduction (the data pass stands aside).
-// Both run after the unit's backward on the compute stream: autograd's adds are interleaved
-// with the backward's kernels, which takes the same time on one stream; the BF16 optimizer's
-// come after autograd.backward returns, before the engine sends the input gradient on.
+// autograd's adds run after each layer's backward (AccumulateGrad fires as the backward reaches
+// each parameter; a data-parallel bucket is ready after them), the BF16 optimizer's after the
+// unit's backward (update_hp_grads once autograd.backward returns), before the engine sends
+// the input gradient on.
 #include "models/param_tensors.hpp"
 #include "sim/parallel/pass.hpp"
 
@@ -61,13 +62,29 @@ class AccumulatePass final : public LoweringPass {
     c.P.model_states[MemCategory::gradients] += fp32;
   }
 
+  // Under autograd one add per layer's backward, so ops_per_layer reserves it.
+  int ops_per_layer(const LowerContext& L) const override {
+    return L.s.training.accumulate_grads == AccumulateGrads::autograd ? 1 : 0;
+  }
+
   // The first backward of a chunk adds nothing under autograd: it differs from the next ones.
   bool repeats(const StageContext&, const UnitStep& u) const override {
     return u.forward() || mode_ != AccumulateGrads::autograd || !u.first_microbatch;
   }
 
+  // autograd: each layer's adds right after its backward (AccumulateGrad runs as the backward
+  // reaches each parameter), so a data-parallel bucket reduced after the layer waits for them.
+  void after_layer(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t) override {
+    if (u.forward() || mode_ != AccumulateGrads::autograd || u.first_microbatch) return;
+    const std::int64_t params = c.L.shards[i].trainable;
+    if (params == 0) return;
+    add_op(c, u, i, core::Bytes{params} * (3 * c.L.state_bytes.gradients),
+           tensors_[static_cast<std::size_t>(i)], core::Bytes{});
+  }
+
+  // fp32: the BF16 optimizer's adds over the unit's parameters once its backward returned.
   void end_unit(StageContext& c, UnitStep& u, std::int32_t) override {
-    if (u.forward() || mode_ == AccumulateGrads::fused) return;
+    if (u.forward() || mode_ != AccumulateGrads::fp32) return;
     const LowerContext& L = c.L;
     std::int64_t params = 0;
     std::int32_t tensors = 0;
@@ -76,25 +93,20 @@ class AccumulatePass final : public LoweringPass {
       tensors += tensors_[static_cast<std::size_t>(i)];
     }
     if (params == 0) return;
-    const std::int64_t g = L.state_bytes.gradients;
-    if (mode_ == AccumulateGrads::fp32) {
-      add_op(c, u, core::Bytes{params} * (g + 4 * kFp32Bytes), 2 * tensors,
-             core::Bytes{c.largest_trained} * kFp32Bytes);
-      if (u.last_microbatch) reduce(c, u, params);
-    } else if (!u.first_microbatch) {
-      add_op(c, u, core::Bytes{params} * (3 * g), tensors, core::Bytes{});
-    }
+    add_op(c, u, u.range.first, core::Bytes{params} * (L.state_bytes.gradients + 4 * kFp32Bytes),
+           2 * tensors, core::Bytes{c.largest_trained} * kFp32Bytes);
+    if (u.last_microbatch) reduce(c, u, params);
   }
 
  private:
-  // The accumulation kernels of one backward unit, after its last compute op.
-  static void add_op(StageContext& c, const UnitStep& u, core::Bytes bytes, std::int32_t launches,
-                     core::Bytes cast) {
-    Op op = compute_op(OpKind::backward, u.range.first, u.microbatch(), u.chunk(), 0.0, bytes,
-                       false);
+  // Accumulation kernels on the compute stream after the last compute op; the op after which
+  // later passes (the data pass's reductions) and the unit's end follow.
+  static void add_op(StageContext& c, const UnitStep& u, std::int32_t layer, core::Bytes bytes,
+                     std::int32_t launches, core::Bytes cast) {
+    Op op = compute_op(OpKind::backward, layer, u.microbatch(), u.chunk(), 0.0, bytes, false);
     op.kernels = std::max(launches, 1);
     op.work.launches = op.kernels;
-    const MemEffect temp = tensor(MemCategory::buffers, cast, TensorKind::grad_cast, u.range.first);
+    const MemEffect temp = tensor(MemCategory::buffers, cast, TensorKind::grad_cast, layer);
     c.layer_end = c.B.emit(op, {temp}, {temp}, {});
   }
 

@@ -39,21 +39,21 @@ class DataPass final : public LoweringPass {
     // unit's compute ops (each still waits for the backward that filled its bucket; only events
     // of one instant follow the program order), so the unit repeats as a macro op whose template
     // carries them as taps (ProgramBuilder::make_template).
-    // With an accumulation pass (training.accumulate_grads: autograd) a bucket is complete only
-    // once the unit's adds ran: its reductions wait for them (pass_accumulate.cpp).
-    defer_ = (zero == 2 && !c.optimizer_on_host) || accumulating(c.L);
+    defer_ = zero == 2 && !c.optimizer_on_host;
     reduce_now_ = zero >= 2 || c.optimizer_on_host ? true : u.last_microbatch;
   }
 
   // Under ZeRO 0/1 the last backward reduces on the comm stream, interleaved with its compute
   // ops; ZeRO-2's units all reduce alike, their reduce-scatters as taps.
   bool repeats(const StageContext& c, const UnitStep& u) const override {
-    return u.forward() || (defer_ && !accumulating(c.L)) || !(reduce_now_ && c.L.data > 1);
+    return u.forward() || defer_ || !(reduce_now_ && c.L.data > 1);
   }
 
   void after_layer(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t op) override {
     const LowerContext& L = c.L;
-    if (u.forward() || fp32_reduced(L) || !reduce_now_ || L.shards[i].trainable == 0 || L.data == 1) return;
+    if (u.forward() || fp32_reduced(L) || !reduce_now_ || L.shards[i].trainable == 0 ||
+        L.data == 1)
+      return;
     // Under expert parallelism the routed experts' gradients reduce over their own group
     // (pass_expert.cpp); without it, here with the rest (their group is every data rank).
     const std::int64_t routed = L.s.parallel.expert > 1 ? L.shards[i].expert_params : 0;
@@ -64,10 +64,7 @@ class DataPass final : public LoweringPass {
   void end_unit(StageContext& c, UnitStep& u, std::int32_t) override {
     if (u.forward() || fp32_reduced(c.L)) return;
     if (reduce_now_) flush(c, u, c.layer_end, u.range.first);
-    for (Flush f : deferred_) {
-      if (accumulating(c.L)) f.after = c.layer_end;
-      reduce(c, u, f);
-    }
+    for (const Flush& f : deferred_) reduce(c, u, f);
   }
 
   static void apply_settings(Plan& plan, const scenario::Scenario& s) {
@@ -104,9 +101,6 @@ class DataPass final : public LoweringPass {
     c.reduced(u, c.last_comm, f.layer);
   }
 
-  static bool accumulating(const LowerContext& L) {
-    return L.s.training.accumulate_grads == scenario::AccumulateGrads::autograd;
-  }
   // training.accumulate_grads: fp32 reduces the fp32 copy itself (pass_accumulate.cpp).
   static bool fp32_reduced(const LowerContext& L) {
     return L.s.training.accumulate_grads == scenario::AccumulateGrads::fp32;

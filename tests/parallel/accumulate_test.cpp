@@ -137,3 +137,41 @@ TEST_CASE("under autograd the last backward's reductions wait for its adds",
   // ends once they pass bucket_size).
   CHECK(reductions == 1);
 }
+
+TEST_CASE("autograd's adds follow each layer's backward, so the reductions still overlap the "
+          "backward", "[parallel][accumulate]") {
+  using parallel::OpKind;
+  // Two layers of 250,000,000 parameters, 4 micro-batches, data 2, ZeRO-1: the last
+  // micro-batch runs B(l1) [2 ms: 2 GFLOP at 1 TFLOP/s], add(l1) [1.5 ms], B(l0), add(l0); l1's
+  // bucket (500 MB) is reduced once add(l1) ends, while B(l0) runs.
+  hw::DeviceSpec d = ideal_device(1LL << 40);
+  d.memory_bandwidth = core::Bandwidth{1e12};
+  scenario::TrainingSpec t;
+  t.precision = scenario::Precision::fp16;
+  t.optimizer = scenario::Optimizer::adam;
+  t.micro_batch = 1;
+  t.gradient_accumulation = 4;
+  t.accumulate_grads = AccumulateGrads::autograd;
+  scenario::ParallelSpec p;
+  p.data = 2;
+  p.zero = 1;
+  const auto model = chain_model(
+      {plain_layer("l0", kParams, 0, 1000, 1e9), plain_layer("l1", kParams, 0, 1000, 1e9)});
+  const auto plan = parallel::lower(make_scenario(model, d, t, p));
+  const auto& ops = plan.programs[0].ops;
+  // Micro-batches 1-3, one add per layer each.
+  CHECK(adds(plan).size() == 6);
+  const auto r = exec::play(plan);
+  std::size_t add_l1 = 0, backward_l0 = 0, first_reduce = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].microbatch != 3 && ops[i].kind != OpKind::reduce_scatter) continue;
+    if (ops[i].kind == OpKind::backward && ops[i].layer == 1 && ops[i].work.flops == 0) add_l1 = i;
+    if (ops[i].kind == OpKind::backward && ops[i].layer == 0 && ops[i].work.flops > 0)
+      backward_l0 = i;
+    if (ops[i].kind == OpKind::reduce_scatter && first_reduce == 0) first_reduce = i;
+  }
+  REQUIRE(add_l1 > 0);
+  REQUIRE(first_reduce > 0);
+  CHECK(r.devices[0].start[first_reduce] == r.devices[0].finish[add_l1]);
+  CHECK(r.devices[0].start[first_reduce] < r.devices[0].finish[backward_l0]);
+}
