@@ -38,6 +38,9 @@ void validate_accumulate(const YamlContext& ctx, const Scenario& s, const Layout
   if (s.training.offload.optimizer_on_cpu())
     refuse("is not modelled with training.offload.optimizer: cpu, which copies every "
            "micro-batch's gradients to the host");
+  if (a == AccumulateGrads::fp32 && p.expert > 1)
+    refuse("all-reduces every gradient over the data ranks; with parallel.expert the routed "
+           "experts reduce over their own group, which it does not model: use fused");
   const Precision pr = s.training.precision;
   if (a == AccumulateGrads::fp32 && pr != Precision::fp16 && pr != Precision::bf16)
     refuse("adds 16-bit gradients into an fp32 copy (DeepSpeed's BF16_Optimizer): it needs "

@@ -12,7 +12,8 @@ void read_accumulate(MapReader& m, TrainingSpec& t);
 
 // Refuses, located at training.accumulate_grads, the layouts whose gradients accumulate
 // elsewhere: autograd and fp32 describe data-parallel ranks reducing once per step (ZeRO 0/1,
-// no FSDP, no optimizer offload), and fp32 adds 16-bit gradients (precision fp16 or bf16).
+// no FSDP, no optimizer offload), and fp32 adds 16-bit gradients (precision fp16 or bf16) and
+// all-reduces them over every data rank (no expert parallelism).
 void validate_accumulate(const YamlContext& ctx, const Scenario& s, const LayoutNodes& nodes);
 
 }  // namespace trainsim::scenario
