@@ -15,7 +15,8 @@ std::span<const PassEntry> lowering_passes() {
   // before what recomputation adds to it; context parallelism's K/V exchange before parameter
   // fetches and gathers, which then follow it; an offloaded activation's copy back before the
   // replay of recomputation; parameter fetches (offload) before gathers (ZeRO-3);
-  // the optimizer step, on the host or the GPU, before ZeRO-1/2's all-gather that follows it.
+  // the optimizer step, on the host or the GPU, before ZeRO-1/2's all-gather that follows it;
+  // a backward's gradient accumulation before the reduction that waits for it.
   // The model states and their gradients' reduction belong to model_states and data, or under
   // FSDP to fsdp (PassEntry::owner): lower() builds one side.
   static const PassEntry passes[] = {
@@ -24,7 +25,7 @@ std::span<const PassEntry> lowering_passes() {
       activation_offload_pass(),             recompute_pass(), pipeline_pass(),
       context_pass(),   offload_pass(),
       optimizer_pass(), model_states_pass(), zero3_pass(),    fsdp_pass(),
-      data_pass(),
+      accumulate_pass(), data_pass(),
       devices_pass(),   jitter_pass(),      load_pass(),
   };
   return passes;

@@ -225,6 +225,7 @@ PassEntry tensor_pass();
 PassEntry gemm_pass();
 PassEntry softmax_pass();
 PassEntry batch_host_pass();
+PassEntry accumulate_pass();
 PassEntry expert_pass();
 PassEntry recompute_pass();
 PassEntry pipeline_pass();

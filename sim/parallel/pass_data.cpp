@@ -16,7 +16,8 @@ using hw::MemCategory;
 
 constexpr std::string_view kKeys[] = {"parallel.data",        "parallel.zero",
                                       "parallel.bucket_size", "parallel.bucket_buffers",
-                                      "cluster.placement",    "cluster.gpus_per_node"};
+                                      "cluster.placement",    "cluster.gpus_per_node",
+                                      "training.accumulate_grads"};
 constexpr std::string_view kSettings[] = {"parallel.allreduce"};
 
 class DataPass final : public LoweringPass {
@@ -50,7 +51,9 @@ class DataPass final : public LoweringPass {
 
   void after_layer(StageContext& c, UnitStep& u, std::int32_t i, std::int32_t op) override {
     const LowerContext& L = c.L;
-    if (u.forward() || !reduce_now_ || L.shards[i].trainable == 0 || L.data == 1) return;
+    if (u.forward() || fp32_reduced(L) || !reduce_now_ || L.shards[i].trainable == 0 ||
+        L.data == 1)
+      return;
     // Under expert parallelism the routed experts' gradients reduce over their own group
     // (pass_expert.cpp); without it, here with the rest (their group is every data rank).
     const std::int64_t routed = L.s.parallel.expert > 1 ? L.shards[i].expert_params : 0;
@@ -58,9 +61,9 @@ class DataPass final : public LoweringPass {
     if (bucket_ >= L.s.parallel.bucket_size || L.zero == 3) flush(c, u, op, i);
   }
 
-  void end_unit(StageContext& c, UnitStep& u, std::int32_t last) override {
-    if (u.forward()) return;
-    if (reduce_now_) flush(c, u, last, u.range.first);
+  void end_unit(StageContext& c, UnitStep& u, std::int32_t) override {
+    if (u.forward() || fp32_reduced(c.L)) return;
+    if (reduce_now_) flush(c, u, c.layer_end, u.range.first);
     for (const Flush& f : deferred_) reduce(c, u, f);
   }
 
@@ -96,6 +99,11 @@ class DataPass final : public LoweringPass {
     op.data_reduction = kind == OpKind::all_reduce;
     c.last_comm = c.B.emit(op, booked, booked, {c.B.ref(f.after)});
     c.reduced(u, c.last_comm, f.layer);
+  }
+
+  // training.accumulate_grads: fp32 reduces the fp32 copy itself (pass_accumulate.cpp).
+  static bool fp32_reduced(const LowerContext& L) {
+    return L.s.training.accumulate_grads == scenario::AccumulateGrads::fp32;
   }
 
   core::Bytes bucket_{};

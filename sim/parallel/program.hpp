@@ -82,6 +82,7 @@ enum class TensorKind : std::uint8_t {
   optimizer_temp,  // the optimizer step's transient buffers (foreach AdamW's sqrt(v), Adafactor's)
   load_temp,     // a transient of loading the model before the step (Program::load)
   softmax_temp,    // the unfused attention softmax's fp32 buffers within one op (pass_softmax.cpp)
+  grad_cast,     // a 16-bit gradient cast to fp32 before it is added (pass_accumulate.cpp)
 };
 
 struct MemEffect {

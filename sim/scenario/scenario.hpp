@@ -41,6 +41,10 @@ std::string_view to_string(PipelineEngine e);
 //   every transfer of it ended.
 enum class P2pMode { async, sync };
 std::string_view to_string(P2pMode m);
+// training.accumulate_grads: how each micro-batch's weight gradients join the step's gradients
+// (sim/scenario/accumulate_read.hpp, sim/parallel/pass_accumulate.cpp).
+enum class AccumulateGrads { fused, autograd, fp32 };
+std::string_view to_string(AccumulateGrads a);
 // Where a data-parallel reduction bucket's gradients sit while it is reduced
 // (`parallel.bucket_buffers`).
 // - transient: a flat buffer of the bucket's gradients allocated when its reduction starts and
@@ -140,6 +144,10 @@ struct TrainingSpec {
   // Engine run them) | eager (PyTorch's eager modules as torchtune and Hugging Face transformers
   // write them, which keep more for backward; sim/parallel/eager_modules.hpp).
   bool eager_modules = false;
+  // training.accumulate_grads: fused (no pass of its own), autograd (PyTorch's AccumulateGrad
+  // adds every micro-batch after the first into param.grad), fp32 (DeepSpeed's BF16_Optimizer:
+  // every micro-batch's 16-bit gradients cast and added into an fp32 copy, all-reduced in fp32).
+  AccumulateGrads accumulate_grads = AccumulateGrads::fused;
 };
 
 // Bytes per model state: state_bytes_per_param (sim/scenario/precision.hpp).

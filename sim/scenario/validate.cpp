@@ -4,6 +4,7 @@
 #include <set>
 
 #include "sim/scenario/levers_read.hpp"
+#include "sim/scenario/accumulate_read.hpp"
 
 namespace trainsim::scenario {
 
@@ -112,6 +113,7 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
              "parallel.fsdp write parallel.fsdp.offload: cpu (PyTorch's CPUOffloadPolicy)");
   validate_expert(ctx, s, n);
   validate_levers(ctx, s, n);
+  validate_accumulate(ctx, s, n);
   validate_optimizer(ctx, s, n);
 
   if (n.cluster_given) {
