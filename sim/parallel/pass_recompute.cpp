@@ -28,9 +28,12 @@ class RecomputePass final : public LoweringPass {
     const auto& t = L.s.training;
     checkpointed_.assign(n, 0);
     policy_.clear();
-    if (t.recompute == Recompute::selective_op)
-      policy_ = op_policy(L.m, L.shards, L.tensor, scenario::activation_dtype(t.precision),
-                          t.flash_attention);
+    if (t.recompute == Recompute::selective_op) {
+      const models::DType act = scenario::activation_dtype(t.precision);
+      const int norm_bytes = scenario::autocast(t.precision) ? 4 : models::dtype_bytes(act);
+      policy_ = op_policy(L.m, L.shards, L.tensor,
+                          {act, t.flash_attention, t.eager_modules, norm_bytes, t.compile});
+    }
     for (std::size_t i = 0; i < n; ++i) {
       checkpointed_[i] = checkpointed(L, static_cast<std::int32_t>(i));
       const auto& sh = L.shards[i];

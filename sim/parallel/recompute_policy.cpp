@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "sim/parallel/eager_modules.hpp"
+
 namespace trainsim::parallel {
 
 namespace {
@@ -78,9 +80,10 @@ void mlp(const models::Layer& l, MmCounter& mm, OpPolicyLayer& p) {
 }  // namespace
 
 std::vector<OpPolicyLayer> op_policy(const models::Model& m, const std::vector<LayerShard>& shards,
-                                     std::int64_t tensor, models::DType activation, bool flash) {
+                                     std::int64_t tensor, const OpPolicyOptions& o) {
   std::vector<OpPolicyLayer> out(m.order.size());
-  MmCounter mm{models::dtype_bytes(activation), std::max<std::int64_t>(1, tensor), 0};
+  MmCounter mm{models::dtype_bytes(o.activation), std::max<std::int64_t>(1, tensor), 0};
+  const bool flash = o.flash;
   int block = -1;
   for (std::size_t i = 0; i < m.order.size(); ++i) {
     const models::Layer& l = m.graph[m.order[i]];
@@ -93,10 +96,15 @@ std::vector<OpPolicyLayer> op_policy(const models::Model& m, const std::vector<L
       continue;
     }
     const bool dense_linears = has_linears(l) && l.experts <= 1;
-    if (l.kind == LayerKind::attention && dense_linears) {
-      attention(l, sh, flash, mm, p);
-    } else if (l.kind == LayerKind::mlp && dense_linears) {
-      mlp(l, mm, p);
+    if ((l.kind == LayerKind::attention || l.kind == LayerKind::mlp) && dense_linears) {
+      if (l.kind == LayerKind::attention)
+        attention(l, sh, flash, mm, p);
+      else
+        mlp(l, mm, p);
+      if (o.eager) {  // eager element-wise kernels (split with the heads or the ffn)
+        const EagerExtra x = eager_io(l, int(mm.e), o.norm_bytes, o.compiled);
+        p.bytes += x.split / mm.t;
+      }
     } else if (l.kind == LayerKind::linear) {
       mm.linears(l, {LinearRole::other}, p);
     } else {

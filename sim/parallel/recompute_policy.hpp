@@ -30,8 +30,17 @@ struct OpPolicyLayer {
 
 // One entry per layer of m.order. Layers outside blocks (block < 0) and generic layers keep
 // their saved bytes and recompute nothing. `flash`: training.attention is flash (SDPA's flash
-// kernel, whose output and log-sum-exp are kept); else the core is recomputed.
+// kernel, whose output and log-sum-exp are kept); else the core is recomputed. `eager`: the
+// blocks run eager modules (training.modules: eager), whose element-wise kernels in attention
+// and the MLP (eager_io) run again too.
+struct OpPolicyOptions {
+  models::DType activation = models::DType::bf16;
+  bool flash = true;
+  bool eager = false;
+  int norm_bytes = 2;     // the norms' dtype bytes (eager_io)
+  bool compiled = false;  // training.compile (eager_io)
+};
 std::vector<OpPolicyLayer> op_policy(const models::Model& m, const std::vector<LayerShard>& shards,
-                                     std::int64_t tensor, models::DType activation, bool flash);
+                                     std::int64_t tensor, const OpPolicyOptions& o);
 
 }  // namespace trainsim::parallel

@@ -18,6 +18,7 @@
 
 #include "../support/fixtures.hpp"
 #include "models/presets.hpp"
+#include "sim/parallel/eager_modules.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/parallel/recompute_policy.hpp"
 
@@ -52,8 +53,8 @@ struct Block0 {
 };
 Block0 block0(const scenario::Scenario& s, std::int64_t tensor = 1) {
   const auto shards = parallel::shard_layers(s.model, tensor, false, 1);
-  const auto p = parallel::op_policy(s.model, shards, tensor, models::DType::bf16,
-                                     s.training.flash_attention);
+  const auto p = parallel::op_policy(s.model, shards, tensor,
+                                     {models::DType::bf16, s.training.flash_attention});
   Block0 b;
   for (std::size_t i = 0; i < s.model.order.size(); ++i) {
     const std::string& n = s.model.graph[s.model.order[i]].name;
@@ -182,4 +183,52 @@ TEST_CASE("full recomputation with recompute_layers counts blocks past the embed
   for (const auto& op : plan.programs.at(0).ops) ops += op.kind == parallel::OpKind::recompute;
   CHECK(ops == 16);
   CHECK(booked(plan, TensorKind::checkpoint, parallel::OpKind::forward) == 16 * 67'108'864);
+}
+
+// training.modules: eager, the element-wise kernels' bytes (eager_io) of a Llama-3-8B block in
+// bf16 (e = n = 2), per sample of s = 8,192 tokens:
+//   RMSNorm: (20 + 2 (2 + 4)) s h = 32 x 33,554,432 = 1,073,741,824
+//   attention: RoPE (16 + 4) s (hq + hk) = 20 x 41,943,040 = 838,860,800; the output's copy
+//     4 s hq = 134,217,728; K and V expanded 4 s (hq + hk) = 167,772,160: 1,140,850,688
+//   MLP: 2e s f = 4 x 117,440,512 = 469,762,048
+// Compiled: only the expansion stays (167,772,160); the norm and the MLP add nothing.
+TEST_CASE("eager modules' element-wise kernels move these bytes", "[eager][modules]") {
+  const auto s = llama3_8b(scenario::Recompute::none);
+  const auto& m = s.model;
+  for (std::size_t i = 0; i < m.order.size(); ++i) {
+    const models::Layer& l = m.graph[m.order[i]];
+    const auto eager = parallel::eager_io(l, 2, 2, false);
+    const auto compiled = parallel::eager_io(l, 2, 2, true);
+    if (l.name == "block.0.ln1") {
+      CHECK(eager.replicated.value == 1'073'741'824);
+      CHECK(compiled.replicated.value == 0);
+    }
+    if (l.name == "block.0.attn") {
+      CHECK(eager.split.value == 1'140'850'688);
+      CHECK(compiled.split.value == 167'772'160);
+    }
+    if (l.name == "block.0.mlp") {
+      CHECK(eager.split.value == 469'762'048);
+      CHECK(compiled.split.value == 0);
+    }
+  }
+  // In fp32 norms (autocast) the casts go: 20 s h.
+  const models::Layer& ln = m.graph[m.order[1]];
+  REQUIRE(ln.kind == models::LayerKind::rmsnorm);
+  CHECK(parallel::eager_io(ln, 2, 4, false).replicated.value == 20 * (ln.output.value / 4));
+}
+
+TEST_CASE("selective-op with eager modules recomputes their element-wise kernels too",
+          "[recompute][selective-op][eager]") {
+  // The policy's recomputed bytes grow by the attention's and the MLP's eager_io (above):
+  // 1,140,850,688 + 469,762,048 per sample and block.
+  auto s = llama3_8b(scenario::Recompute::selective_op);
+  const auto shards = parallel::shard_layers(s.model, 1, false, 1);
+  const auto fused = parallel::op_policy(s.model, shards, 1, {models::DType::bf16, true});
+  const auto eager = parallel::op_policy(s.model, shards, 1, {models::DType::bf16, true, true});
+  double added = 0;
+  for (std::size_t i = 0; i < shards.size(); ++i)
+    if (s.model.graph[s.model.order[i]].block == 0)
+      added += double(eager[i].bytes.value - fused[i].bytes.value);
+  CHECK(added == 1'140'850'688.0 + 469'762'048.0);
 }
