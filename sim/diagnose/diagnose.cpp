@@ -299,8 +299,7 @@ void activation_remedies(const scenario::Scenario& s, Search& search) {
   const auto& t = s.training;
   const bool seq = s.model.sequence_model;
   largest_micro_batch(s, search, {}, "");
-  if (t.recompute != scenario::Recompute::selective && t.recompute != scenario::Recompute::full &&
-      seq)
+  if (t.recompute == scenario::Recompute::none && seq)
     search.consider(
         {"selective recomputation of the attention core", {{"training.recompute", "selective"}}});
   if (t.recompute != scenario::Recompute::full)

@@ -130,8 +130,7 @@ void map_checkpointing(TomlSection& ac, std::int64_t pipeline, Draft& d) {
     ac.fail("mode", "expected \"none\", \"selective\", \"full\" or \"memory_budget\", got \"" + mode + "\"");
   const std::string option = ac.string("selective_ac_option").value_or("2");
   if (option == "op") {
-    Draft::set(d.training, "recompute", "selective");
-    d.notes.push_back("selective_ac_option \"op\" modelled as recompute: selective (the attention core)");
+    Draft::set(d.training, "recompute", "selective-op");
     return;
   }
   std::int64_t every = 0;

@@ -40,6 +40,46 @@ EagerExtra eager_extra(const models::Layer& l, int activation_bytes, int norm_by
   return x;
 }
 
+EagerExtra eager_io(const models::Layer& l, int activation_bytes, int norm_bytes, bool compiled) {
+  EagerExtra x;
+  const std::int64_t e = activation_bytes, n = norm_bytes;
+  switch (l.kind) {
+    case models::LayerKind::rmsnorm: {
+      if (compiled) break;
+      // Per element: x.float() (n + 4; none when already fp32), pow (8), mean (4), the product
+      // with rsqrt (8), type_as (4 + n; none in fp32), the weight's product (2n); the layer's
+      // io counts 2n.
+      const std::int64_t casts = n < 4 ? 2 * (n + 4) : 0;
+      x.replicated = core::Bytes{l.output.value / norm_bytes} * (casts + 20);
+      break;
+    }
+    case models::LayerKind::attention: {
+      const auto& q = linear(l, LinearRole::q);
+      const auto& k = linear(l, LinearRole::k);
+      if (q.count != 1 || k.count != 1) break;  // not a Q/K/V attention (MLA)
+      const core::Bytes shq = core::Bytes{q.tokens} * q.out, shk = core::Bytes{k.tokens} * k.out;
+      // K and V expanded to every query head (read hk, write hq wide, each).
+      if (shk < shq) x.split = (shq + shk) * (2 * e);
+      if (compiled) break;
+      // RoPE in fp32 on Q and K (float: e + 4, the complex product: 8, type_as: 4 + e per
+      // element) and the attention output's transpose-contiguous copy (2e).
+      x.split += (shq + shk) * (16 + 2 * e) + shq * (2 * e);
+      break;
+    }
+    case models::LayerKind::mlp: {
+      const auto& up = linear(l, LinearRole::up);
+      if (compiled || l.experts > 1 || linear(l, LinearRole::gate).count == 0) break;
+      // act(gate) and its product with up as two kernels (2e + 3e per element) where the
+      // layer's io counts one (3e).
+      x.split = core::Bytes{up.tokens} * up.out * (2 * e);
+      break;
+    }
+    default:
+      break;
+  }
+  return x;
+}
+
 void apply_modules(const scenario::Scenario& s, std::int64_t t, bool sp, std::vector<LayerShard>& shards) {
   if (!s.training.eager_modules) return;
   const auto& m = s.model;
@@ -48,6 +88,8 @@ void apply_modules(const scenario::Scenario& s, std::int64_t t, bool sp, std::ve
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const EagerExtra x = eager_extra(m.graph[m.order[i]], e, norm_bytes, s.training.compile);
     shards[i].saved += x.split / t + (sp ? x.replicated / t : x.replicated);
+    const EagerExtra io = eager_io(m.graph[m.order[i]], e, norm_bytes, s.training.compile);
+    shards[i].io += io.split / t + (sp ? io.replicated / t : io.replicated);
   }
 }
 

@@ -28,8 +28,23 @@ struct EagerExtra {
 };
 EagerExtra eager_extra(const models::Layer& l, int activation_bytes, int norm_bytes, bool compiled);
 
-// Adds eager_extra to every shard's saved bytes under training.modules: eager (tensor degree t,
-// sequence parallelism sp as in shard_layers); nothing otherwise.
+// Bytes per sample the eager modules' element-wise kernels move beyond the layer's io (one
+// fused kernel per element-wise step), split like eager_extra, with e the activation dtype's
+// bytes and n the norm's:
+//   RMSNorm (replicated):  (20 + 2(n + 4) when n < 4, else 20) * s*h: the chain x.float(),
+//                          pow, mean, x * rsqrt, type_as, * weight (torchtitan's and Hugging
+//                          Face's Llama RMSNorm), each kernel reading and writing memory
+//   attention (split):     (16 + 2e) * s*(hq + hk) RoPE in fp32 on Q and K (float, the complex
+//                          product, type_as: torchtitan's apply_rotary_emb), 2e * s*hq the
+//                          output's transpose-contiguous copy, and with grouped-query attention
+//                          2e * s*(hq + hk) expanding K and V to every query head
+//   gated MLP (split):     2e * s*f: act(gate) and the product with up as two kernels
+// Under training.compile only the expansion of K and V stays.
+EagerExtra eager_io(const models::Layer& l, int activation_bytes, int norm_bytes, bool compiled);
+
+// Adds eager_extra to every shard's saved bytes and eager_io to its io under
+// training.modules: eager (tensor degree t, sequence parallelism sp as in shard_layers);
+// nothing otherwise.
 void apply_modules(const scenario::Scenario& s, std::int64_t t, bool sp, std::vector<LayerShard>& shards);
 
 }  // namespace trainsim::parallel

@@ -3,10 +3,15 @@
 // kept; one recompute op re-creates them before the layer's backward. Full: a checkpointed
 // block keeps only its input (the checkpoint); before the backward of its last layer one
 // recompute op replays the block's forwards, with their tensor-parallel collectives, and books
-// their saved tensors again. `training.recompute_layers` checkpoints that many blocks per chunk.
+// their saved tensors again. Selective-op (torchtitan's op-level policy, recompute_policy.hpp):
+// a checkpointed block as under full, whose forwards keep the outputs the policy saves and
+// whose recompute op runs only the rest. `training.recompute_layers` checkpoints that many
+// blocks per chunk (full and selective-op).
 #include <algorithm>
 
 #include "sim/parallel/pass.hpp"
+#include "sim/parallel/recompute_policy.hpp"
+#include "sim/scenario/precision.hpp"
 
 namespace trainsim::parallel {
 
@@ -20,12 +25,22 @@ class RecomputePass final : public LoweringPass {
  public:
   void prepare(LowerContext& L) override {
     const auto n = L.m.order.size();
+    const auto& t = L.s.training;
     checkpointed_.assign(n, 0);
+    policy_.clear();
+    if (t.recompute == Recompute::selective_op) {
+      const models::DType act = scenario::activation_dtype(t.precision);
+      const int norm_bytes = scenario::autocast(t.precision) ? 4 : models::dtype_bytes(act);
+      policy_ = op_policy(L.m, L.shards, L.tensor,
+                          {act, t.flash_attention, t.eager_modules, norm_bytes, t.compile});
+    }
     for (std::size_t i = 0; i < n; ++i) {
       checkpointed_[i] = checkpointed(L, static_cast<std::int32_t>(i));
       const auto& sh = L.shards[i];
-      if (checkpointed_[i])
+      if (checkpointed_[i] && policy_.empty())
         L.kept[i].saved = {};
+      else if (checkpointed_[i])  // what the policy keeps; the rest is re-created apart
+        L.kept[i] = {policy_[i].kept, sh.saved - policy_[i].kept};
       else if (L.s.training.recompute == Recompute::selective)
         L.kept[i] = {sh.saved - sh.saved_core, sh.saved_core};
     }
@@ -47,18 +62,26 @@ class RecomputePass final : public LoweringPass {
       std::int32_t gemms = 0, launches = 0;
       for (std::int32_t k = first; k <= i; ++k) {
         const auto& sk = L.shards[k];
+        launches += kernel_shape(sk.kind).forward_launches;
+        if (!policy_.empty()) {  // only what the policy did not keep runs again
+          allocs_.push_back(activation(L.kept[k].core * mb_samples, TensorKind::core, k));
+          flops += policy_[k].flops * mb_samples;
+          bytes += policy_[k].bytes * mb_samples;
+          gemms += policy_[k].gemms;
+          launches -= policy_[k].saved_mm;
+          continue;
+        }
+        allocs_.push_back(activation(sk.saved * mb_samples, TensorKind::saved, k));
         flops += sk.flops * mb_samples;
         bytes += sk.io * mb_samples;
-        allocs_.push_back(activation(sk.saved * mb_samples, TensorKind::saved, k));
         gemms += sk.matmul ? kernel_shape(sk.kind).gemms : 0;
-        launches += kernel_shape(sk.kind).forward_launches;
       }
       // The replayed forward runs the block's kernels (and its tensor-parallel collectives).
       Op op = compute_op(OpKind::recompute, i, u.microbatch(), u.chunk(), flops, bytes, true);
       op.model_flops = false;
       op.kernels = std::max(1, gemms);
       op.work.serial_memory = true;
-      op.work.launches = launches;
+      op.work.launches = std::max(1, launches);
       c.emit_compute(u, op, allocs_, frees_, OpRef{}, first, i);
     }
     const auto& sh = L.shards[i];
@@ -85,13 +108,17 @@ class RecomputePass final : public LoweringPass {
   static bool checkpointed(const LowerContext& L, std::int32_t i) {
     const auto& s = L.s;
     const models::Layer& l = L.m.graph[L.m.order[i]];
-    if (s.training.recompute != Recompute::full || l.block < 0) return false;
+    const bool blocks = s.training.recompute == Recompute::full ||
+                        s.training.recompute == Recompute::selective_op;
+    if (!blocks || l.block < 0) return false;
     if (s.training.recompute_layers < 0) return true;
-    // Count blocks from the start of this layer's chunk.
+    // Count blocks from the chunk's first block (its first layer may sit outside the blocks:
+    // the embedding).
     const auto& range = L.chunks[L.chunk_of[i]];
-    const int first_block = L.m.graph[L.m.order[range.first]].block;
-    const int local = l.block - (first_block < 0 ? l.block : first_block);
-    return local < s.training.recompute_layers;
+    int first_block = -1;
+    for (std::int32_t k = range.first; k < range.end && first_block < 0; ++k)
+      first_block = block_of(L, k);
+    return l.block - first_block < s.training.recompute_layers;
   }
   static int block_of(const LowerContext& L, std::int32_t i) {
     return L.m.graph[L.m.order[i]].block;
@@ -113,6 +140,7 @@ class RecomputePass final : public LoweringPass {
   }
 
   std::vector<char> checkpointed_;
+  std::vector<OpPolicyLayer> policy_;  // selective-op: per layer, else empty
   std::vector<MemEffect> allocs_, frees_;
 };
 

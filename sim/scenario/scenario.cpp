@@ -25,6 +25,7 @@ std::string_view to_string(Recompute r) {
     case Recompute::none: return "none";
     case Recompute::selective: return "selective";
     case Recompute::full: return "full";
+    case Recompute::selective_op: return "selective-op";
   }
   return "?";
 }
@@ -201,8 +202,11 @@ TrainingSpec read_training(const YamlContext& ctx, const YAML::Node& node, bool&
     t.precision = static_cast<Precision>(std::find(names.begin(), names.end(), prec) - names.begin());
   }
   read_optimizer(m, t);
-  const auto rc = m.choice("recompute", {"none", "selective", "full"}, "none");
-  t.recompute = rc == "none" ? Recompute::none : (rc == "selective" ? Recompute::selective : Recompute::full);
+  const auto rc = m.choice("recompute", {"none", "selective", "full", "selective-op"}, "none");
+  t.recompute = rc == "none"        ? Recompute::none
+                : rc == "selective" ? Recompute::selective
+                : rc == "full"      ? Recompute::full
+                                    : Recompute::selective_op;
   t.recompute_layers = m.has("recompute_layers") ? m.non_negative_int_or("recompute_layers", 0) : -1;
   t.flash_attention = m.choice("attention", {"standard", "flash"}, "standard") == "flash";
   t.caching_allocator = m.choice("allocator", {"caching", "none"}, "caching") == "caching";

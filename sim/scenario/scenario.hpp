@@ -21,7 +21,9 @@ class Node;
 
 namespace trainsim::scenario {
 
-enum class Recompute { none, selective, full };
+// selective: Megatron's (the attention core); selective_op: torchtitan's op-level policy (every
+// block checkpointed, the outputs of its odd-numbered mm and of SDPA kept; pass_recompute.cpp).
+enum class Recompute { none, selective, full, selective_op };
 enum class Schedule { gpipe, one_f_one_b, interleaved };
 // `parallel.pipeline_engine`: which runtime plays the pipeline schedule (pass_pipeline.cpp).
 // - megatron: Megatron-LM's schedules; a stage posts its receive when the unit needing it starts

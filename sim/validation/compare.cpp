@@ -266,8 +266,8 @@ RowCells read_cells(const Table& t, std::size_t i, const ColumnOf& col) {
     c.sets.push_back("training.precision=" + text("precision"));
   }
   if (col("recompute") >= 0) {
-    if (!one_of(text("recompute"), {"none", "selective", "full"}))
-      t.fail(i, col("recompute"), "expected none, selective or full");
+    if (!one_of(text("recompute"), {"none", "selective", "full", "selective-op"}))
+      t.fail(i, col("recompute"), "expected none, selective, full or selective-op");
     c.sets.push_back("training.recompute=" + text("recompute"));
   }
   if (col("zero") >= 0) {

@@ -151,7 +151,9 @@ TEST_CASE("each ZeRO stage uses no more memory than the one before", "[property]
     INFO("case " << c << " data " << s->parallel.data << " pipeline " << s->parallel.pipeline
                   << " schedule " << scenario::to_string(s->parallel.schedule) << " ga "
                   << s->training.gradient_accumulation << " bucket " << s->parallel.bucket_size.value << " in place "
-                  << (s->parallel.bucket_buffers == scenario::BucketBuffers::in_place));
+                  << (s->parallel.bucket_buffers == scenario::BucketBuffers::in_place)
+                  << " recompute " << scenario::to_string(s->training.recompute) << " layers "
+                  << s->training.recompute_layers);
     std::vector<core::Bytes> states, peaks;
     core::Bytes bucket{};
     for (int z = 0; z <= 3; ++z) {

@@ -294,7 +294,7 @@ TEST_CASE("an unknown optimizer lists the choices") {
 
 TEST_CASE("an unknown recompute mode lists the choices") {
   expect_error(kBase + "  recompute: some\n",
-               {6, 14, "training.recompute", "expected one of none | selective | full"});
+               {6, 14, "training.recompute", "expected one of none | selective | full | selective-op"});
 }
 
 TEST_CASE("an unknown attention kind lists the choices") {

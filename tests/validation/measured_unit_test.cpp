@@ -151,7 +151,7 @@ TEST_CASE("bad cells of the new columns are located", "[validation][unit]") {
   CHECK(msg("fsdp", "maybe").find("bad.csv:2:31: column 'x': expected yes, no, true, false or a shard size") != std::string::npos);
   CHECK(msg("zero", "4").find(":2:31: column 'x': expected a ZeRO stage 0, 1, 2 or 3, got '4'") != std::string::npos);
   CHECK(msg("model", "a: b").find(":2:31: column 'x': expected a model preset name") != std::string::npos);
-  CHECK(msg("recompute", "some").find(":2:31: column 'x': expected none, selective or full") != std::string::npos);
+  CHECK(msg("recompute", "some").find(":2:31: column 'x': expected none, selective, full or selective-op") != std::string::npos);
   CHECK(msg("precision", "fp12").find(":2:31: column 'x': expected fp32,") != std::string::npos);
   // 3 nodes cannot hold the row's 1 x 1 x 8 GPUs evenly.
   CHECK(msg("nodes", "3").find(":2:31: column 'x': expected nodes x gpus_per_node to equal tensor x pipeline x data x context = 8") != std::string::npos);
