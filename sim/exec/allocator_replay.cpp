@@ -379,17 +379,16 @@ std::vector<std::size_t> Player::memo_targets(std::size_t pi,
   std::vector<std::size_t> targets;
   const std::vector<MemRecord>& log = memlog[pi];
   const std::span<const PlanDigest::Program::LogOp> ops = log_ops(pi);
-  const auto timed = static_cast<std::size_t>(std::find_if(log.begin(), log.end(),
-                                                           [&](const MemRecord& r) {
-                                                             return !ops[static_cast<std::size_t>(r.index)].compute;
-                                                           }) -
-                                              log.begin());
+  auto op_of = [&](const MemRecord& r) { return ops[static_cast<std::size_t>(r.index)]; };
+  const auto timed = static_cast<std::size_t>(
+      std::find_if(log.begin(), log.end(), [&](const MemRecord& r) { return !op_of(r).compute; }) -
+      log.begin());
   const bool timed_late = timed < log.size() && work[timed] >= total / 2;
   // Before the last micro-batch's first record: a point with a larger global batch logs the
   // same up to there (more forwards follow instead of the cooldown's backwards).
   const auto last = static_cast<std::size_t>(std::find_if(log.begin(), log.end(),
                                                           [&](const MemRecord& r) {
-                                                            return ops[static_cast<std::size_t>(r.index)].microbatch ==
+                                                            return op_of(r).microbatch ==
                                                                    plan.microbatches - 1;
                                                           }) -
                                              log.begin());
