@@ -2,7 +2,8 @@
 // tensor x pipeline, with the rest data-parallel), each point a full load, lower, play and
 // summary, on 1 and 2 worker threads; the same layouts under GPipe; and a grid of timing and
 // global-batch variants of the same layouts with and without the allocator memo a sweep shares
-// between its points. Run: build/bench/trainsim_bench_sweep.
+// between its points; and ZeRO-3 points, whose units stay expanded. Run:
+// build/bench/trainsim_bench_sweep.
 #include "bench/bench_main.hpp"
 
 
@@ -89,6 +90,32 @@ void BM_SweepGpt3_175B_1024_GPipe(benchmark::State& state) {
   play_grid(state, points);
 }
 
+// ZeRO-3 (bench/sweeps/gpt3_175b_zero3.yaml in small): GPT-3 175B on two layouts (tensor 8 with
+// pipeline 16 or 8) x bucket size {25MB, 200MB} (each its own plan of up to 376,336 ops) x device
+// {A100-80GB, H100-80GB, A100-40GB} innermost (patched on the thread's plan): 12 points per
+// iteration, named by iteration so no point takes a plan an earlier iteration kept. Every unit
+// stays expanded; what a point costs is mostly O(ops), and the pages the plans touch.
+void BM_SweepGpt3_175B_1024_Zero3(benchmark::State& state) {
+  const auto base = sweep::BaseScenario::from_file(kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml");
+  std::int64_t done = 0, iteration = 0;
+  for (auto _ : state) {
+    std::vector<std::vector<std::string>> points;
+    for (int p : {16, 8})
+      for (const char* bucket : {"25MB", "200MB"})
+        for (const char* device : {"a100-80gb", "h100-80gb", "a100-40gb"})
+          points.push_back({"parallel.zero=3", "parallel.pipeline=" + std::to_string(p),
+                            "parallel.data=" + std::to_string(128 / p), std::string("parallel.bucket_size=") + bucket,
+                            std::string("device=") + device, "name=iteration-" + std::to_string(iteration)});
+    ++iteration;
+    exec::AllocatorMemo memo;
+    sweep::run_in_order<sweep::Status>(
+        points.size(), static_cast<int>(state.range(0)),
+        [&](std::size_t i) { return sweep::run_point(base, points[i], &memo).status; },
+        [&](std::size_t, sweep::Status&&) { ++done; });
+  }
+  state.counters["points/s"] = benchmark::Counter(static_cast<double>(done), benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
 // Args: threads (1, 2) x a switch (1, 0), timed in milliseconds of wall time.
@@ -101,4 +128,6 @@ BENCHMARK(BM_SweepGpt3_175B_1024)->Apply(threads_by_switch);
 BENCHMARK(BM_SweepGpt3_175B_1024_GPipe)->Apply(threads_by_switch);
 // The switch: allocator replays shared through a memo (1) or not (0).
 BENCHMARK(BM_SweepGpt3_175B_1024_Shared)->Apply(threads_by_switch);
+// Threads 1 and 2.
+BENCHMARK(BM_SweepGpt3_175B_1024_Zero3)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 TRAINSIM_BENCHMARK_MAIN()

@@ -371,26 +371,24 @@ void Player::stage_sources(const std::vector<std::uint64_t>& fams, std::vector<S
 // "Where to pause").
 std::vector<std::size_t> Player::memo_targets(std::size_t pi,
                                               const std::vector<std::uint64_t>& work,
-                                              const AllocatorMemo::Match& m, std::size_t at) const {
-  const Program& P = plan.programs[pi];
+                                              const AllocatorMemo::Match& m, std::size_t at) {
   const std::uint64_t total = work.back();
   auto record_at = [&](std::uint64_t w) {
     return static_cast<std::size_t>(std::lower_bound(work.begin(), work.end(), w) - work.begin());
   };
   std::vector<std::size_t> targets;
   const std::vector<MemRecord>& log = memlog[pi];
-  const auto timed = static_cast<std::size_t>(std::find_if(log.begin(), log.end(),
-                                                           [&](const MemRecord& r) {
-                                                             return P.ops[r.index].stream !=
-                                                                    parallel::StreamKind::compute;
-                                                           }) -
-                                              log.begin());
+  const std::span<const PlanDigest::Program::LogOp> ops = log_ops(pi);
+  auto op_of = [&](const MemRecord& r) { return ops[static_cast<std::size_t>(r.index)]; };
+  const auto timed = static_cast<std::size_t>(
+      std::find_if(log.begin(), log.end(), [&](const MemRecord& r) { return !op_of(r).compute; }) -
+      log.begin());
   const bool timed_late = timed < log.size() && work[timed] >= total / 2;
   // Before the last micro-batch's first record: a point with a larger global batch logs the
   // same up to there (more forwards follow instead of the cooldown's backwards).
   const auto last = static_cast<std::size_t>(std::find_if(log.begin(), log.end(),
                                                           [&](const MemRecord& r) {
-                                                            return P.ops[r.index].microbatch ==
+                                                            return op_of(r).microbatch ==
                                                                    plan.microbatches - 1;
                                                           }) -
                                              log.begin());

@@ -55,6 +55,25 @@ const PlanDigest::Program& Player::program_hashes(std::size_t pi) {
   return *d;
 }
 
+std::span<const PlanDigest::Program::LogOp> Player::log_ops(std::size_t pi) {
+  const Program& P = plan.programs[pi];
+  std::vector<PlanDigest::Program::LogOp>* ops = &local_log_ops;
+  if (opt.plan_digest) {
+    auto& programs = opt.plan_digest->programs;
+    if (programs.size() != plan.programs.size()) programs.assign(plan.programs.size(), {});
+    ops = &programs[pi].log_ops;
+    if (ops->size() == P.ops.size() && !ops->empty()) return *ops;
+  }
+  ops->resize(P.ops.size());
+  for (std::size_t i = 0; i < P.ops.size(); ++i) {
+    const Op& op = P.ops[i];
+    (*ops)[i] = {(static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.macro)) << 8) ^
+                     (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.microbatch)) << 32),
+                 op.microbatch, op.stream == parallel::StreamKind::compute};
+  }
+  return *ops;
+}
+
 void Player::prefix_hashes(std::size_t pi, const std::vector<MemRecord>& log,
                            std::vector<std::uint64_t>& prefix, std::vector<std::uint64_t>& work) {
   const Program& P = plan.programs[pi];
@@ -62,34 +81,34 @@ void Player::prefix_hashes(std::size_t pi, const std::vector<MemRecord>& log,
   const auto& effects = d.effects;
   const auto& templates = d.templates;
   const auto& requests = d.requests;
+  const std::span<const PlanDigest::Program::LogOp> ops = log_ops(pi);
   prefix.resize(log.size() + 1);
   prefix[0] = 0;
   work.resize(log.size() + 1);
   work[0] = 0;
   auto step = [&](std::size_t k) {  // record k: prefix[k + 1] and work[k + 1]
     const MemRecord& r = log[k];
-    const Op& op = P.ops[r.index];
     const bool effects_range =
         r.kind == MemRecord::Kind::allocs || r.kind == MemRecord::Kind::frees;
+    // Records of a macro's points and tails name its template: only they read the op.
+    const std::size_t macro =
+        effects_range ? 0 : static_cast<std::size_t>(P.ops[static_cast<std::size_t>(r.index)].macro);
     std::uint64_t w = 1;  // a tail: the last op's frees
     if (effects_range) {
       w = r.b - r.a;
     } else if (r.kind == MemRecord::Kind::points) {
-      const auto& q = requests[static_cast<std::size_t>(op.macro)];
+      const auto& q = requests[macro];
       w = q[r.b] - q[r.a - 1];
     }
     work[k + 1] = work[k] + w;
     const std::uint64_t w1 =
-        static_cast<std::uint64_t>(r.kind) ^
-        (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.macro)) << 8) ^
-        (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.microbatch)) << 32);
+        static_cast<std::uint64_t>(r.kind) ^ ops[static_cast<std::size_t>(r.index)].word;
     const std::uint64_t w2 =
         static_cast<std::uint64_t>(r.a) | (static_cast<std::uint64_t>(r.b) << 32);
     // The record's own hash does not wait for the chain; the chain takes it in with one
     // multiply-add (modulo 2^64 by an odd number: two logs that differ in one record differ in
     // every prefix from there on).
-    const std::uint64_t h = mix(
-        mix(w1, w2), effects_range ? effects[r.b] : templates[static_cast<std::size_t>(op.macro)]);
+    const std::uint64_t h = mix(mix(w1, w2), effects_range ? effects[r.b] : templates[macro]);
     prefix[k + 1] = prefix[k] * 0x9E3779B97F4A7C15ULL + h;
   };
   // The records logged before the snapshot this play went on from are that snapshot's, whose

@@ -34,6 +34,14 @@ struct PlanDigest {
     // tensors and books op j-1's).
     std::vector<std::vector<std::uint32_t>> requests;
     bool filled = false;
+    // Per op, what the allocator memo reads of it for each record of a log (Player::log_ops):
+    // 16 bytes, so a pass over a log does not bring in each record's op.
+    struct LogOp {
+      std::uint64_t word = 0;  // (macro << 8) ^ (micro-batch << 32), each as 32 bits
+      std::int32_t microbatch = -1;
+      bool compute = true;  // on the compute stream
+    };
+    std::vector<LogOp> log_ops;
   };
   std::vector<Program> programs;
   // The plan's dependency graph (which ops wait for which) and its ops' numbering (the expanded

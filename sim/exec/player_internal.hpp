@@ -383,6 +383,9 @@ struct Player : PlayState {
   // The hashes of program pi's effects and templates: the digest's (filled on first use) or
   // made here.
   const PlanDigest::Program& program_hashes(std::size_t pi);
+  // PlanDigest::Program::log_ops of program pi: the digest's (filled on first use) or made here.
+  std::span<const PlanDigest::Program::LogOp> log_ops(std::size_t pi);
+  std::vector<PlanDigest::Program::LogOp> local_log_ops;  // log_ops without a PlanDigest
   // prefix[k]: records [0, k) of the program's log. A record of allocations or frees is named by
   // its effect range and a hash of every effect up to the range's end (equal hashes: equal
   // effects, the range's included), a macro's points by the hash of its template's effects.
@@ -463,7 +466,7 @@ struct Player : PlayState {
                      std::vector<std::vector<std::size_t>>& wanted);
   // Where a program's replay pauses copies for the memo's later points (after record `at`).
   std::vector<std::size_t> memo_targets(std::size_t pi, const std::vector<std::uint64_t>& work,
-                                        const AllocatorMemo::Match& m, std::size_t at) const;
+                                        const AllocatorMemo::Match& m, std::size_t at);
   void model_allocator();
 
   void check_end_state();

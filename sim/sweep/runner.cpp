@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "sim/exec/player.hpp"
-#include "sim/parallel/lower.hpp"
 #include "sim/scenario/yaml_read.hpp"
+#include "sim/sweep/kept_plans.hpp"
 
 namespace trainsim::sweep {
 
@@ -16,65 +16,6 @@ std::string_view to_string(Status s) {
   }
   return "?";
 }
-
-namespace {
-// Overrides whose whole effect on the lowered plan is a setting the lowering passes declare
-// (parallel::is_plan_setting: devices, links, the data-parallel algorithm) are set again on the
-// plan for each point (parallel::apply_plan_settings), so points that differ in these alone
-// lower to the same programs; the cluster's sizes and placement are compared before a plan is
-// reused.
-bool patched(const std::string& set) { return parallel::is_plan_setting(set.substr(0, set.find('='))); }
-
-// Plans of this thread's last points, each reused by a later point whose base and other
-// overrides are the same (a sweep's innermost axes are often the device, the all-reduce
-// algorithm and the links) and whose cluster has the same sizes and placement. Several are kept:
-// when the device turns outside an axis that changes the plan (global batch, say), the plan a
-// point needs is that of a point some plans back. The least recently used goes first.
-struct KeptPlan {
-  std::string path, text, subkey;
-  std::vector<std::string> rest;  // the overrides that are not patched, in order
-  std::int64_t nodes = 0, gpus_per_node = 0;
-  std::array<scenario::ParallelDim, 3> placement{};
-  parallel::Plan plan;
-  exec::PlanDigest digest;  // filled by the plan's first play, kept for the next ones
-
-  bool serves(const BaseScenario& base, const std::vector<std::string>& other, const scenario::Scenario& s) const {
-    return rest == other && path == base.path && subkey == base.subkey && text == base.text &&
-           nodes == s.cluster.nodes && gpus_per_node == s.cluster.gpus_per_node && placement == s.cluster.placement;
-  }
-};
-constexpr std::size_t kKeptPlans = 8;
-// Ops the kept plans may hold together besides the newest: a plan and its digest take up to a
-// few hundred bytes per op, and a fit doubling the global batch lowers plans of millions of ops,
-// none of which a later point reuses.
-constexpr std::int64_t kKeptOps = 2'000'000;
-thread_local std::vector<KeptPlan> kept_plans;  // most recently used last
-
-KeptPlan& plan_for(const BaseScenario& base, const std::vector<std::string>& sets, const scenario::Scenario& s) {
-  std::vector<std::string> rest;
-  for (const auto& k : sets)
-    if (!patched(k)) rest.push_back(k);
-  auto& kept = kept_plans;
-  auto it = std::find_if(kept.begin(), kept.end(), [&](const KeptPlan& k) { return k.serves(base, rest, s); });
-  if (it == kept.end()) {
-    // Lowered first: a lowering that throws leaves the kept plans as they were.
-    KeptPlan k{base.path, base.text, base.subkey, std::move(rest), s.cluster.nodes, s.cluster.gpus_per_node,
-               s.cluster.placement, parallel::lower(s, {.compress = true}), {}};
-    if (kept.size() == kKeptPlans) kept.erase(kept.begin());
-    std::int64_t held = 0;
-    for (const auto& p : kept) held += p.plan.held_ops();
-    while (!kept.empty() && held > kKeptOps) {
-      held -= kept.front().plan.held_ops();
-      kept.erase(kept.begin());
-    }
-    kept.push_back(std::move(k));
-  } else if (it + 1 != kept.end()) {
-    std::rotate(it, it + 1, kept.end());
-  }
-  parallel::apply_plan_settings(kept.back().plan, s);
-  return kept.back();
-}
-}  // namespace
 
 PointResult run_point(const BaseScenario& base, const std::vector<std::string>& sets, exec::AllocatorMemo* memo) {
   PointResult r;

@@ -190,6 +190,18 @@ TEST_CASE("allocator memo: a plan's digest serves its later plays, which report 
   for (std::size_t p = 0; p < plan.programs.size(); ++p) {
     CHECK(digest.programs[p].filled);
     CHECK(digest.programs[p].effects.size() == plan.programs[p].effects.size() + 1);
+    // The memo's per-op facts, one per op, each the op's own (what the hashes read of it).
+    const auto& facts = digest.programs[p].log_ops;
+    REQUIRE(facts.size() == plan.programs[p].ops.size());
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < facts.size(); ++i) {
+      const parallel::Op& op = plan.programs[p].ops[i];
+      const std::uint64_t word = (std::uint64_t{static_cast<std::uint32_t>(op.macro)} << 8) ^
+                                 (std::uint64_t{static_cast<std::uint32_t>(op.microbatch)} << 32);
+      wrong += facts[i].word != word || facts[i].microbatch != op.microbatch ||
+               facts[i].compute != (op.stream == parallel::StreamKind::compute);
+    }
+    CHECK(wrong == 0);
   }
   CHECK(with_digest.stats().hits == without.stats().hits);
   CHECK(with_digest.stats().records_resumed == without.stats().records_resumed);

@@ -12,6 +12,7 @@
 
 #include "sim/sweep/digest.hpp"
 #include "sim/sweep/fit.hpp"
+#include "sim/sweep/kept_plans.hpp"
 #include "sim/sweep/output.hpp"
 #include "sim/sweep/shard.hpp"
 #include "tests/scenario/scenario_files.hpp"
@@ -446,6 +447,32 @@ TEST_CASE("points that differ in device, all-reduce and links alone share a thre
   std::set<std::int64_t> host_capacities;
   for (const auto& r : offloaded) host_capacities.insert(r.summary->host_capacity.value);
   CHECK(host_capacities.size() >= 2);
+}
+
+TEST_CASE("a sweep thread keeps older plans only once a point asks for one it let go") {
+  // Plans lowered on one fresh thread, each point's report also checked against a point played
+  // alone. Micro-batch changes the plan, the device is patched on it.
+  const auto lowered_in = [](const sweep::SweepSpec& spec) {
+    std::int64_t n = -1;
+    std::thread([&] {
+      const std::int64_t before = sweep::plans_lowered();
+      REQUIRE(same_as_alone(spec).size() == 9);
+      n = sweep::plans_lowered() - before;
+    }).join();
+    return n;
+  };
+  const std::string base =
+      "base:\n  model: {preset: gpt2, name: small, layers: 4, hidden: 1024, heads: 16}\n"
+      "  device: a100-80gb\n  training: {micro_batch: 1, seq_len: 512, precision: bf16, optimizer: adam}\n";
+  // Device innermost: each plan's points come together, one lowering per micro-batch (3).
+  CHECK(lowered_in(sweep::load_sweep(write_temp("kept_inner.yaml", base +
+      "axes:\n  training.micro_batch: [1, 2, 4]\n  device: [a100-80gb, h100-80gb, a100-40gb]\n"))) == 3);
+  // Device outermost: the first device lowers mb 1, 2, 4, keeping the newest alone (3); the
+  // second asks for mb 1, let go, so the thread keeps up to eight from then on: it lowers mb 1
+  // and mb 2 again and finds mb 4 (2); the third finds all three (0). 5 in all, where keeping
+  // one plan would lower 9 and keeping eight from the start 3.
+  CHECK(lowered_in(sweep::load_sweep(write_temp("kept_outer.yaml", base +
+      "axes:\n  device: [a100-80gb, h100-80gb, a100-40gb]\n  training.micro_batch: [1, 2, 4]\n"))) == 5);
 }
 
 TEST_CASE("a sweep thread reuses the model handed back when the next point's model is the same") {
