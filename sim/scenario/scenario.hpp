@@ -127,6 +127,10 @@ struct TrainingSpec {
   // Engine run them) | eager (PyTorch's eager modules as torchtune and Hugging Face transformers
   // write them, which keep more for backward; sim/parallel/eager_modules.hpp).
   bool eager_modules = false;
+  // training.fp8_weight_cache: step — Transformer Engine under Megatron-Core quantizes each GEMM
+  // weight at a step's first micro-batch and reuses the cached fp8 weight and its transpose for
+  // the others (docs/scenarios.md, "Precision"); false: a cast per forward (microbatch).
+  bool fp8_weight_cache_step = false;
 };
 
 // Bytes per model state: state_bytes_per_param (sim/scenario/precision.hpp).
