@@ -25,7 +25,8 @@ namespace {
 
 using hw::MemCategory;
 
-constexpr std::string_view kKeys[] = {"parallel.zero", "parallel.data", "training.precision",
+constexpr std::string_view kKeys[] = {"parallel.zero", "parallel.data", "parallel.expert",
+                                      "training.precision",
                                       "training.optimizer", "training.optimizer_block",
                                       "training.lora", "training.zero_grad"};
 
