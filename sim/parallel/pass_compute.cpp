@@ -22,17 +22,40 @@ constexpr std::string_view kKeys[] = {"model",
                                       "training.optimizer",
                                       "training.lora",
                                       "training.modules",
-                                      "training.compile"};
+                                      "training.compile",
+                                      "training.fp8_weight_cache"};
 
 // The low-precision copies of layer i's GEMM weights one forward makes (autocast's cast cache,
 // fp8's quantized weights); the GEMMs keep them for their backward. Once per micro-batch: the
-// cast cache is emptied when the autocast region (the forward) is left.
+// cast cache is emptied when the autocast region (the forward) is left. None under
+// fp8_weight_cache: step, whose copies live through the step (cached_fp8_weights).
 core::Bytes weight_casts(const LowerContext& L, std::int32_t i) {
+  if (L.s.training.fp8_weight_cache_step) return {};
   return core::Bytes{L.shards[i].gemm_params} * scenario::weight_cast_bytes(L.s.training.precision);
+}
+
+// fp8_weight_cache: step (Transformer Engine's `is_first_microbatch`, which Megatron-Core's
+// forward_step sets on a step's first micro-batch): each GEMM weight of the stage quantized once
+// and kept, with its fp8 transpose for the backward's GEMMs, for the rest of the step: 2 bytes
+// per GEMM parameter, booked with the weights.
+core::Bytes cached_fp8_weights(const StageContext& c) {
+  const LowerContext& L = c.L;
+  if (!L.s.training.fp8_weight_cache_step) return {};
+  std::int64_t gemm = 0;
+  for (std::int32_t g = c.stage(); g < L.chunk_count(); g += L.stages)
+    for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) gemm += L.shards[i].gemm_params;
+  return core::Bytes{gemm} * 2;
 }
 
 class ComputePass final : public LoweringPass {
  public:
+  // After the states' owner booked the weights (book_states).
+  void place_states(StageContext& c) override {
+    const core::Bytes cached = cached_fp8_weights(c);
+    c.P.persistent[hw::MemCategory::weights] += cached;
+    c.P.model_states[hw::MemCategory::weights] += cached;
+  }
+
   void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
     if (u.forward())
       forward(c, u, lo);

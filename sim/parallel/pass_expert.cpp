@@ -15,7 +15,8 @@
 // imbalance, so the routed work, saved activations and all-to-all bytes scale by
 // experts x capacity / (T x k) in its place. Routed experts' gradients
 // reduce over the E-strided expert-data-parallel group (data / E ranks), after the last
-// micro-batch's backward of their layer; everything else over all data ranks (the data pass).
+// micro-batch's backward of their layer (reduce-scattered under ZeRO-1, whose states the
+// model_states pass shards over that group); everything else over all data ranks (the data pass).
 #include "sim/parallel/pass.hpp"
 
 #include <algorithm>
@@ -30,16 +31,6 @@ namespace {
 using hw::MemCategory;
 
 constexpr std::string_view kKeys[] = {"parallel.expert", "training.expert_imbalance"};
-
-// How a group of `size` data ranks `step` data ranks apart sits on the nodes.
-GroupSpan data_subgroup_span(const scenario::Scenario& s, std::int64_t size, std::int64_t step) {
-  const std::int64_t stride = rank_stride(s, scenario::ParallelDim::data) * step;
-  const std::int64_t gpn = s.cluster.gpus_per_node;
-  GroupSpan g;
-  g.per_node = std::clamp<std::int64_t>(gpn / stride, 1, size);
-  g.inter_node = size > g.per_node;
-  return g;
-}
 
 // The busiest rank's routed tokens over the balanced share T x k / experts per expert:
 // experts x capacity / (T x k) under a capacity factor (padded buffers), else the imbalance.
@@ -129,10 +120,12 @@ class ExpertPass final : public LoweringPass {
       const core::Bytes bytes = core::Bytes{p} * L.state_bytes.gradients;
       const MemEffect buffer = tensor(MemCategory::buffers, bytes, TensorKind::bucket, i);
       const std::span<const MemEffect> booked(&buffer, L.s.buckets_kept() ? 0 : 1);
-      Op reduce = comm_op(OpKind::all_reduce, StreamKind::comm, CommPurpose::data, i,
-                          u.microbatch(), u.chunk(), bytes, reduce_ranks_, reduce_span_.inter_node,
-                          reduce_span_.per_node);
-      reduce.data_reduction = true;
+      // Under ZeRO-1 (the distributed optimizer) each rank keeps its shard: a reduce-scatter.
+      const OpKind kind = L.zero == 0 ? OpKind::all_reduce : OpKind::reduce_scatter;
+      Op reduce = comm_op(kind, StreamKind::comm, L.zero == 0 ? CommPurpose::data : CommPurpose::zero,
+                          i, u.microbatch(), u.chunk(), bytes, reduce_ranks_,
+                          reduce_span_.inter_node, reduce_span_.per_node);
+      reduce.data_reduction = kind == OpKind::all_reduce;
       c.last_comm = c.B.emit(reduce, booked, booked, {c.B.ref(op)});
     }
   }

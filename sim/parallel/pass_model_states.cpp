@@ -17,6 +17,7 @@
 // types).
 #include "sim/parallel/pass.hpp"
 #include "sim/parallel/tied_grad.hpp"
+#include "sim/parallel/topology.hpp"
 
 namespace trainsim::parallel {
 
@@ -24,7 +25,8 @@ namespace {
 
 using hw::MemCategory;
 
-constexpr std::string_view kKeys[] = {"parallel.zero", "parallel.data", "training.precision",
+constexpr std::string_view kKeys[] = {"parallel.zero", "parallel.data", "parallel.expert",
+                                      "training.precision",
                                       "training.optimizer", "training.optimizer_block",
                                       "training.lora", "training.zero_grad"};
 
@@ -44,11 +46,24 @@ class ModelStatesPass final : public LoweringPass {
     P.parameters = zero == 3 ? (params + d - 1) / d : params;
     P.persistent[MemCategory::weights] = zero == 3 ? core::ceil_div(w, d) : w;
     P.persistent[MemCategory::optimizer_states] = zero >= 1 ? core::ceil_div(o, d) : o;
+    experts_ = zero == 1 ? stage_experts(c) : 0;
+    if (experts_ > 0) {
+      // Megatron-Core's distributed optimizer beside expert parallelism: the dense parameters'
+      // states sharded over the data x context ranks, the routed experts' over the
+      // expert-data-parallel ranks that hold the same experts (data x context / expert).
+      const std::int64_t ed = d / L.s.parallel.expert;
+      const core::Bytes per{L.state_bytes.optimizer_states};
+      P.persistent[MemCategory::optimizer_states] =
+          core::ceil_div(core::Bytes{trained - experts_} * per.value, d) +
+          core::ceil_div(core::Bytes{experts_} * per.value, ed);
+      c.update_params = (trained - experts_ + d - 1) / d + (experts_ + ed - 1) / ed;
+    } else if (zero >= 1) {
+      c.update_params = (trained + d - 1) / d;
+    }
     P.model_states[MemCategory::weights] = P.persistent[MemCategory::weights];
     P.model_states[MemCategory::optimizer_states] = P.persistent[MemCategory::optimizer_states];
     P.model_states[MemCategory::gradients] = zero >= 2 ? core::ceil_div(gr, d) : gr;
     if (kept_grads(L)) P.persistent[MemCategory::gradients] = P.model_states[MemCategory::gradients];
-    if (zero >= 1) c.update_params = (trained + d - 1) / d;
   }
 
   void begin_stage(StageContext& c) override {
@@ -84,9 +99,16 @@ class ModelStatesPass final : public LoweringPass {
   void end_step(StageContext& c) override {
     const LowerContext& L = c.L;
     if (L.zero != 1 && L.zero != 2) return;
-    const core::Bytes params_bytes = core::Bytes{c.trainable} * L.state_bytes.weights;
+    const core::Bytes params_bytes = core::Bytes{c.trainable - experts_} * L.state_bytes.weights;
     c.B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, -1, -1, 0,
                      params_bytes, L.data, L.data_span.inter_node, L.data_span.per_node),
+             {}, {}, {c.B.ref(c.update_op)});
+    if (experts_ == 0) return;
+    // The routed experts' updated shards, gathered over their expert-data-parallel group.
+    const GroupSpan g = expert_data_span(L.s);
+    c.B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, -1, -1, 0,
+                     core::Bytes{experts_} * L.state_bytes.weights,
+                     L.data / L.s.parallel.expert, g.inter_node, g.per_node),
              {}, {}, {c.B.ref(c.update_op)});
   }
 
@@ -94,6 +116,17 @@ class ModelStatesPass final : public LoweringPass {
   // zero_grad: zeros (validated without ZeRO-2/3, FSDP and optimizer offload).
   static bool kept_grads(const LowerContext& L) {
     return L.s.training.zero_grad == scenario::ZeroGrad::zeros;
+  }
+
+  // The routed experts' parameters on this stage's devices (none without expert parallelism).
+  static std::int64_t stage_experts(const StageContext& c) {
+    const LowerContext& L = c.L;
+    if (L.s.parallel.expert <= 1) return 0;
+    std::int64_t e = 0;
+    for (std::int32_t g = c.stage(); g < L.chunk_count(); g += L.stages)
+      for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i)
+        if (L.shards[i].trainable > 0) e += L.shards[i].expert_params;
+    return e;
   }
 
   static core::Bytes grad_bytes(const LowerContext& L, std::int64_t elements) {
@@ -109,6 +142,7 @@ class ModelStatesPass final : public LoweringPass {
   }
 
   std::vector<char> grads_allocated_;
+  std::int64_t experts_ = 0;  // routed experts' parameters of the stage under ZeRO-1
   TiedHead tied_;
   bool tied_held_ = false;
 };

@@ -18,6 +18,8 @@ std::vector<LayerShard> shard_layers(const models::Model& m, std::int64_t t, boo
     }
     // A GEMM's weights split like the layer's (a tied head's vocab rows like the embedding's).
     s.gemm_params = (l.params_split > 0 || l.vocab > 0) ? l.gemm_params / t : l.gemm_params;
+    // The routed experts are GEMM weights: a rank casts only the experts it holds.
+    if (l.experts > 1) s.gemm_params -= l.expert_params / t - s.expert_params;
     const core::Bytes replicated_saved = l.saved - l.saved_split;
     s.saved = l.saved_split / t + (sp ? replicated_saved / t : replicated_saved);
     s.saved_core = l.saved_attention_core / t;

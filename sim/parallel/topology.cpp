@@ -52,4 +52,18 @@ bool inter_node_boundary(const scenario::Scenario& s, int from_stage, int to_sta
   return a != b;
 }
 
+GroupSpan data_subgroup_span(const scenario::Scenario& s, std::int64_t size, std::int64_t step) {
+  const std::int64_t stride = rank_stride(s, scenario::ParallelDim::data) * step;
+  const std::int64_t gpn = s.cluster.gpus_per_node;
+  GroupSpan g;
+  g.per_node = std::clamp<std::int64_t>(gpn / stride, 1, size);
+  g.inter_node = size > g.per_node;
+  return g;
+}
+
+GroupSpan expert_data_span(const scenario::Scenario& s) {
+  const std::int64_t e = s.parallel.expert;
+  return data_subgroup_span(s, s.parallel.data * s.parallel.context / e, e);
+}
+
 }  // namespace trainsim::parallel

@@ -23,6 +23,11 @@ struct GroupSpan {
 // is the gradient group (data x context ranks), context_span one sequence's context ranks.
 GroupSpan group_span(const scenario::Scenario& s, scenario::ParallelDim dim);
 GroupSpan context_span(const scenario::Scenario& s);
+// How a group of `size` data ranks `step` data ranks apart sits on the nodes; the expert group
+// (parallel.expert consecutive data ranks) and the expert-data-parallel group (the data x
+// context / expert ranks `expert` apart that hold the same experts).
+GroupSpan data_subgroup_span(const scenario::Scenario& s, std::int64_t size, std::int64_t step);
+GroupSpan expert_data_span(const scenario::Scenario& s);
 
 // Pipeline boundary from_stage -> to_stage, judged on the stages' rank 0 (tensor and data
 // index 0): other ranks of the two stages may sit differently when a node boundary falls

@@ -20,6 +20,7 @@ void read_levers(MapReader& m, TrainingSpec& t) {
   t.eager_modules = m.choice("modules", {"fused", "eager"}, "fused") == "eager";
   t.softmax_saves_input = m.bool_or("softmax_saves_input", false);
   t.keep_logits = m.bool_or("keep_logits", false);
+  t.fp8_weight_cache_step = m.choice("fp8_weight_cache", {"microbatch", "step"}, "microbatch") == "step";
 }
 
 std::int64_t effective_loss_chunks(const TrainingSpec& t) {
@@ -50,6 +51,12 @@ void validate_levers(const YamlContext& ctx, const Scenario& s, const LayoutNode
              "keep_logits models the eager, unchunked cross-entropy of torchtune's recipes before "
              "pytorch/torchtune#1235: it needs the unchunked PyTorch loss (loss_chunks: 1, the "
              "default under fp32, bf16-true, fp16-true and amp-*) without compile");
+  // The fp8 weight cache is Transformer Engine's: nothing is quantized under other precisions.
+  if (s.training.fp8_weight_cache_step && s.training.precision != Precision::fp8)
+    ctx.fail(child_or(n.training, "fp8_weight_cache"), "training.fp8_weight_cache",
+             "fp8_weight_cache caches fp8 copies of the weights, but precision is " +
+                 std::string(to_string(s.training.precision)) +
+                 ": use precision: fp8 or drop fp8_weight_cache");
   if (!s.training.activation_offload) return;
   // Activation offload's copies are modelled for one stage whose layers' parameters are on the
   // GPU when their backward starts (sim/parallel/pass_activation_offload.cpp).

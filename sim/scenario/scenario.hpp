@@ -150,6 +150,10 @@ struct TrainingSpec {
   // adds every micro-batch after the first into param.grad), fp32 (DeepSpeed's BF16_Optimizer:
   // every micro-batch's 16-bit gradients cast and added into an fp32 copy, all-reduced in fp32).
   AccumulateGrads accumulate_grads = AccumulateGrads::fused;
+  // training.fp8_weight_cache: step — Transformer Engine under Megatron-Core quantizes each GEMM
+  // weight at a step's first micro-batch and reuses the cached fp8 weight and its transpose for
+  // the others (docs/scenarios.md, "Precision"); false: a cast per forward (microbatch).
+  bool fp8_weight_cache_step = false;
 };
 
 // Bytes per model state: state_bytes_per_param (sim/scenario/precision.hpp).

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/scenario/validate.hpp"
+#include "sim/scenario/precision.hpp"
 
 namespace trainsim::scenario {
 
@@ -54,9 +55,17 @@ void validate_expert(const YamlContext& ctx, const Scenario& s, const LayoutNode
                  str(p.data) + ")" +
                  (p.context > 1 ? " x parallel.context (" + str(p.context) + ")" : "") +
                  ": the expert group lies inside the data-parallel ranks");
-  if (p.zero != 0)
+  // ZeRO-1 is Megatron-Core's distributed optimizer: dense states sharded over data x context,
+  // the routed experts' over the expert-data-parallel ranks (sim/parallel/pass_model_states.cpp).
+  if (p.zero >= 2)
     ctx.fail(key_or(n.parallel, "zero", n.root), "parallel.zero",
-             "expert parallelism is modelled with parallel.zero: 0 only, got zero " + str(p.zero));
+             "expert parallelism is modelled with parallel.zero 0 or 1 (Megatron-Core's "
+             "distributed optimizer), got zero " + str(p.zero));
+  if (p.zero == 1 && per_tensor_states(s.training.optimizer))
+    ctx.fail(key_or(n.training, "optimizer", n.root), "training.optimizer",
+             "expert parallelism with parallel.zero 1 is modelled for element-wise optimizer "
+             "states; '" + std::string(to_string(s.training.optimizer)) +
+                 "' keeps per-tensor states: use parallel.zero 0");
   if (s.training.offload.optimizer_on_cpu() || s.training.offload.parameters_on_cpu())
     ctx.fail(key_or(n.training, "offload", n.root), "training.offload",
              "expert parallelism is modelled without offload");
