@@ -13,5 +13,5 @@ parallel:
 cluster:
   gpus_per_node: 2
 YAML
-expect 2 's\.yaml:11:[0-9]+' 'parallel\.tp_comm_overlap'
+expect 2 's\.yaml:10:[0-9]+' 'parallel\.tp_comm_overlap'
 trainsim run s.yaml

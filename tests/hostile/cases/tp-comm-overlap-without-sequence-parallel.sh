@@ -14,5 +14,5 @@ parallel:
 cluster:
   gpus_per_node: 2
 YAML
-expect 2 's\.yaml:10:[0-9]+' 'parallel\.tp_comm_overlap' 'sequence_parallel'
+expect 2 's\.yaml:9:[0-9]+' 'parallel\.tp_comm_overlap' 'sequence_parallel'
 trainsim run s.yaml
