@@ -89,7 +89,7 @@ void Player::account() {
       if (op.macro >= 0) return profiles[p][op.macro].tp;
       if (op.tp_collectives == 0) return {};
       core::Duration& d = tp_of[work_class[id]];
-      if (d.ns < 0) d = tensor_parallel_time(plan, op);
+      if (d.ns < 0) d = tensor_parallel_time(plan, P, op);
       return d;
     };
     for (std::size_t i = 0; i < P.ops.size(); ++i) {

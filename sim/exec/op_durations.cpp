@@ -3,6 +3,7 @@
 
 #include "sim/cost/nccl.hpp"
 #include "sim/exec/player_internal.hpp"
+#include "sim/exec/tp_overlap.hpp"
 
 namespace trainsim::exec {
 namespace {
@@ -30,8 +31,15 @@ core::Duration nccl(const Plan& plan, cost::NcclColl coll, const parallel::CommW
 
 }  // namespace
 
-core::Duration tensor_parallel_time(const Plan& plan, const Op& op) {
+core::Duration tp_collective_time(const Plan& plan, cost::NcclColl coll, const parallel::CommWork& w) {
+  return nccl(plan, coll, w);
+}
+
+core::Duration tensor_parallel_time(const Plan& plan, const Program& program, const Op& op) {
   if (op.tp_collectives == 0) return {};
+  // Under parallel.tp_comm_overlap only what the GEMMs do not hide (exec/tp_overlap.cpp).
+  if (op.tp_overlap != parallel::TpOverlap::none)
+    return std::max(core::Duration{}, overlapped_tp_time(plan, program, op));
   const core::Duration one =
       op.tp_sequence_parallel ? nccl(plan, cost::NcclColl::reduce_scatter, op.comm) +
                                     nccl(plan, cost::NcclColl::all_gather, op.comm)
@@ -47,7 +55,7 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
     case OpKind::optimizer: {
       // The tensor-parallel collectives run on the compute stream after the kernels; the host
       // issues them asynchronously too, so its dispatch overlaps them (docs/devices.md).
-      const core::Duration tp = tensor_parallel_time(plan, op);
+      const core::Duration tp = tensor_parallel_time(plan, program, op);
       const int tp_launches = op.tp_collectives * (op.tp_sequence_parallel ? 2 : 1);
       cost::KernelWork work = op.work;
       if (op.gemm_end > op.gemm_begin)
@@ -115,7 +123,7 @@ inline MacroProfile Player::profile(const Program& P, const parallel::MacroTempl
     core::Duration tp{};
     if (op.tp_collectives > 0) {
       auto [t, fresh] = tp_memo.find_or_add(key);
-      if (fresh) *t = tensor_parallel_time(plan, op);
+      if (fresh) *t = tensor_parallel_time(plan, P, op);
       tp = *t;
     }
     m.offset.push_back(m.total);

@@ -93,6 +93,7 @@ Timeline play(const parallel::Plan& plan, const PlayOptions& options = {});
 core::Duration op_duration(const parallel::Plan& plan, const parallel::Program& program,
                            const parallel::Op& op);
 // The tensor-parallel collectives' share of a compute op's duration (zero when none).
-core::Duration tensor_parallel_time(const parallel::Plan& plan, const parallel::Op& op);
+core::Duration tensor_parallel_time(const parallel::Plan& plan, const parallel::Program& program,
+                                    const parallel::Op& op);
 
 }  // namespace trainsim::exec

@@ -281,6 +281,7 @@ struct Player : PlayState {
         static_cast<std::uint64_t>(op.kind) | (static_cast<std::uint64_t>(op.work.matmul) << 8) |
             (static_cast<std::uint64_t>(op.comm.inter_node) << 9) |
             (static_cast<std::uint64_t>(op.tp_sequence_parallel) << 10) |
+            (static_cast<std::uint64_t>(op.tp_overlap) << 11) |
             (static_cast<std::uint64_t>(op.tp_collectives) << 56) |
             (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.kernels)) << 16) |
             (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.comm.ranks)) << 40),

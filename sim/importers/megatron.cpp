@@ -121,6 +121,7 @@ const std::map<std::string, Kind>& known() {
       {"--num-virtual-stages-per-pipeline-rank", Kind::integer},
       {"--context-parallel-size", Kind::integer}, {"--expert-model-parallel-size", Kind::integer},
       {"--num-experts", Kind::integer}, {"--sequence-parallel", Kind::flag},
+      {"--tp-comm-overlap", Kind::flag},
       {"--recompute-granularity", Kind::word}, {"--recompute-method", Kind::word},
       {"--recompute-num-layers", Kind::integer}, {"--recompute-activations", Kind::flag},
       {"--checkpoint-activations", Kind::flag}, {"--use-distributed-optimizer", Kind::flag},
@@ -381,6 +382,8 @@ Draft import_megatron(const std::string& text, const std::string& path, const Im
                             "virtual pipeline stages or add --no-pipeline-parallel");
   if (ds_engine) Draft::set(d.parallel, "pipeline_engine", "deepspeed");
   if (a.has("--sequence-parallel")) Draft::set(d.parallel, "sequence_parallel", "true");
+  // Megatron-LM asserts --sequence-parallel beside it; the loader refuses it without, too.
+  if (a.has("--tp-comm-overlap")) Draft::set(d.parallel, "tp_comm_overlap", "true");
   // Megatron-LM reduces gradients in place in its contiguous gradient buffer.
   if (!ds_engine) Draft::set(d.parallel, "bucket_buffers", "in_place");
   apply_common(o, data * tensor * pipeline, d);

@@ -78,6 +78,7 @@ std::int32_t ProgramBuilder::emit_macro(std::int32_t macro, std::int32_t microba
   op.macro = macro;
   op.tp_collectives = 0;
   op.tp_sequence_parallel = false;
+  op.tp_overlap = TpOverlap::none;
   if (transfer < 0) return emit(op, {}, {}, {});
   TRAINSIM_CHECK(
       transfer + 1 == static_cast<std::int32_t>(P_.ops.size()) && P_.ops.back().kind == OpKind::p2p,

@@ -102,6 +102,8 @@ struct OpRef {
   std::int32_t index = -1;
 };
 
+enum class TpOverlap : std::uint8_t { none, attention, mlp };
+
 struct CommWork {
   core::Bytes bytes{};  // buffer size S on each rank
   std::int32_t ranks = 1;
@@ -128,6 +130,10 @@ struct Op {
   // sequence parallelism. Folded into the op so a step has a third fewer ops to play.
   std::uint8_t tp_collectives = 0;
   bool tp_sequence_parallel = false;
+  // parallel.tp_comm_overlap: the op's one collective pair overlapped with the GEMMs next to it
+  // (Transformer Engine userbuffers, exec/tp_overlap.cpp), by the layer's TE module: the
+  // attention block's (qkv / proj) or the MLP's (fc1 / fc2) userbuffers settings.
+  TpOverlap tp_overlap = TpOverlap::none;
   // Memory effects: [alloc_begin, alloc_end) of Program::effects booked when the op starts,
   // [free_begin, free_end) released when it ends. Dependencies: [dep_begin, dep_end) of
   // Program::deps must finish before the op starts (besides the op before it in its stream).

@@ -80,6 +80,8 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
     j.field("p2p", scenario::to_string(r.parallel.p2p));
   j.field("virtual_stages", r.parallel.virtual_stages);
   j.field("sequence_parallel", r.parallel.sequence_parallel);
+  // absent when off (earlier reports unchanged)
+  if (r.parallel.tp_comm_overlap) j.field("tp_comm_overlap", true);
   j.field("allreduce", !r.parallel.allreduce                           ? "auto"
                       : *r.parallel.allreduce == cost::CollectiveAlgo::tree ? "tree"
                                                                            : "ring");

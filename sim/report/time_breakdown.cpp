@@ -70,7 +70,7 @@ TimeBreakdown time_breakdown(const parallel::Plan& plan, const exec::Timeline& t
       core::Duration sum{};
       for (auto k = t.begin; k < t.end; ++k) {
         const Op& sub = P.macro_ops[k];
-        const core::Duration tp = exec::tensor_parallel_time(plan, sub);
+        const core::Duration tp = exec::tensor_parallel_time(plan, P, sub);
         const core::Duration whole = exec::op_duration(plan, P, sub);
         kernels[compute_slot(sub.kind)] += whole - tp;
         exposed[static_cast<std::size_t>(CommPurpose::tensor)] += tp;
@@ -81,7 +81,7 @@ TimeBreakdown time_breakdown(const parallel::Plan& plan, const exec::Timeline& t
         kernels[compute_slot(P.macro_ops[t.begin].kind)] += span - sum;
       continue;
     }
-    const core::Duration tp = exec::tensor_parallel_time(plan, op);
+    const core::Duration tp = exec::tensor_parallel_time(plan, P, op);
     kernels[compute_slot(op.kind)] += span - tp;
     exposed[static_cast<std::size_t>(CommPurpose::tensor)] += tp;
   }

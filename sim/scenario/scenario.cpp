@@ -269,6 +269,11 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
   }
   read_p2p(ctx, m, p);
   p.sequence_parallel = m.bool_or("sequence_parallel", false);
+  p.tp_comm_overlap = m.bool_or("tp_comm_overlap", false);
+  if (p.tp_comm_overlap && !p.sequence_parallel)  // Megatron-LM's arguments.py asserts the same
+    ctx.fail(m.node("tp_comm_overlap"), m.path_of("tp_comm_overlap"),
+             "tp_comm_overlap needs sequence_parallel: true (the overlapped collectives are "
+             "sequence parallelism's all-gathers and reduce-scatters)");
   p.expert = m.int_in_or("expert", ranges::kDegree, 1);
   p.bucket_size = m.bytes_or("bucket_size", p.bucket_size);
   {

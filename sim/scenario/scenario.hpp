@@ -201,6 +201,9 @@ struct ParallelSpec {
   P2pMode p2p = P2pMode::async;
   std::int64_t virtual_stages = 1;
   bool sequence_parallel = false;
+  // Megatron-Core's --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel
+  // all-gathers and reduce-scatters chunked and overlapped with their GEMMs.
+  bool tp_comm_overlap = false;
   core::Bytes bucket_size{25LL * 1000 * 1000};  // DDP default bucket (25 MB)
   BucketBuffers bucket_buffers = BucketBuffers::transient;
   std::vector<std::int64_t> split_points;       // explicit stage boundaries (layer indices)
