@@ -14,12 +14,7 @@ using namespace trainsim::testing;
 namespace {
 
 scenario::Scenario moe(std::int64_t data, std::int64_t expert, std::int64_t context, bool fsdp) {
-  scenario::TrainingSpec t;
-  t.micro_batch = 2;
-  t.gradient_accumulation = 2;
-  t.seq_len = 32;
-  t.precision = scenario::Precision::bf16;
-  t.optimizer = scenario::Optimizer::adamw;
+  scenario::TrainingSpec t = tiny_moe_training();
   t.flash_attention = true;
   scenario::ParallelSpec p;
   p.data = data;

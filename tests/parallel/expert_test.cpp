@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "../support/fixtures.hpp"
+#include "../support/plan_bytes.hpp"
 #include "models/builders.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
@@ -18,24 +19,12 @@ using namespace trainsim::testing;
 namespace {
 
 scenario::Scenario moe_scenario(std::int64_t data, std::int64_t expert, double imbalance = 1) {
-  scenario::TrainingSpec t;
-  t.micro_batch = 2;
-  t.gradient_accumulation = 2;
-  t.seq_len = 32;
-  t.precision = scenario::Precision::bf16;
-  t.optimizer = scenario::Optimizer::adamw;
+  scenario::TrainingSpec t = tiny_moe_training();
   t.expert_imbalance = imbalance;
   scenario::ParallelSpec p;
   p.data = data;
   p.expert = expert;
   return make_scenario(tiny_moe(), ideal_device(1LL << 40), t, p);
-}
-
-std::vector<const parallel::Op*> ops_of(const parallel::Plan& plan, parallel::OpKind kind) {
-  std::vector<const parallel::Op*> out;
-  for (const auto& op : plan.programs[0].ops)
-    if (op.kind == kind) out.push_back(&op);
-  return out;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/fixtures.hpp"
+#include "../support/plan_bytes.hpp"
 #include "models/builders.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -16,42 +17,11 @@ namespace {
 using hw::MemCategory;
 
 scenario::Scenario moe(std::int64_t data, std::int64_t expert, int zero) {
-  scenario::TrainingSpec t;
-  t.micro_batch = 2;
-  t.gradient_accumulation = 2;
-  t.seq_len = 32;
-  t.precision = scenario::Precision::bf16;
-  t.optimizer = scenario::Optimizer::adamw;
   scenario::ParallelSpec p;
   p.data = data;
   p.expert = expert;
   p.zero = zero;
-  return make_scenario(tiny_moe(), ideal_device(1LL << 40), t, p);
-}
-
-std::vector<const parallel::Op*> ops_of(const parallel::Plan& plan, parallel::OpKind kind) {
-  std::vector<const parallel::Op*> out;
-  for (const auto& op : plan.programs[0].ops)
-    if (op.kind == kind) out.push_back(&op);
-  return out;
-}
-
-// tiny_moe's shape without experts: 2 blocks, h 64, SwiGLU f 128, V 100, untied head, no bias.
-models::Model tiny_dense() {
-  models::TransformerConfig c;
-  c.name = "tiny-dense";
-  c.layers = 2;
-  c.hidden = 64;
-  c.heads = 4;
-  c.ffn = 128;
-  c.vocab = 100;
-  c.mlp = models::kinds::MlpActivation::swiglu;
-  c.norm = models::NormKind::rmsnorm;
-  c.bias = false;
-  c.dropout = false;
-  c.learned_positions = false;
-  c.tied_embeddings = false;
-  return models::build_transformer(c, {32, models::DType::bf16, true});
+  return make_scenario(tiny_moe(), ideal_device(1LL << 40), tiny_moe_training(), p);
 }
 
 scenario::Scenario fp8(bool cache_step) {
@@ -62,7 +32,7 @@ scenario::Scenario fp8(bool cache_step) {
   t.precision = scenario::Precision::fp8;
   t.optimizer = scenario::Optimizer::adam;
   t.fp8_weight_cache_step = cache_step;
-  return make_scenario(tiny_dense(), ideal_device(1LL << 40), t, {});
+  return make_scenario(tiny_moe(32, 0), ideal_device(1LL << 40), t, {});
 }
 
 }  // namespace

@@ -110,10 +110,10 @@ inline models::Model fsdp_blocks_model() {
 
 // The expert tests' model: 2 blocks, h 64, 4 heads, 4 SwiGLU experts of f 128, top-2, V 100,
 // bf16, no bias, `tokens` per sample. One MoE MLP's routed experts: 4 x 3 x 64 x 128 = 98,304
-// parameters (router 4 x 64 = 256 apart).
-inline models::Model tiny_moe(std::int64_t tokens = 32) {
+// parameters (router 4 x 64 = 256 apart). `experts` 0 gives the same shape with a dense MLP.
+inline models::Model tiny_moe(std::int64_t tokens = 32, std::int64_t experts = 4) {
   models::TransformerConfig c;
-  c.name = "tiny-moe";
+  c.name = experts > 0 ? "tiny-moe" : "tiny-dense";
   c.layers = 2;
   c.hidden = 64;
   c.heads = 4;
@@ -125,9 +125,22 @@ inline models::Model tiny_moe(std::int64_t tokens = 32) {
   c.dropout = false;
   c.learned_positions = false;
   c.tied_embeddings = false;
-  c.experts = 4;
-  c.top_k = 2;
+  if (experts > 0) {
+    c.experts = experts;
+    c.top_k = 2;
+  }
   return models::build_transformer(c, {tokens, models::DType::bf16, true});
+}
+
+// The expert tests' training: micro-batch 2, 2 accumulation steps, 32 tokens, bf16, AdamW.
+inline scenario::TrainingSpec tiny_moe_training() {
+  scenario::TrainingSpec t;
+  t.micro_batch = 2;
+  t.gradient_accumulation = 2;
+  t.seq_len = 32;
+  t.precision = scenario::Precision::bf16;
+  t.optimizer = scenario::Optimizer::adamw;
+  return t;
 }
 
 }  // namespace trainsim::testing

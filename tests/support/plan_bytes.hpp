@@ -1,8 +1,9 @@
 #pragma once
-// Lookups the memory-mechanism tests share: a layer of a built scenario by name, and the saved
-// bytes a lowered plan's first program books.
+// Lookups the memory-mechanism tests share: a layer of a built scenario by name, the saved
+// bytes a lowered plan's first program books, and that program's ops of one kind.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -27,6 +28,14 @@ inline std::int64_t saved_total(const scenario::Scenario& s) {
     for (auto k = op.alloc_begin; k < op.alloc_end; ++k)
       if (P.effects[k].tensor == parallel::TensorKind::saved) sum += P.effects[k].bytes.value;
   return sum;
+}
+
+// The first program's ops of `kind`, in order.
+inline std::vector<const parallel::Op*> ops_of(const parallel::Plan& plan, parallel::OpKind kind) {
+  std::vector<const parallel::Op*> out;
+  for (const auto& op : plan.programs.at(0).ops)
+    if (op.kind == kind) out.push_back(&op);
+  return out;
 }
 
 }  // namespace trainsim::testing
