@@ -9,6 +9,16 @@ using models::LinearRole;
 const models::LinearWeight& linear(const models::Layer& l, LinearRole r) {
   return l.linears[static_cast<std::size_t>(r)];
 }
+// A Q/K/V attention's query and key projections' outputs per sample (s x hq, s x hk); false for
+// other attentions (MLA).
+bool qk_outputs(const models::Layer& l, core::Bytes& shq, core::Bytes& shk) {
+  const auto& q = linear(l, LinearRole::q);
+  const auto& k = linear(l, LinearRole::k);
+  if (q.count != 1 || k.count != 1) return false;
+  shq = core::Bytes{q.tokens} * q.out;
+  shk = core::Bytes{k.tokens} * k.out;
+  return true;
+}
 }  // namespace
 
 EagerExtra eager_extra(const models::Layer& l, int activation_bytes, int norm_bytes, bool compiled) {
@@ -20,10 +30,8 @@ EagerExtra eager_extra(const models::Layer& l, int activation_bytes, int norm_by
       if (!compiled) x.replicated = core::Bytes{l.output.value / norm_bytes} * 4;
       break;
     case models::LayerKind::attention: {
-      const auto& q = linear(l, LinearRole::q);
-      const auto& k = linear(l, LinearRole::k);
-      if (q.count != 1 || k.count != 1) break;  // not a Q/K/V attention (MLA)
-      const core::Bytes shq = core::Bytes{q.tokens} * q.out, shk = core::Bytes{k.tokens} * k.out;
+      core::Bytes shq, shk;
+      if (!qk_outputs(l, shq, shk)) break;
       x.split = (shq - shk) * (2 * e);
       if (!compiled) x.split += shq * e;
       break;
@@ -54,10 +62,8 @@ EagerExtra eager_io(const models::Layer& l, int activation_bytes, int norm_bytes
       break;
     }
     case models::LayerKind::attention: {
-      const auto& q = linear(l, LinearRole::q);
-      const auto& k = linear(l, LinearRole::k);
-      if (q.count != 1 || k.count != 1) break;  // not a Q/K/V attention (MLA)
-      const core::Bytes shq = core::Bytes{q.tokens} * q.out, shk = core::Bytes{k.tokens} * k.out;
+      core::Bytes shq, shk;
+      if (!qk_outputs(l, shq, shk)) break;
       // K and V expanded to every query head (read hk, write hq wide, each).
       if (shk < shq) x.split = (shq + shk) * (2 * e);
       if (compiled) break;

@@ -77,7 +77,7 @@ class ExpertPass final : public LoweringPass {
     active_ = std::find(moe_.begin(), moe_.end(), 1) != moe_.end();
     expert_span_ = data_subgroup_span(L.s, E_, 1);
     reduce_ranks_ = L.data / E_;
-    reduce_span_ = data_subgroup_span(L.s, reduce_ranks_, E_);
+    reduce_span_ = expert_data_span(L.s);  // the reduce_ranks_ holding the same experts
   }
 
   int ops_per_layer(const LowerContext&) const override { return active_ ? 3 : 0; }
