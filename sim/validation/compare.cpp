@@ -223,9 +223,8 @@ void read_layout_cells(const Table& t, std::size_t i, const ColumnOf& col, RowCe
   const std::string& rank = t.rows[i][col("lora")];
   c.lora_none = one_of(rank, {"none", "no"});
   if (c.lora_none) return;
-  if (rank.empty() || rank.find_first_not_of("0123456789") != std::string::npos)
-    t.fail(i, col("lora"), "expected a LoRA rank (a positive whole number) or none");
-  c.sets.push_back("training.lora.rank=" + std::to_string(t.positive_integer(i, col("lora"))));
+  const auto r = t.positive_integer(i, col("lora"), "expected a LoRA rank (a positive whole number) or none");
+  c.sets.push_back("training.lora.rank=" + std::to_string(r));
   if (col("lora_targets") < 0) return;
   const char* expected = "expected LoRA targets (q, k, v, o, gate, up, down or all-linear) separated by blanks or ';'";
   std::string words, part;

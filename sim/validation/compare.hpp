@@ -31,7 +31,9 @@ struct Table {
   // got '-3'". `unit` is printed after "time" ("in ms").
   double positive_time(std::size_t row, int col, const std::string& unit = "") const;
   double positive_number(std::size_t row, int col, const std::string& unit = "") const;  // finite, > 0
-  std::int64_t positive_integer(std::size_t row, int col) const;  // whole and > 0
+  // whole and > 0; `expected` words the message when it is not
+  std::int64_t positive_integer(std::size_t row, int col,
+                                const char* expected = "expected a positive whole number") const;
   // Throws the located error: "column 'NAME': `expected`, got 'TEXT'" (without ", got" when
   // `expected` says it already).
   [[noreturn]] void fail(std::size_t row, int col, const std::string& expected,

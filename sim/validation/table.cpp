@@ -50,7 +50,7 @@ double Table::positive_number(std::size_t row, int col, const std::string& unit)
   return *v;
 }
 
-std::int64_t Table::positive_integer(std::size_t row, int col) const {
+std::int64_t Table::positive_integer(std::size_t row, int col, const char* expected) const {
   const std::string& text = rows[row][col];
   std::int64_t n = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
@@ -59,7 +59,7 @@ std::int64_t Table::positive_integer(std::size_t row, int col) const {
   const auto v = finite_number(text);
   if (v && *v > 0 && *v < 9007199254740992.0 && std::floor(*v) == *v)
     return static_cast<std::int64_t>(*v);
-  fail(row, col, "expected a positive whole number");
+  fail(row, col, expected);
 }
 
 }  // namespace trainsim::validation
