@@ -14,12 +14,13 @@ namespace {
 
 using scenario::AccumulateGrads;
 
-// One layer of P = 250,000,000 parameters (one tensor) and 1 GFLOP per sample, fp16 with Adam,
-// four micro-batches of one sample, on a 1 TFLOP/s device with 1 TB/s of memory bandwidth
-// (launches free), `data` ranks over free links.
+// `layers` layers (one by default) of P = 250,000,000 parameters (one tensor) and 1 GFLOP per
+// sample each, fp16 with Adam, four micro-batches of one sample, on a 1 TFLOP/s device with
+// 1 TB/s of memory bandwidth (launches free), `data` ranks over free links.
 constexpr std::int64_t kParams = 250'000'000;
 
-scenario::Scenario one_layer(AccumulateGrads a, std::int64_t data = 1, int zero = 0) {
+scenario::Scenario adam_layers(AccumulateGrads a, std::int64_t data = 1, int zero = 0,
+                               int layers = 1) {
   hw::DeviceSpec d = ideal_device(1LL << 40);
   d.memory_bandwidth = core::Bandwidth{1e12};
   scenario::TrainingSpec t;
@@ -31,7 +32,10 @@ scenario::Scenario one_layer(AccumulateGrads a, std::int64_t data = 1, int zero 
   scenario::ParallelSpec p;
   p.data = data;
   p.zero = zero;
-  return make_scenario(chain_model({plain_layer("l0", kParams, 0, 1000, 1e9)}), d, t, p);
+  std::vector<models::Layer> ls;
+  for (int i = 0; i < layers; ++i)
+    ls.push_back(plain_layer("l" + std::to_string(i), kParams, 0, 1000, 1e9));
+  return make_scenario(chain_model(ls), d, t, p);
 }
 
 // The accumulation ops (backward ops of no FLOPs) of the plan's first program.
@@ -50,8 +54,8 @@ double step_ms(const parallel::Plan& plan) {
 
 TEST_CASE("autograd adds every micro-batch after the first into param.grad",
           "[parallel][accumulate]") {
-  const auto fused = parallel::lower(one_layer(AccumulateGrads::fused));
-  const auto autograd = parallel::lower(one_layer(AccumulateGrads::autograd));
+  const auto fused = parallel::lower(adam_layers(AccumulateGrads::fused));
+  const auto autograd = parallel::lower(adam_layers(AccumulateGrads::autograd));
   CHECK(adds(fused).empty());
   // Micro-batches 1, 2, 3 (the first one's gradient is kept as it is): each reads param.grad and
   // the new gradient and writes param.grad, 3 x 2 bytes x 250,000,000 = 1.5 GB in one kernel.
@@ -68,8 +72,8 @@ TEST_CASE("autograd adds every micro-batch after the first into param.grad",
 
 TEST_CASE("DeepSpeed's BF16 optimizer casts and adds every micro-batch into fp32 gradients",
           "[parallel][accumulate]") {
-  const auto fused = parallel::lower(one_layer(AccumulateGrads::fused));
-  const auto fp32 = parallel::lower(one_layer(AccumulateGrads::fp32));
+  const auto fused = parallel::lower(adam_layers(AccumulateGrads::fused));
+  const auto fp32 = parallel::lower(adam_layers(AccumulateGrads::fp32));
   // Every micro-batch: the cast reads 2 and writes 4 bytes, the add reads 4 + 4 and writes 4:
   // 18 x 250,000,000 = 4.5 GB, two kernels (cast, add) for the one tensor.
   const auto a = adds(fp32);
@@ -95,8 +99,8 @@ TEST_CASE("the fp32 gradients are all-reduced over the data ranks in place of Ze
         b += op.comm.bytes.value;
     return b;
   };
-  const auto z1 = parallel::lower(one_layer(AccumulateGrads::fused, 2, 1));
-  const auto fp32 = parallel::lower(one_layer(AccumulateGrads::fp32, 2, 1));
+  const auto z1 = parallel::lower(adam_layers(AccumulateGrads::fused, 2, 1));
+  const auto fp32 = parallel::lower(adam_layers(AccumulateGrads::fp32, 2, 1));
   // ZeRO-1 reduce-scatters the fp16 gradients: 2 x 250,000,000 bytes.
   CHECK(comm_bytes(z1, OpKind::reduce_scatter) == 2 * kParams);
   CHECK(comm_bytes(z1, OpKind::all_reduce) == 0);
@@ -120,7 +124,7 @@ TEST_CASE("the fp32 gradients are all-reduced over the data ranks in place of Ze
 TEST_CASE("under autograd the last backward's reductions wait for its adds",
           "[parallel][accumulate]") {
   using parallel::OpKind;
-  const auto plan = parallel::lower(one_layer(AccumulateGrads::autograd, 2, 1));
+  const auto plan = parallel::lower(adam_layers(AccumulateGrads::autograd, 2, 1));
   const auto t = exec::play(plan);
   const auto& ops = plan.programs[0].ops;
   core::TimePoint last_add{};
@@ -144,20 +148,7 @@ TEST_CASE("autograd's adds follow each layer's backward, so the reductions still
   // Two layers of 250,000,000 parameters, 4 micro-batches, data 2, ZeRO-1: the last
   // micro-batch runs B(l1) [2 ms: 2 GFLOP at 1 TFLOP/s], add(l1) [1.5 ms], B(l0), add(l0); l1's
   // bucket (500 MB) is reduced once add(l1) ends, while B(l0) runs.
-  hw::DeviceSpec d = ideal_device(1LL << 40);
-  d.memory_bandwidth = core::Bandwidth{1e12};
-  scenario::TrainingSpec t;
-  t.precision = scenario::Precision::fp16;
-  t.optimizer = scenario::Optimizer::adam;
-  t.micro_batch = 1;
-  t.gradient_accumulation = 4;
-  t.accumulate_grads = AccumulateGrads::autograd;
-  scenario::ParallelSpec p;
-  p.data = 2;
-  p.zero = 1;
-  const auto model = chain_model(
-      {plain_layer("l0", kParams, 0, 1000, 1e9), plain_layer("l1", kParams, 0, 1000, 1e9)});
-  const auto plan = parallel::lower(make_scenario(model, d, t, p));
+  const auto plan = parallel::lower(adam_layers(AccumulateGrads::autograd, 2, 1, 2));
   const auto& ops = plan.programs[0].ops;
   // Micro-batches 1-3, one add per layer each.
   CHECK(adds(plan).size() == 6);

@@ -5,7 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "../support/fixtures.hpp"
+#include "../support/pipeline_chain.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/parallel/pipeline_sync.hpp"
@@ -16,42 +16,16 @@ using parallel::Exchange;
 
 namespace {
 
-// Four layers of 1 GFLOP per sample on the ideal 1 TFLOP/s device, one per chunk of an
-// interleaved schedule over 2 stages x 2 virtual stages: a chunk's forward takes tf = 1 ms, its
-// backward tb = 2 ms. Each layer outputs 1 MB per sample over a 1 GB/s link with no latency: a
-// transfer takes d = 1 ms. Four micro-batches of one sample.
+// One layer per chunk of an interleaved schedule (pipeline_chain: a chunk's forward takes
+// tf = 1 ms, its backward tb = 2 ms, a transfer d = 1 ms), four micro-batches by default.
 scenario::Scenario interleaved(scenario::P2pMode mode, int stages = 2, int virtual_stages = 2,
                                int micro = 4) {
-  std::vector<models::Layer> ls;
-  for (int i = 0; i < stages * virtual_stages; ++i)
-    ls.push_back(plain_layer("l" + std::to_string(i), 1000, 0, 1'000'000, 1e9));
-  scenario::TrainingSpec t;
-  t.precision = scenario::Precision::fp32;
-  t.optimizer = scenario::Optimizer::sgd;
-  t.micro_batch = 1;
-  t.global_batch = micro;
-  t.gradient_accumulation = micro;
   scenario::ParallelSpec p;
-  p.pipeline = stages;
   p.schedule = virtual_stages > 1 ? scenario::Schedule::interleaved
                                   : scenario::Schedule::one_f_one_b;
   p.virtual_stages = virtual_stages;
   p.p2p = mode;
-  auto s = make_scenario(chain_model(ls), ideal_device(1LL << 40), t, p);
-  const hw::LinkSpec link{"test", core::Bandwidth{1e9}, core::Duration{0}, ""};
-  s.cluster.intra_node = link;
-  s.cluster.inter_node = link;
-  return s;
-}
-
-// When the stage's last backward ends, in ms.
-double last_backward_end(const parallel::Plan& plan, const exec::Timeline& r, int stage) {
-  const auto& P = plan.programs[stage];
-  double end = 0;
-  for (std::size_t i = 0; i < P.ops.size(); ++i)
-    if (P.ops[i].kind == parallel::OpKind::backward)
-      end = std::max(end, core::to_seconds(r.devices[stage].finish[i]) * 1e3);
-  return end;
+  return pipeline_chain(stages * virtual_stages, stages, micro, p);
 }
 
 }  // namespace

@@ -160,29 +160,19 @@ TEST_CASE("selective-op's plan: forwards book the kept bytes and the checkpoint,
 }
 
 // The chunk's first layer is the embedding (outside the blocks): blocks are counted from the
-// first block, so 16 of the 32 are checkpointed.
-TEST_CASE("selective-op with recompute_layers checkpoints only that many blocks",
-          "[recompute][selective-op]") {
-  auto s = llama3_8b(scenario::Recompute::selective_op);
-  s.training.recompute_layers = 16;
-  const auto plan = parallel::lower(s);
-  int ops = 0;
-  for (const auto& op : plan.programs.at(0).ops) ops += op.kind == parallel::OpKind::recompute;
-  CHECK(ops == 16);
-  CHECK(booked(plan, TensorKind::checkpoint, parallel::OpKind::forward) == 16 * 67'108'864);
-}
-
-TEST_CASE("full recomputation with recompute_layers counts blocks past the embedding",
-          "[recompute]") {
-  // torchtitan's selective_ac_option "2" on Llama-3-8B: 16 of 32 blocks checkpointed whole,
-  // each keeping its input e s h = 67,108,864 bytes.
-  auto s = llama3_8b(scenario::Recompute::full);
-  s.training.recompute_layers = 16;
-  const auto plan = parallel::lower(s);
-  int ops = 0;
-  for (const auto& op : plan.programs.at(0).ops) ops += op.kind == parallel::OpKind::recompute;
-  CHECK(ops == 16);
-  CHECK(booked(plan, TensorKind::checkpoint, parallel::OpKind::forward) == 16 * 67'108'864);
+// first block, so 16 of the 32 are checkpointed, whichever policy checkpoints them. Full
+// recomputation is torchtitan's selective_ac_option "2" on Llama-3-8B: 16 of 32 blocks
+// checkpointed whole. Either way each checkpointed block keeps its input e s h = 67,108,864 bytes.
+TEST_CASE("recompute_layers counts blocks past the embedding", "[recompute][selective-op]") {
+  for (const auto policy : {scenario::Recompute::selective_op, scenario::Recompute::full}) {
+    auto s = llama3_8b(policy);
+    s.training.recompute_layers = 16;
+    const auto plan = parallel::lower(s);
+    int ops = 0;
+    for (const auto& op : plan.programs.at(0).ops) ops += op.kind == parallel::OpKind::recompute;
+    CHECK(ops == 16);
+    CHECK(booked(plan, TensorKind::checkpoint, parallel::OpKind::forward) == 16 * 67'108'864);
+  }
 }
 
 // training.modules: eager, the element-wise kernels' bytes (eager_io) of a Llama-3-8B block in
