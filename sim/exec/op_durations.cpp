@@ -1,6 +1,7 @@
 // Op durations: each op's cost (roofline or alpha-beta), costed once per duration class, and
 // the macro templates' profiles, kept in the plan digest for the plan's next plays.
 
+#include "sim/cost/all_to_all.hpp"
 #include "sim/cost/nccl.hpp"
 #include "sim/exec/player_internal.hpp"
 #include "sim/exec/tp_overlap.hpp"
@@ -89,9 +90,14 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
                     op.data_reduction ? plan.data_allreduce : std::nullopt);
       if (op.kind == OpKind::reduce_scatter)
         return nccl(plan, cost::NcclColl::reduce_scatter, op.comm);
-      // All-to-all is grouped sends and receives in NCCL, outside its collective tuning model.
+      // All-to-all is grouped sends and receives in NCCL, outside its collective tuning model;
+      // across nodes each rank's messages to other nodes leave through its own NIC.
       if (op.kind == OpKind::all_to_all)
-        return cost::all_to_all_time(op.comm.bytes, op.comm.ranks, link);
+        return op.comm.inter_node
+                   ? cost::all_to_all_across_nodes(op.comm.bytes, op.comm.ranks,
+                                                   op.comm.ranks_per_node, plan.intra_node,
+                                                   plan.inter_node)
+                   : cost::all_to_all_time(op.comm.bytes, op.comm.ranks, link);
       return nccl(plan, cost::NcclColl::all_gather, op.comm);
     }
     case OpKind::pcie_h2d:

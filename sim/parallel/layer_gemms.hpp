@@ -11,15 +11,19 @@ namespace trainsim::parallel {
 
 // Appends to `out` the GEMMs of layer `l`'s forward (backward: its gradient GEMMs) for a
 // micro-batch of `samples` on one of `tensor` ranks, as Megatron-LM runs them:
-//   linears: M = tokens x samples / count (one expert's tokens), K = in, N = out; Q, K and V
+//   linears: M = tokens x samples, K = in, N = out; Q, K and V
 //     fused into one GEMM (N = q + k + v outputs), gate and up into one; a split weight
 //     divides N (column-parallel) or K (row-parallel, o and down) by the tensor degree;
+//   a mixture of experts' `count` experts on `expert` ranks (parallel.expert): each rank runs
+//     its count / expert experts as one grouped GEMM (batch = count / expert, Megatron-Core's
+//     TEGroupedMLP), each expert on M = tokens x samples x expert / count rows: the tokens
+//     every rank of the expert group routes to it under balanced routing;
 //   attention core (no flash kernel or with it: the same products): batch = samples x heads
 //     per rank, Q K^T of (s, s, d) and attention x V of (s, d, s), d the head dimension.
 // Backward runs, for each forward C[M,N] = A[M,K] B[K,N], dA = dC B^T (M, K, N) and
 // dB = A^T dC (K, N, M). Layers without linears (norms, the loss head, generic matmul layers)
 // add nothing.
 void layer_gemms(const models::Layer& l, std::int64_t tensor, std::int64_t samples,
-                 bool backward, std::vector<cost::GemmShape>& out);
+                 bool backward, std::vector<cost::GemmShape>& out, std::int64_t expert = 1);
 
 }  // namespace trainsim::parallel

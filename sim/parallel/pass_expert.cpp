@@ -17,11 +17,15 @@
 // reduce over the E-strided expert-data-parallel group (data / E ranks), after the last
 // micro-batch's backward of their layer (reduce-scattered under ZeRO-1, whose states the
 // model_states pass shards over that group); everything else over all data ranks (the data pass).
+// Every MoE layer's forward and backward (with or without expert parallelism) also run the
+// router's and the token permutation's memory-bound kernels (moe_dispatch.hpp): their bytes and
+// launches join the layer's compute op.
 #include "sim/parallel/pass.hpp"
 
 #include <algorithm>
 #include <cmath>
 
+#include "sim/parallel/moe_dispatch.hpp"
 #include "sim/parallel/topology.hpp"
 
 namespace trainsim::parallel {
@@ -30,7 +34,8 @@ namespace {
 
 using hw::MemCategory;
 
-constexpr std::string_view kKeys[] = {"parallel.expert", "training.expert_imbalance"};
+constexpr std::string_view kKeys[] = {"parallel.expert", "training.expert_imbalance", "model",
+                                      "training.micro_batch", "training.seq_len"};
 
 // The busiest rank's routed tokens over the balanced share T x k / experts per expert:
 // experts x capacity / (T x k) under a capacity factor (padded buffers), else the imbalance.
@@ -50,10 +55,18 @@ class ExpertPass final : public LoweringPass {
     const auto n = static_cast<std::int32_t>(L.m.order.size());
     moe_.assign(static_cast<std::size_t>(n), 0);
     routed_.assign(static_cast<std::size_t>(n), core::Bytes{});
+    dispatch_.assign(static_cast<std::size_t>(n), MoeDispatchShape{});
+    const std::int64_t tokens =
+        (L.m.sequence_model ? L.s.parallel.tokens_per_rank(L.s.training.seq_len) : 1) *
+        L.mb_samples;
     for (std::int32_t i = 0; i < n; ++i) {
       const models::Layer& l = L.m.graph[L.m.order[i]];
       if (l.experts <= 1) continue;
       const double f = routed_factor(L, l);
+      // The busiest rank's routed tokens, as the all-to-all below carries them.
+      const core::Bytes routed = core::Bytes{static_cast<std::int64_t>(
+          std::llround(f * double((l.output * l.top_k * L.mb_samples).value)))};
+      dispatch_[i] = {routed, l.top_k, tokens * l.experts, std::max<std::int64_t>(1, l.experts / E_)};
       LayerShard& sh = L.shards[i];  // its experts split by shard_layers
       // The busiest rank's extra routed work and activations (less, f < 1, when the capacity
       // drops tokens).
@@ -101,7 +114,16 @@ class ExpertPass final : public LoweringPass {
     c.param_ready = c.last_comm;
   }
 
-  void layer_op(StageContext&, const UnitStep&, LayerOp& lo) override {
+  void layer_op(StageContext& c, const UnitStep& u, LayerOp& lo) override {
+    const MoeDispatchShape& d = dispatch_[lo.layer];
+    // The router's and the permutation's kernels (a backward below LoRA's lowest adapter runs
+    // none).
+    if (d.routed.value > 0 && (u.forward() || c.L.shards[lo.layer].grad_out)) {
+      const MoeDispatchWork w = moe_dispatch_work(d, !u.forward());
+      lo.op.work.bytes += w.bytes;
+      if (lo.op.work.launches == 0) lo.op.work.launches = lo.op.kernels;
+      lo.op.work.launches += w.launches;
+    }
     if (active_ && moe_[lo.layer])
       lo.frees.push_back(activation(routed_[lo.layer], TensorKind::routed, lo.layer));
   }
@@ -140,6 +162,7 @@ class ExpertPass final : public LoweringPass {
   std::int64_t E_ = 1, reduce_ranks_ = 1;
   std::vector<char> moe_;             // per layer: routed through all-to-alls
   std::vector<core::Bytes> routed_;   // per layer: bytes of one all-to-all per micro-batch
+  std::vector<MoeDispatchShape> dispatch_;  // per layer: its permutation (routed 0: not MoE)
   bool active_ = false;
   GroupSpan expert_span_, reduce_span_;
   std::int32_t pending_ = -1;  // the combine the next layer waits for

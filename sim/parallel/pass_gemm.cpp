@@ -26,7 +26,7 @@ class GemmPass final : public LoweringPass {
     for (std::int32_t i = op.first; i <= op.last; ++i)
       if (L.shards[i].matmul)
         layer_gemms(L.m.graph[L.m.order[i]], L.tensor, L.mb_samples,
-                    op.kind == OpKind::backward, shapes_);
+                    op.kind == OpKind::backward, shapes_, L.s.parallel.expert);
     if (shapes_.empty()) return;
     const auto [begin, end] = intern(c.P);
     Op& o = c.P.ops[op.index];

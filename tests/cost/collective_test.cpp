@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "sim/cost/all_to_all.hpp"
 #include "sim/cost/cost.hpp"
 
 using namespace trainsim;
@@ -128,4 +129,25 @@ TEST_CASE("all-to-all sends (n-1)/n of each rank's buffer in n-1 steps", "[cost]
   // 67,108,864 B over 8 ranks: 7/8 x 67,108,864 / 1e11 = 587,202.56 ns -> 587,203; + 7 x 5 us.
   CHECK(cost::all_to_all_time(Bytes{67'108'864}, 8, toy_link()).ns == 587'203 + 35'000);
   CHECK(cost::all_to_all_time(Bytes{67'108'864}, 1, toy_link()).ns == 0);
+}
+
+TEST_CASE("an all-to-all across nodes sends its other nodes' share through its own NIC",
+          "[cost][collective][expert]") {
+  // 16 ranks, 8 on each of 2 nodes, 10^9 bytes each: 8/16 of them to the other node at
+  // 50 GB/s = 10 ms; 7/16 to the node's ranks at 400 GB/s = 1.09375 ms, at the same time;
+  // 15 steps of the network's 10 us.
+  const hw::LinkSpec nic{"nic", core::Bandwidth{50e9}, Duration{10'000}, "test"};
+  const hw::LinkSpec nvlink{"nvlink", core::Bandwidth{400e9}, Duration{1'000}, "test"};
+  CHECK(cost::all_to_all_across_nodes(Bytes{1'000'000'000}, 16, 8, nvlink, nic).ns ==
+        10'000'000 + 15 * 10'000);
+  // One rank per node (8 nodes): 7/8 leave through the NIC, 17.5 ms + 7 x 10 us.
+  CHECK(cost::all_to_all_across_nodes(Bytes{1'000'000'000}, 8, 1, nvlink, nic).ns ==
+        17'500'000 + 70'000);
+  // A slow fabric inside the node decides when its share takes longer: 8 ranks per node over
+  // 10 GB/s inside, 7/16 x 10^9 / 10^10 = 43.75 ms.
+  const hw::LinkSpec slow{"slow", core::Bandwidth{10e9}, Duration{1'000}, "test"};
+  CHECK(cost::all_to_all_across_nodes(Bytes{1'000'000'000}, 16, 8, slow, nic).ns ==
+        43'750'000 + 150'000);
+  CHECK(cost::all_to_all_across_nodes(Bytes{1'000'000'000}, 1, 1, nvlink, nic).ns == 0);
+  CHECK(cost::all_to_all_across_nodes(Bytes{0}, 16, 8, nvlink, nic).ns == 0);
 }

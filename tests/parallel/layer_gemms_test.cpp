@@ -10,9 +10,9 @@ using cost::GemmShape;
 
 namespace {
 std::vector<GemmShape> gemms(const models::Layer& l, std::int64_t t, std::int64_t samples,
-                             bool backward) {
+                             bool backward, std::int64_t expert = 1) {
   std::vector<GemmShape> out;
-  parallel::layer_gemms(l, t, samples, backward, out);
+  parallel::layer_gemms(l, t, samples, backward, out, expert);
   return out;
 }
 }  // namespace
@@ -57,4 +57,30 @@ TEST_CASE("an MLP's up and down GEMMs; SwiGLU fuses gate and up", "[parallel][ge
       models::DType::bf16);
   CHECK(gemms(swiglu, 2, 1, false) ==
         std::vector<GemmShape>{{1024, 2816, 1024, 1}, {1024, 1024, 1408, 1}});
+}
+
+TEST_CASE("a mixture of experts runs its local experts as one grouped GEMM", "[parallel][gemm][expert]") {
+  // 4 SwiGLU experts of f = 128 at h = 64, top-2, 32 tokens, 2 samples: 32 x 2 x 2 = 128
+  // routed rows, 32 per expert under balanced routing.
+  const models::Layer moe = models::kinds::mlp(
+      "moe",
+      {.tokens = 32, .hidden = 64, .ffn = 128,
+       .activation = models::kinds::MlpActivation::swiglu, .bias = false, .experts = 4,
+       .top_k = 2},
+      models::DType::bf16);
+  // Expert degree 1: all 4 experts on the rank, one grouped GEMM each for gate+up
+  // (32, 2 x 128, 64) x 4 and down (32, 64, 128) x 4.
+  CHECK(gemms(moe, 1, 2, false) ==
+        std::vector<GemmShape>{{32, 256, 64, 4}, {32, 64, 128, 4}});
+  // Expert degree 2: 2 experts per rank, each gets the 32 rows of both ranks: 64.
+  CHECK(gemms(moe, 1, 2, false, 2) ==
+        std::vector<GemmShape>{{64, 256, 64, 2}, {64, 64, 128, 2}});
+  // Expert degree 4: one expert per rank with all 4 ranks' 32 rows.
+  CHECK(gemms(moe, 1, 2, false, 4) ==
+        std::vector<GemmShape>{{128, 256, 64, 1}, {128, 64, 128, 1}});
+  // Backward: the input and weight gradients of each, grouped the same way.
+  const auto bwd = gemms(moe, 1, 2, true, 2);
+  REQUIRE(bwd.size() == 4);
+  CHECK(bwd[0] == GemmShape{64, 64, 256, 2});
+  CHECK(bwd[1] == GemmShape{64, 256, 64, 2});
 }
