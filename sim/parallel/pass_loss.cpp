@@ -38,7 +38,20 @@
 //             is the forward's largest moment (kept F + copy F + saved F); the head's 16-bit
 //             output, the upcast and the shift copy come and go before it, with at most 2 F live;
 //   backward: as without it (2 x F beside the saved F), with the kept F beside them.
+//
+// Each transient is booked as the tensor PyTorch allocates, not as one block of their sum, since
+// the caching allocator places tensors, not sums (sim/hw/caching_allocator.hpp): the forward's
+// 16-bit logits and their fp32 copy are two blocks, and the backward's two gradients (ATen's
+// nll_loss_backward `grad_input = at::zeros_like(self)`, then _log_softmax_backward_data's
+// output) are two blocks of Fc each, the first of which fits the segment the forward's fp32
+// copy left cached. Both of an op's tensors are alive only within that op, so the second is
+// named apart from the first by leaving the micro-batch out of its name (MemEffect's
+// per_microbatch: tensors of one op on one stage never meet another micro-batch's). Not played:
+// the backward's 16-bit copy of the logits' gradient (ToCopyBackward) and the head's gradient
+// GEMMs, which PyTorch runs after both fp32 gradients and the saved log-probabilities are freed,
+// so they set no peak.
 #include <algorithm>
+#include <array>
 
 #include "sim/parallel/pass.hpp"
 #include "sim/scenario/levers_read.hpp"
@@ -56,7 +69,8 @@ class LossPass final : public LoweringPass {
  public:
   void prepare(LowerContext& L) override {
     loss_ = -1;
-    forward_ = backward_ = kept_ = {};
+    forward_ = backward_ = {};
+    kept_ = {};
     const auto n = static_cast<std::int32_t>(L.m.order.size());
     for (std::int32_t i = 0; i < n; ++i) {
       const models::Layer& l = L.m.graph[L.m.order[i]];
@@ -75,11 +89,11 @@ class LossPass final : public LoweringPass {
         compiled(L, i, chunks, e, chunk);
         continue;
       }
-      forward_ = fp32 / 4 * e + (e < 4 ? chunk : core::Bytes{});
-      backward_ = chunk * 2;
+      forward_ = {fp32 / 4 * e, e < 4 ? chunk : core::Bytes{}};  // the head's logits, the upcast
+      backward_ = {chunk, chunk};  // the log-probabilities' gradient, the fp32 logits'
       if (L.s.training.keep_logits) {  // validated: one chunk, not compiled
         kept_ = fp32;
-        forward_ = fp32;  // log_softmax's contiguous copy of the transposed logits
+        forward_ = {fp32, core::Bytes{}};  // log_softmax's contiguous copy of the transposed logits
       }
     }
   }
@@ -92,11 +106,18 @@ class LossPass final : public LoweringPass {
 
   void layer_op(StageContext&, const UnitStep& u, LayerOp& lo) override {
     if (lo.layer != loss_) return;
-    const core::Bytes bytes = u.forward() ? forward_ : backward_;
-    if (bytes.value == 0) return;
     const TensorKind kind = u.forward() ? TensorKind::logits : TensorKind::logits_grad;
-    lo.allocs.push_back(activation(bytes, kind, lo.layer));
-    lo.frees.push_back(activation(bytes, kind, lo.layer));
+    const Pair& tensors = u.forward() ? forward_ : backward_;
+    // First in the op's allocations: PyTorch allocates them before the saved log-probabilities
+    // (forward) and before the head's gradients (backward).
+    auto at = lo.allocs.begin();
+    for (std::size_t t = 0; t < tensors.size(); ++t) {
+      if (tensors[t].value == 0) continue;
+      MemEffect e = activation(tensors[t], kind, lo.layer);
+      e.per_microbatch = t == 0;  // the second named apart from the first (see the top)
+      at = lo.allocs.insert(at, e) + 1;
+      lo.frees.push_back(e);
+    }
   }
 
  private:
@@ -109,12 +130,15 @@ class LossPass final : public LoweringPass {
     const core::Bytes change = per_sample / 4 * input - per_sample + core::Bytes{4 * L.m.seq_len};
     L.shards[i].saved += change;  // what the backward frees and a replay books
     L.kept[i].saved += change;
-    forward_ = chunks == 1 && e < 4 ? per_sample * L.mb_samples / 4 * e : core::Bytes{};
-    backward_ = chunk / 4 * input;
+    forward_ = {chunks == 1 && e < 4 ? per_sample * L.mb_samples / 4 * e : core::Bytes{}, {}};
+    backward_ = {chunk / 4 * input, core::Bytes{}};
   }
 
+  // The transients of the loss's forward and of its backward, tensor by tensor (0: none).
+  using Pair = std::array<core::Bytes, 2>;
   std::int32_t loss_ = -1;
-  core::Bytes forward_{}, backward_{}, kept_{};
+  Pair forward_{}, backward_{};
+  core::Bytes kept_{};
 };
 
 }  // namespace

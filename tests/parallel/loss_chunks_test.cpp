@@ -51,11 +51,42 @@ TEST_CASE("unchunked loss: 16-bit logits and their fp32 copy in forward, two fp3
           "[loss]") {
   // F = 4 B x 512 tokens x 32,000 = 65,536,000; C = F x 2/4 = 32,768,000.
   // forward: C + F = 98,304,000; backward: 2 F = 131,072,000. One micro-batch: one of each.
+  // Each is the tensor PyTorch allocates: two of each.
   const auto plan = parallel::lower(llama(1));
   CHECK(booked(plan, TensorKind::logits).bytes == 98'304'000);
-  CHECK(booked(plan, TensorKind::logits).count == 1);
+  CHECK(booked(plan, TensorKind::logits).count == 2);
   CHECK(booked(plan, TensorKind::logits_grad).bytes == 131'072'000);
-  CHECK(booked(plan, TensorKind::logits_grad).count == 1);
+  CHECK(booked(plan, TensorKind::logits_grad).count == 2);
+}
+
+TEST_CASE("the loss's transients are the op's first allocations, tensor by tensor", "[loss]") {
+  // forward: the head's 16-bit logits C = 32,768,000, then their fp32 copy F = 65,536,000;
+  // backward: the log-probabilities' gradient F, then the fp32 logits' F. The second of each
+  // pair is named apart from the first (no micro-batch in its name), so the allocator holds two.
+  const auto plan = parallel::lower(llama(1));
+  const auto& P = plan.programs.at(0);
+  int forwards = 0, backwards = 0;
+  for (const auto& op : P.ops) {
+    if (op.alloc_end - op.alloc_begin < 2) continue;
+    const auto& a = P.effects[op.alloc_begin];
+    const auto& b = P.effects[op.alloc_begin + 1];
+    if (a.tensor == TensorKind::logits) {
+      ++forwards;
+      CHECK(a.bytes.value == 32'768'000);
+      CHECK(b.tensor == TensorKind::logits);
+      CHECK(b.bytes.value == 65'536'000);
+      CHECK(a.per_microbatch != b.per_microbatch);
+    }
+    if (a.tensor == TensorKind::logits_grad) {
+      ++backwards;
+      CHECK(a.bytes.value == 65'536'000);
+      CHECK(b.tensor == TensorKind::logits_grad);
+      CHECK(b.bytes.value == 65'536'000);
+      CHECK(a.per_microbatch != b.per_microbatch);
+    }
+  }
+  CHECK(forwards == 1);
+  CHECK(backwards == 1);
 }
 
 TEST_CASE("chunked loss: all 16-bit logits, one chunk's fp32 copy and gradients", "[loss]") {
