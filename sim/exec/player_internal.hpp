@@ -83,6 +83,10 @@ struct Player : PlayState {
     idx = static_cast<std::int32_t>(id - offset[prog]);
     return records ? event_ops[id] : EventOp::of(plan.programs[prog].ops[idx]);
   }
+  EventOp event_op(std::uint32_t id) const {
+    std::int32_t prog, idx;
+    return event_op(id, prog, idx);
+  }
   std::uint64_t finish_key(std::uint32_t id) const { return end_key[id]; }
 
   // `order`: the request's place among those of one instant (see OomPoint::order).
