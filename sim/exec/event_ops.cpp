@@ -8,10 +8,16 @@ namespace {
 thread_local bool read_records = true;
 }  // namespace
 
-bool read_event_ops() { return read_records; }
+bool read_event_ops() {
+  return read_records;
+}
 
-ReadEventOps::ReadEventOps(bool on) : before_(read_records) { read_records = on; }
+ReadEventOps::ReadEventOps(bool on) : before_(read_records) {
+  read_records = on;
+}
 
-ReadEventOps::~ReadEventOps() { read_records = before_; }
+ReadEventOps::~ReadEventOps() {
+  read_records = before_;
+}
 
 }  // namespace trainsim::exec

@@ -25,8 +25,8 @@ using namespace trainsim;
 const std::string kRoot = TRAINSIM_SOURCE_DIR;
 const std::string kGpt = kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml";
 
-std::string json(const scenario::Scenario& s, const parallel::Plan& plan,
-                 const exec::Timeline& tl, bool all_ooms) {
+std::string json(const scenario::Scenario& s, const parallel::Plan& plan, const exec::Timeline& tl,
+                 bool all_ooms) {
   std::ostringstream out;
   report::write_json(out, report::summarize(s, plan, tl, all_ooms));
   return out.str();
@@ -99,10 +99,14 @@ TEST_CASE("event ops: plays read the records and report as plays that read the o
   check_same(kGpt, {"training.global_batch=256"});
   // ZeRO-2: backward units as macro ops, their reduce-scatters as taps; out of memory, the
   // first point per stage and every one.
-  const std::vector<std::string> zero2 = {
-      "parallel.zero=2",         "parallel.tensor=4",        "parallel.pipeline=4",
-      "parallel.data=64",        "training.recompute=selective", "device=a100-40gb",
-      "training.micro_batch=4",  "training.global_batch=2048"};
+  const std::vector<std::string> zero2 = {"parallel.zero=2",
+                                          "parallel.tensor=4",
+                                          "parallel.pipeline=4",
+                                          "parallel.data=64",
+                                          "training.recompute=selective",
+                                          "device=a100-40gb",
+                                          "training.micro_batch=4",
+                                          "training.global_batch=2048"};
   check_same(kGpt, zero2);
   check_same(kGpt, zero2, /*all_ooms=*/true);
   // ZeRO-3 on tensor 8 / pipeline 16 / data 8: every unit expanded (copied units, the steady
@@ -111,8 +115,8 @@ TEST_CASE("event ops: plays read the records and report as plays that read the o
   check_same(kGpt, {"parallel.zero=3", "training.global_batch=512", "device=a100-40gb"},
              /*all_ooms=*/true);
   // Interleaved schedule.
-  check_same(kGpt, {"parallel.zero=3", "training.global_batch=512",
-                    "parallel.schedule=interleaved", "parallel.virtual_stages=2"});
+  check_same(kGpt, {"parallel.zero=3", "training.global_batch=512", "parallel.schedule=interleaved",
+                    "parallel.virtual_stages=2"});
   // FSDP, experts, context parallelism.
   check_same(kRoot + "/scenarios/parallel/08_llama3_8b_fsdp.yaml",
              {"training.gradient_accumulation=16", "training.global_batch=128"});
@@ -125,7 +129,8 @@ TEST_CASE("event ops: plays read the records and report as plays that read the o
   check_same(kRoot + "/scenarios/single_gpu/04_zero_offload.yaml", {});
 }
 
-TEST_CASE("event ops: a digest's kept layout serves plays that read records and plays that do not") {
+TEST_CASE(
+    "event ops: a digest's kept layout serves plays that read records and plays that do not") {
   // A sweep's later points take the layout its plan's first play made (PlanDigest::layout): made
   // by a play without records, it must still carry them for a play with, and the other way round.
   const auto s = scenario::load_scenario(
