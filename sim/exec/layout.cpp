@@ -14,6 +14,7 @@ PlayLayout Player::make_layout(const Plan& plan, const DependencyGraph& g, std::
   l.arrival_from.assign(ops, kNone);
   l.work_class.resize(ops);  // every op gets a class below
   l.transfer_class.assign(ops, kNone);
+  l.event_ops.resize(ops);
   for (const Program& P : plan.programs) {
     l.template_base.push_back(l.templates);
     l.templates += static_cast<std::uint32_t>(P.macros.size());
@@ -23,6 +24,7 @@ PlayLayout Player::make_layout(const Plan& plan, const DependencyGraph& g, std::
   bool data_reductions = false;
   for (std::size_t p = 0; p < plan.programs.size(); ++p) {
     const Program& P = plan.programs[p];
+    TRAINSIM_CHECK(P.effects.size() < EventOp::kMacro, "too many effects to number in EventOp");
     classes.clear();  // durations are per program (its device)
     WorkKey last_key{};
     std::uint32_t last_class = kNone;
@@ -32,6 +34,7 @@ PlayLayout Player::make_layout(const Plan& plan, const DependencyGraph& g, std::
       const std::uint32_t id = offset[p] + static_cast<std::uint32_t>(i);
       data_reductions = data_reductions || op.data_reduction;
       l.fine_first[id] = fine;
+      l.event_ops[id] = EventOp::of(op);
       if (op.macro < 0) {
         l.end_key[id] = fine++;
         // Consecutive ops often repeat the same work (a unit's transfers): the last one first.

@@ -215,6 +215,8 @@ void Player::compute_durations() {
   arrival_from = layout->arrival_from;
   work_class = layout->work_class;
   transfer_class = layout->transfer_class;
+  records = read_event_ops();
+  event_ops = layout->event_ops;
   const bool reuse = kept_profiles_fit();
   profiles_reused = reuse;
   if (reuse)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
+#include "sim/exec/event_ops.hpp"
 #include "sim/exec/period_detector.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/exec/timeline.hpp"
@@ -114,6 +115,8 @@ struct PlayLayout {
   // communication work (Player::same_transfer) last as long; transfer_op names one of each.
   std::vector<std::uint32_t> transfer_class;
   std::vector<std::uint32_t> transfer_op;
+  // Per op: what the event loop reads of it at its start and end (event_ops.hpp).
+  std::vector<EventOp> event_ops;
 };
 
 // A macro op in flight on a program: which points of its template the ledger holds so far.

@@ -154,8 +154,8 @@ inline void Player::catch_up(std::int32_t prog, core::TimePoint t, std::uint64_t
 
 inline void Player::start(std::uint32_t id, core::TimePoint now, std::uint64_t trigger) {
   std::int32_t prog, idx;
-  const Op& op = op_at(id, prog, idx);
-  if (op.macro >= 0) {
+  const EventOp op = event_op(id, prog, idx);
+  if (op.is_macro()) {
     start_macro(id, now, trigger);
     // Booked now: ops started by the same event after it (in successor order) come later.
     apply_points(prog, inflight[prog], 1);
@@ -167,18 +167,19 @@ inline void Player::start(std::uint32_t id, core::TimePoint now, std::uint64_t t
   if (op.alloc_begin == op.alloc_end) return;
   catch_up(prog, now, trigger);  // (a macro op returned above: its allocs are its transfer's)
   log(prog, {MemRecord::Kind::allocs, idx, op.alloc_begin, op.alloc_end, now, fine_first[id]});
+  const Op* asked = &P.ops[idx];  // read only for an OOM point
   for (auto e = op.alloc_begin; e < op.alloc_end; ++e)
-    book(prog, idx, &op, P.effects[e].category, P.effects[e].bytes, now,
+    book(prog, idx, asked, P.effects[e].category, P.effects[e].bytes, now,
          effect_order(fine_first[id], e - op.alloc_begin));
 }
 
 inline void Player::finish(std::uint32_t id, core::TimePoint now) {
   std::int32_t prog, idx;
-  const Op& op = op_at(id, prog, idx);
+  const EventOp op = event_op(id, prog, idx);
   const std::uint64_t key = finish_key(id);
-  if (op.macro >= 0) {
+  if (op.is_macro()) {
     InFlight& f = inflight[prog];
-    const MacroProfile& m = profiles[prog][op.macro];
+    const MacroProfile& m = profiles[prog][op.macro()];
     apply_points(prog, f, m.ops());
     log(prog, {MemRecord::Kind::tail, idx, 0, 0, now, f.key0});
     ledgers[prog].apply_run(m.level.back(), m.net);
@@ -186,7 +187,7 @@ inline void Player::finish(std::uint32_t id, core::TimePoint now) {
   } else if (op.free_begin != op.free_end) {
     catch_up(prog, now, key);
     log(prog, {MemRecord::Kind::frees, idx, op.free_begin, op.free_end, now, key});
-    release(prog, idx, op, op.free_begin, op.free_end);
+    release(prog, idx, plan.programs[prog].ops[idx], op.free_begin, op.free_end);
   }
   tl.devices[prog].finish[idx] = now;
   done[id] = 1;
@@ -221,15 +222,15 @@ inline void Player::finish(std::uint32_t id, core::TimePoint now) {
 
 inline void Player::start_macro(std::uint32_t id, core::TimePoint at, std::uint64_t key) {
   std::int32_t prog, idx;
-  const Op& op = op_at(id, prog, idx);
+  const EventOp op = event_op(id, prog, idx);
   tl.devices[prog].start[idx] = at;
   queue.schedule(at + duration(id), id, finish_key(id));
   InFlight& f = inflight[prog];
   TRAINSIM_CHECK(f.id == kNone, "two macro ops in flight on one compute stream");
-  f = InFlight{id, idx, op.macro, at, fine_first[id] + (op.arrival ? 1 : 0), key, 0};
+  f = InFlight{id, idx, op.macro(), at, fine_first[id] + (op.arrival() ? 1 : 0), key, 0};
   if (tap_begin.empty()) return;
   // Ops waiting inside it: when its template op `after` ends, at the expanded op's end key.
-  const MacroProfile& m = profiles[prog][op.macro];
+  const MacroProfile& m = profiles[prog][op.macro()];
   for (auto k = tap_begin[id]; k < tap_begin[id + 1]; ++k) {
     const auto after = static_cast<std::uint32_t>(taps[k].after);
     queue.schedule(at + m.offset[after + 1], taps[k].op | kTapEvent, f.key0 + after);

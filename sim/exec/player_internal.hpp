@@ -74,6 +74,19 @@ struct Player : PlayState {
     idx = static_cast<std::int32_t>(id - offset[prog]);
     return plan.programs[prog].ops[idx];
   }
+  // What the event loop reads of op `id` (event_ops.hpp): the layout's record, or with the
+  // switch off (the oracle) the op itself.
+  std::span<const EventOp> event_ops;
+  bool records = true;
+  EventOp event_op(std::uint32_t id, std::int32_t& prog, std::int32_t& idx) const {
+    prog = program_of[id];
+    idx = static_cast<std::int32_t>(id - offset[prog]);
+    return records ? event_ops[id] : EventOp::of(plan.programs[prog].ops[idx]);
+  }
+  EventOp event_op(std::uint32_t id) const {
+    std::int32_t prog, idx;
+    return event_op(id, prog, idx);
+  }
   std::uint64_t finish_key(std::uint32_t id) const { return end_key[id]; }
 
   // `order`: the request's place among those of one instant (see OomPoint::order).
@@ -210,7 +223,8 @@ struct Player : PlayState {
   // The anchor key of op `id` of the first program: its macro template, or where the plan has
   // no macro ops, its place among the expanded compute ops (expanded_anchors.cpp); -1: none.
   std::int32_t steady_key(std::uint32_t id) const {
-    return steady->anchor_of.empty() ? plan.programs[0].ops[id].macro : steady->anchor_of[id];
+    if (!steady->anchor_of.empty()) return steady->anchor_of[id];
+    return records ? event_ops[id].macro() : plan.programs[0].ops[id].macro;
   }
   // At the end of an op of the first program with anchor key `key`.
   void steady_anchor(std::size_t key, core::TimePoint now);

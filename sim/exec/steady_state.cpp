@@ -334,7 +334,7 @@ inline void Player::write_down(const SteadyMark& m, std::uint64_t k, const Perio
         rec.time = rec.time + core::Duration{period.ns * r};
         // The op's own effects and keys, as play logs them (start, finish, apply_points).
         const std::uint32_t g = base + static_cast<std::uint32_t>(rec.index);
-        const Op& op = P.ops[static_cast<std::size_t>(rec.index)];
+        const EventOp op = event_op(g);  // (an allocs or frees record never names a macro op)
         switch (rec.kind) {
           case MemRecord::Kind::allocs:
             rec.a = op.alloc_begin;
@@ -348,7 +348,7 @@ inline void Player::write_down(const SteadyMark& m, std::uint64_t k, const Perio
             break;
           case MemRecord::Kind::points:
           case MemRecord::Kind::tail:
-            rec.key = fine_first[g] + (op.arrival ? 1 : 0);
+            rec.key = fine_first[g] + (op.arrival() ? 1 : 0);
             break;
         }
       }
