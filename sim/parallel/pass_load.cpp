@@ -1,12 +1,14 @@
-// Loading the model before the step (training.lora.quantize_on_load; docs/finetuning.md,
-// "Quantizing at load"): what quantizing each NF4 base weight on the GPU allocates and frees,
-// played by the allocator model after the model states (Program::load). The caching allocator
-// keeps the segments these intermediates took, so a step that needs less than the load did
-// starts with them reserved.
+// Loading the model before the step (docs/finetuning.md, "Quantizing at load" and "A cloned
+// first block"): what building the model on the GPU allocates and frees, played by the allocator
+// model after the model states (Program::load). The caching allocator keeps the segments these
+// tensors took, so a step that needs less than the load did starts with them reserved.
+//   - training.lora.quantize_on_load: whole: each NF4 base weight quantized on the GPU;
+//   - training.model_init: cloned-layer: the first block built, deep-copied, then dropped.
 #include <algorithm>
 
 #include "sim/parallel/pass.hpp"
 #include "sim/scenario/finetune.hpp"
+#include "sim/scenario/precision.hpp"
 
 namespace trainsim::parallel {
 
@@ -15,12 +17,18 @@ namespace {
 using core::Bytes;
 using hw::MemCategory;
 
-constexpr std::string_view kKeys[] = {"training.lora"};
+constexpr std::string_view kKeys[] = {"training.lora", "training.model_init", "training.precision",
+                                       "training.optimizer"};
+
+// The cloned block's tensors are named from this layer offset on, clear of the quantizing
+// load's (one name per intermediate and per kept weight: a few hundred).
+constexpr std::int32_t kClonedKeys = 1 << 20;
 
 class LoadPass final : public LoweringPass {
  public:
   void place_states(StageContext& c) override {
     const LowerContext& L = c.L;
+    if (L.s.training.model_init == scenario::TrainingSpec::ModelInit::cloned_layer) cloned_block(c);
     const auto& lora = L.s.training.lora;
     if (!lora || lora->quantize_on_load != scenario::QuantizeOnLoad::whole) return;
     // Every base weight in layer order, twice: torchtune builds each LoRALinear's weight in
@@ -47,6 +55,56 @@ class LoadPass final : public LoweringPass {
   }
 
  private:
+  // torchtune's TransformerDecoder (`_get_clones`, until mid-2024) builds one block on the GPU,
+  // deep-copies it once per block and drops it when the builder returns: the first block's
+  // parameter tensors are allocated and freed beside the model's (validated: not quantized, not
+  // sharded by FSDP or ZeRO-3), each at the bytes the device holds it in.
+  static void cloned_block(StageContext& c) {
+    const LowerContext& L = c.L;
+    const auto& lora = L.s.training.lora;
+    const int wb = scenario::state_bytes_per_param(L.s.training.precision, L.s.training.optimizer).weights;
+    std::vector<Bytes> tensors;
+    int block = -1;
+    for (std::int32_t g = c.P.stage; g < L.chunk_count() && block < 0; g += L.stages)
+      for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) {
+        const models::Layer& l = L.m.graph[L.m.order[i]];
+        if (l.block < 0 || (block >= 0 && l.block != block)) continue;
+        block = l.block;
+        block_tensors(l, lora, wb, L.tensor, tensors);
+      }
+    std::int32_t k = 0;
+    for (const Bytes b : tensors) add_cloned(c.P, b, k++, true);
+    k = 0;
+    for (const Bytes b : tensors) add_cloned(c.P, b, k++, false);
+  }
+  // One block layer's parameter tensors: each linear weight (as stored), its LoRA adapters A
+  // (rank x in) and B (out x rank) where targeted, and its other tensors (norm weights, biases).
+  static void block_tensors(const models::Layer& l, const std::optional<scenario::LoraSpec>& lora,
+                            int wb, std::int64_t tensor, std::vector<Bytes>& out) {
+    std::int64_t linear_params = 0;
+    for (std::size_t r = 0; r < models::kLinearRoles; ++r) {
+      const models::LinearWeight& w = l.linears[r];
+      if (w.count == 0) continue;
+      linear_params += w.in * w.out * w.count;
+      const std::int64_t div = w.split ? tensor : 1;
+      const std::int64_t in = w.row_parallel ? w.in / div : w.in;
+      const std::int64_t o = w.row_parallel ? w.out : w.out / div;
+      const auto base = lora ? lora->base : scenario::BaseWeights::precision;
+      const bool adapted = lora && lora->targets_role(static_cast<models::LinearRole>(r));
+      for (std::int64_t k = 0; k < w.count; ++k) {
+        out.push_back(scenario::base_weight_bytes(base, in, o, wb));
+        if (adapted) out.insert(out.end(), {Bytes{lora->rank * in * wb}, Bytes{o * lora->rank * wb}});
+      }
+    }
+    for (const models::ParamTensor& t : l.tensors)
+      for (std::int64_t k = 0; k < t.count; ++k) out.push_back(Bytes{t.elements() / t.count * wb});
+    // A generic layer lists no tensors: its other parameters as one vector.
+    if (l.tensors.empty() && l.params > linear_params) out.push_back(Bytes{(l.params - linear_params) * wb});
+  }
+  static void add_cloned(Program& P, Bytes bytes, std::int32_t k, bool alloc) {
+    P.load.push_back({{MemCategory::weights, bytes, TensorKind::load_temp, P.first_layer + kClonedKeys + k, false}, alloc});
+  }
+
   // torchao 0.1's to_nf4 (NF4Tensor.from_tensor) of a bf16 weight of n elements, line by line
   // (the per-block scalers, n/64 elements, left out). Live at the peak: the weight, its scaled
   // blocks and the two n x 16 bf16 tensors of quantize_tensor_nearest, 68 n bytes. `kept` >= 0:

@@ -11,6 +11,25 @@ namespace {
 // At most one chunk per token of a long sequence; 2^20 keeps chunk arithmetic far from overflow.
 constexpr ranges::IntRange kLossChunks{1, std::int64_t{1} << 20};
 
+// model_init: cloned-layer plays the first block's parameters as built on the GPU in the
+// precision's dtype (sim/parallel/pass_load.cpp). A quantized LoRA base is quantized while that
+// block is built (not modelled: quantize_on_load plays the load), and sharded models are built
+// off the GPU (FSDP and ZeRO-3 partition or materialize shards, not a whole block).
+void validate_model_init(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
+  if (s.training.model_init == TrainingSpec::ModelInit::none) return;
+  const auto refuse = [&](const std::string& what) {
+    ctx.fail(child_or(n.training, "model_init"), "training.model_init",
+             "model_init: cloned-layer plays a whole block built on the GPU in the precision's "
+             "dtype, which is not what happens " + what + ": drop model_init");
+  };
+  const auto& lora = s.training.lora;
+  if (lora && lora->quantized())
+    refuse("with a quantized LoRA base (training.lora.base " + std::string(to_string(lora->base)) +
+           " is quantized while the block is built; see quantize_on_load)");
+  if (s.parallel.fsdp.enabled) refuse("under parallel.fsdp (the shards are built, not the block)");
+  if (s.parallel.zero == 3 && s.parallel.data > 1) refuse("under ZeRO-3 (parallel.zero 3)");
+}
+
 }  // namespace
 
 void read_levers(MapReader& m, TrainingSpec& t) {
@@ -20,6 +39,9 @@ void read_levers(MapReader& m, TrainingSpec& t) {
   t.eager_modules = m.choice("modules", {"fused", "eager"}, "fused") == "eager";
   t.softmax_saves_input = m.bool_or("softmax_saves_input", false);
   t.keep_logits = m.bool_or("keep_logits", false);
+  t.model_init = m.choice("model_init", {"none", "cloned-layer"}, "none") == "cloned-layer"
+                     ? TrainingSpec::ModelInit::cloned_layer
+                     : TrainingSpec::ModelInit::none;
   t.fp8_weight_cache_step = m.choice("fp8_weight_cache", {"microbatch", "step"}, "microbatch") == "step";
 }
 
@@ -57,6 +79,7 @@ void validate_levers(const YamlContext& ctx, const Scenario& s, const LayoutNode
              "fp8_weight_cache caches fp8 copies of the weights, but precision is " +
                  std::string(to_string(s.training.precision)) +
                  ": use precision: fp8 or drop fp8_weight_cache");
+  validate_model_init(ctx, s, n);
   if (!s.training.activation_offload) return;
   // Activation offload's copies are modelled for one stage whose layers' parameters are on the
   // GPU when their backward starts (sim/parallel/pass_activation_offload.cpp).

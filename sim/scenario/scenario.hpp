@@ -106,6 +106,13 @@ struct TrainingSpec {
   // loss read (transposed) until the next micro-batch's forward replaces it, as torchtune's
   // recipes did before pytorch/torchtune#1235 (sim/parallel/pass_loss.cpp).
   bool keep_logits = false;
+  // training.model_init: what building the model on the GPU leaves in the caching allocator
+  // before the step (sim/parallel/pass_load.cpp). cloned_layer: the framework builds one
+  // transformer block, deep-copies it for every block and drops it, so that block's parameter
+  // tensors leave their blocks cached (torchtune's TransformerDecoder `_get_clones` until
+  // mid-2024). none: the model states appear as flat buffers.
+  enum class ModelInit { none, cloned_layer };
+  ModelInit model_init = ModelInit::none;
   OptimizerImpl effective_optimizer_impl() const {
     return optimizer_impl ? *optimizer_impl : default_optimizer_impl(precision, optimizer);
   }
