@@ -78,6 +78,9 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
     j.field("pipeline_engine", scenario::to_string(r.parallel.pipeline_engine));
   if (r.parallel.p2p != scenario::P2pMode::async)
     j.field("p2p", scenario::to_string(r.parallel.p2p));
+  // absent when overlapped (earlier reports unchanged)
+  if (r.parallel.grad_reduce != scenario::GradReduce::overlapped)
+    j.field("grad_reduce", scenario::to_string(r.parallel.grad_reduce));
   j.field("virtual_stages", r.parallel.virtual_stages);
   j.field("sequence_parallel", r.parallel.sequence_parallel);
   // absent when off (earlier reports unchanged)
