@@ -146,6 +146,9 @@ TEST_CASE("after_backward reduces an interleaved stage's chunks in model order o
     CHECK(ms(d.start[copies[2]]) == Approx(ms(d.finish[reduces[0]]) + 2).epsilon(1e-9));
     CHECK(d.start[reduces[1]] >= d.finish[copies[2]]);
   }
+  // Fast play (lower's compress, steady-state skipping) plays the same step.
+  CHECK(exec::play(parallel::lower(interleaved(GradReduce::after_backward), {.compress = true}))
+            .step_time == r.step_time);
   // Overlapped buckets: a stage's first reduction starts before its last backward ends.
   const auto overlapped = parallel::lower(interleaved(GradReduce::overlapped));
   const auto o = exec::play(overlapped);
