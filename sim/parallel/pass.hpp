@@ -193,7 +193,11 @@ class LoweringPass {
   virtual void end_unit(StageContext&, UnitStep&, std::int32_t /*last*/) {}
   // The unit is emitted; `last` is the op the next stage's unit waits for.
   virtual void unit_done(StageContext&, const UnitStep&, std::int32_t /*last*/) {}
-  // After every unit of the stage: the optimizer step and what follows it.
+  // After every unit of the stage: the schedule's last exchanges, then what the step does once
+  // the schedule returned, before the optimizer (Megatron-LM's train_step after
+  // forward_backward_func: its local DDP's all-reduce).
+  virtual void end_backward(StageContext&) {}
+  // After every pass's end_backward: the optimizer step and what follows it.
   virtual void end_step(StageContext&) {}
   // After every stage: what joins the programs (pipeline dependencies, host memory per node).
   virtual void finish(const LowerContext&, Plan&) {}

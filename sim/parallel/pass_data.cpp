@@ -6,6 +6,14 @@
 // micro-batch (ZeRO-3 every layer). A bucket books a transient buffer unless it is reduced in
 // memory that outlives it (parallel.bucket_buffers; Scenario::buckets_kept); PyTorch DDP's kept
 // copy of the gradients is a model state.
+//
+// parallel.grad_reduce: after_backward is Megatron-LM's local DDP instead (--DDP-impl local
+// without --use-contiguous-buffers-in-ddp; megatron/training.py train_step calls each model
+// chunk's allreduce_gradients() once forward_backward_func returned, and
+// megatron/model/distributed.py's allreduce_gradients flattens the chunk's gradients into one
+// new buffer, divides it by the data degree, all-reduces it and copies it back tensor by
+// tensor): no reduction overlaps the backward, and the chunks reduce one after another.
+#include "models/param_tensors.hpp"
 #include "sim/parallel/pass.hpp"
 
 namespace trainsim::parallel {
@@ -17,7 +25,7 @@ using hw::MemCategory;
 constexpr std::string_view kKeys[] = {"parallel.data",        "parallel.zero",
                                       "parallel.bucket_size", "parallel.bucket_buffers",
                                       "cluster.placement",    "cluster.gpus_per_node",
-                                      "training.accumulate_grads"};
+                                      "training.accumulate_grads", "parallel.grad_reduce"};
 constexpr std::string_view kSettings[] = {"parallel.allreduce"};
 
 class DataPass final : public LoweringPass {
@@ -30,11 +38,20 @@ class DataPass final : public LoweringPass {
     c.P.model_states[MemCategory::gradients] += gr;
   }
 
+  void begin_stage(StageContext& c) override {
+    after_backward_ = c.L.s.parallel.grad_reduce == scenario::GradReduce::after_backward &&
+                      c.L.zero == 0 && !c.optimizer_on_host;
+  }
+
   void begin_unit(StageContext& c, UnitStep& u) override {
     if (u.forward()) return;
     const int zero = c.L.zero;
     bucket_ = {};
     deferred_.clear();
+    if (after_backward_) {  // nothing reduces during the backward (end_backward does)
+      defer_ = reduce_now_ = false;
+      return;
+    }
     // ZeRO-2 reduces every micro-batch's gradients: its reduce-scatters are emitted after the
     // unit's compute ops (each still waits for the backward that filled its bucket; only events
     // of one instant follow the program order), so the unit repeats as a macro op whose template
@@ -65,6 +82,14 @@ class DataPass final : public LoweringPass {
     if (u.forward() || fp32_reduced(c.L)) return;
     if (reduce_now_) flush(c, u, c.layer_end, u.range.first);
     for (const Flush& f : deferred_) reduce(c, u, f);
+  }
+
+  // after_backward: each chunk of the stage in model order (Megatron's `for model_module in
+  // model`), once the schedule's last exchange was posted.
+  void end_backward(StageContext& c) override {
+    const LowerContext& L = c.L;
+    if (!after_backward_ || L.data == 1 || fp32_reduced(L)) return;
+    for (std::int32_t k = 0; k < L.virtual_stages; ++k) reduce_chunk(c, k);
   }
 
   static void apply_settings(Plan& plan, const scenario::Scenario& s) {
@@ -101,6 +126,39 @@ class DataPass final : public LoweringPass {
     c.reduced(u, c.last_comm, f.layer);
   }
 
+  // LocalDDP.allreduce_gradients for local chunk `k`: _flatten_dense_tensors copies the chunk's
+  // gradients into one new buffer and `coalesced /= data` scales it (two kernels, each reading
+  // and writing it), one all-reduce over the data ranks, then each gradient tensor's copy_ from
+  // its slice (a kernel per tensor, reading and writing it all once more); the buffer lives from
+  // the flatten to the last copy.
+  static void reduce_chunk(StageContext& c, std::int32_t k) {
+    const LowerContext& L = c.L;
+    const std::int32_t g = k * L.stages + c.stage();
+    const LayerRange& r = L.chunks[g];
+    core::Bytes bytes{};
+    std::int32_t tensors = 0;
+    for (std::int32_t i = r.first; i < r.end; ++i) {
+      if (L.shards[i].trainable == 0) continue;
+      bytes += core::Bytes{L.shards[i].trainable} * L.state_bytes.gradients;
+      tensors += static_cast<std::int32_t>(models::param_tensors(L.m.graph[L.m.order[i]]).size());
+    }
+    if (bytes.value == 0) return;
+    const std::int32_t mb = L.microbatches - 1;  // after the step's last micro-batch
+    const MemEffect buffer = tensor(MemCategory::buffers, bytes, TensorKind::bucket, r.first);
+    Op flatten = compute_op(OpKind::backward, r.first, mb, k, 0.0, bytes * 4, false);
+    flatten.kernels = 2;
+    flatten.work.launches = 2;
+    const std::int32_t packed = c.B.emit(flatten, {buffer}, {}, {});
+    Op op = comm_op(OpKind::all_reduce, StreamKind::comm, CommPurpose::data, r.first, mb, k, bytes,
+                    L.data, L.data_span.inter_node, L.data_span.per_node);
+    op.data_reduction = true;
+    c.last_comm = c.B.emit(op, {}, {}, {c.B.ref(packed)});
+    Op copy = compute_op(OpKind::backward, r.first, mb, k, 0.0, bytes * 2, false);
+    copy.kernels = std::max(tensors, 1);
+    copy.work.launches = copy.kernels;
+    c.B.emit(copy, {}, {buffer}, {c.B.ref(c.last_comm)});
+  }
+
   // training.accumulate_grads: fp32 reduces the fp32 copy itself (pass_accumulate.cpp).
   static bool fp32_reduced(const LowerContext& L) {
     return L.s.training.accumulate_grads == scenario::AccumulateGrads::fp32;
@@ -109,6 +167,7 @@ class DataPass final : public LoweringPass {
   core::Bytes bucket_{};
   std::vector<Flush> deferred_;  // a ZeRO-2 backward unit's, emitted after its compute ops
   bool defer_ = false, reduce_now_ = false;
+  bool after_backward_ = false;  // parallel.grad_reduce: after_backward
 };
 
 }  // namespace

@@ -83,7 +83,9 @@ class PipelinePass final : public LoweringPass {
       pending_ = {true, u.forward(), u.g, u.microbatch()};
   }
 
-  void end_step(StageContext& c) override {
+  // The schedule's last sends, before anything the step does after it (end_backward runs
+  // before every pass's end_step).
+  void end_backward(StageContext& c) override {
     if (blocking_) send_pending(c);
     if (sync_) exchanges_.end_step(c);
   }

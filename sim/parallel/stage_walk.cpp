@@ -163,6 +163,7 @@ void build_stage(LowerContext& L, Passes passes, Program& P) {
     }
     for (const auto& pass : passes) pass->unit_done(c, u, last);
   }
+  for (const auto& pass : passes) pass->end_backward(c);
   for (const auto& pass : passes) pass->end_step(c);
   L.units_copied += copier.copied();
 }

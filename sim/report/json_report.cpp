@@ -57,6 +57,9 @@ void parallel_json(JsonWriter& j, const scenario::ParallelSpec& p) {
     j.field("pipeline_engine", scenario::to_string(p.pipeline_engine));
   if (p.p2p != scenario::P2pMode::async)
     j.field("p2p", scenario::to_string(p.p2p));
+  // absent when overlapped (earlier reports unchanged)
+  if (p.grad_reduce != scenario::GradReduce::overlapped)
+    j.field("grad_reduce", scenario::to_string(p.grad_reduce));
   j.field("virtual_stages", p.virtual_stages);
   j.field("sequence_parallel", p.sequence_parallel);
   // absent when off (earlier reports unchanged)

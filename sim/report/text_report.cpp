@@ -133,6 +133,8 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
     out << " (" << scenario::to_string(r.parallel.pipeline_engine) << " engine)";
   if (r.parallel.pipeline > 1 && r.parallel.p2p == scenario::P2pMode::sync)
     out << " (synchronous p2p)";
+  if (r.parallel.data > 1 && r.parallel.grad_reduce == scenario::GradReduce::after_backward)
+    out << "   gradients all-reduced after the backward";
   out << "\n";
   out << "Training   micro-batch " << r.training.micro_batch << " x accumulation "
       << r.training.gradient_accumulation << " x data " << r.parallel.data << " = global batch "

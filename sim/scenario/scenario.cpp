@@ -13,6 +13,7 @@
 #include "sim/scenario/accumulate_read.hpp"
 #include "sim/scenario/lora_read.hpp"
 #include "sim/scenario/context.hpp"
+#include "sim/scenario/grad_reduce_read.hpp"
 #include "sim/scenario/p2p_read.hpp"
 #include "sim/scenario/overrides.hpp"
 #include "sim/scenario/validate.hpp"
@@ -268,6 +269,7 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
                "refuses ZeRO-2 and ZeRO-3)");
   }
   read_p2p(ctx, m, p);
+  read_grad_reduce(m, p);
   p.sequence_parallel = m.bool_or("sequence_parallel", false);
   p.tp_comm_overlap = m.bool_or("tp_comm_overlap", false);
   if (p.tp_comm_overlap && !p.sequence_parallel)  // Megatron-LM's arguments.py asserts the same

@@ -43,6 +43,15 @@ std::string_view to_string(PipelineEngine e);
 //   every transfer of it ended.
 enum class P2pMode { async, sync };
 std::string_view to_string(P2pMode m);
+// `parallel.grad_reduce`: when the data-parallel gradient reduction (ZeRO 0) runs
+// (sim/scenario/grad_reduce_read.hpp, sim/parallel/pass_data.cpp).
+// - overlapped: PyTorch DDP's buckets, each reduced once its gradients are ready, overlapping the
+//   rest of the backward.
+// - after_backward: Megatron-LM's local DDP (megatron/model/distributed.py, --DDP-impl local,
+//   without contiguous buffers): once the schedule returned, each model chunk's gradients are
+//   flattened into one buffer, scaled, all-reduced and copied back, chunk after chunk.
+enum class GradReduce { overlapped, after_backward };
+std::string_view to_string(GradReduce g);
 // training.accumulate_grads: how each micro-batch's weight gradients join the step's gradients
 // (sim/scenario/accumulate_read.hpp, sim/parallel/pass_accumulate.cpp).
 enum class AccumulateGrads { fused, autograd, fp32 };
@@ -206,6 +215,7 @@ struct ParallelSpec {
   Schedule schedule = Schedule::one_f_one_b;
   PipelineEngine pipeline_engine = PipelineEngine::megatron;
   P2pMode p2p = P2pMode::async;
+  GradReduce grad_reduce = GradReduce::overlapped;
   std::int64_t virtual_stages = 1;
   bool sequence_parallel = false;
   // Megatron-Core's --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel

@@ -5,6 +5,7 @@
 
 #include "sim/scenario/levers_read.hpp"
 #include "sim/scenario/accumulate_read.hpp"
+#include "sim/scenario/grad_reduce_read.hpp"
 
 namespace trainsim::scenario {
 
@@ -114,6 +115,7 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
   validate_expert(ctx, s, n);
   validate_levers(ctx, s, n);
   validate_accumulate(ctx, s, n);
+  validate_grad_reduce(ctx, s, n);
   validate_optimizer(ctx, s, n);
 
   if (n.cluster_given) {

@@ -273,6 +273,11 @@ RowCells read_cells(const Table& t, std::size_t i, const ColumnOf& col) {
     if (!one_of(text("zero"), {"0", "1", "2", "3"})) t.fail(i, col("zero"), "expected a ZeRO stage 0, 1, 2 or 3");
     c.sets.push_back("parallel.zero=" + text("zero"));
   }
+  if (col("grad_reduce") >= 0) {
+    if (!one_of(text("grad_reduce"), {"overlapped", "after_backward"}))
+      t.fail(i, col("grad_reduce"), "expected overlapped or after_backward");
+    c.sets.push_back("parallel.grad_reduce=" + text("grad_reduce"));
+  }
   if (col("fsdp") >= 0) {
     const std::string& f = text("fsdp");
     if (one_of(f, {"yes", "true"})) c.sets.push_back("parallel.fsdp=true");
