@@ -14,12 +14,14 @@ namespace trainsim::parallel {
 //   linears: M = tokens x samples / count (one expert's tokens), K = in, N = out; Q, K and V
 //     fused into one GEMM (N = q + k + v outputs), gate and up into one; a split weight
 //     divides N (column-parallel) or K (row-parallel, o and down) by the tensor degree;
-//   attention core (no flash kernel or with it: the same products): batch = samples x heads
-//     per rank, Q K^T of (s, s, d) and attention x V of (s, d, s), d the head dimension.
+//   attention core without flash attention (cuBLAS batched GEMMs): batch = samples x heads
+//     per rank, Q K^T of (s, s, d) and attention x V of (s, d, s), d the head dimension; with
+//     `flash` none: the flash kernels are priced at their own measured efficiency, not by
+//     GEMM tiles (cost::KernelWork's flash parts, sim/parallel/flash_core.hpp).
 // Backward runs, for each forward C[M,N] = A[M,K] B[K,N], dA = dC B^T (M, K, N) and
 // dB = A^T dC (K, N, M). Layers without linears (norms, the loss head, generic matmul layers)
 // add nothing.
 void layer_gemms(const models::Layer& l, std::int64_t tensor, std::int64_t samples,
-                 bool backward, std::vector<cost::GemmShape>& out);
+                 bool backward, std::vector<cost::GemmShape>& out, bool flash = false);
 
 }  // namespace trainsim::parallel
