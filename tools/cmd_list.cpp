@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 
 #include "models/presets.hpp"
+#include "sim/cost/cost.hpp"
 #include "sim/hw/device.hpp"
 #include "tools/commands.hpp"
 
@@ -36,13 +37,19 @@ double tflops(core::FlopRate r) { return r.per_s / 1e12; }
 
 void devices_markdown() {
   std::printf("| name | device | memory (MiB) | memory (GiB) | reserved (MiB) | FP32 | TF32 | FP16/BF16 "
-              "| bandwidth (GB/s) |\n|---|---|---|---|---|---|---|---|---|\n");
-  for (const auto& d : hw::device_presets())
-    std::printf("| `%s` | %s | %lld | %.2f | %lld | %g | %g | %g | %g |\n", d.name.c_str(),
-                d.description.c_str(), static_cast<long long>(d.memory.value / core::kMiB),
-                core::to_gib(d.memory), static_cast<long long>(d.reserved.value / core::kMiB),
-                tflops(d.peak_fp32), tflops(d.peak_tf32), tflops(d.peak_16bit),
-                d.memory_bandwidth.bytes_per_s / 1e9);
+              "| bandwidth (GB/s) | flash fwd / bwd |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const auto& d : hw::device_presets()) {
+    // Flash-attention efficiencies; in parentheses where no figure is published for the part
+    // and cost::flash_forward_efficiency's rule gives them (docs/devices.md, "Flash attention").
+    const bool rule = d.flash_efficiency == 0;
+    std::printf("| `%s` | %s | %lld | %.2f | %lld | %g | %g | %g | %g | %s%.3g / %.3g%s |\n",
+                d.name.c_str(), d.description.c_str(),
+                static_cast<long long>(d.memory.value / core::kMiB), core::to_gib(d.memory),
+                static_cast<long long>(d.reserved.value / core::kMiB), tflops(d.peak_fp32),
+                tflops(d.peak_tf32), tflops(d.peak_16bit), d.memory_bandwidth.bytes_per_s / 1e9,
+                rule ? "(" : "", cost::flash_forward_efficiency(d),
+                cost::flash_backward_efficiency(d), rule ? ")" : "");
+  }
   std::printf("\n| link | bandwidth (GB/s) | latency (us) |\n|---|---|---|\n");
   for (const auto& l : hw::link_presets())
     std::printf("| `%s` | %g | %g |\n", l.name.c_str(), l.bandwidth.bytes_per_s / 1e9,

@@ -48,6 +48,17 @@ double compute_rate(const hw::DeviceSpec& d, MathMode mode, bool matmul) {
   return slowest;
 }
 
+// The flash-attention kernels' part of an op's compute time (cost.hpp): BF16/FP16 unless the
+// recipe quantizes attention (fp8_attention under MathMode::fp8), as Transformer Engine's
+// dot-product attention runs unless fp8_dpa is set.
+double flash_seconds(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode) {
+  if (!(w.flash_forward > 0) && !(w.flash_backward > 0)) return 0;
+  const MathMode m = mode == MathMode::fp8 && !w.fp8_attention ? MathMode::half : mode;
+  const double rate = compute_rate(d, m, true) * hw::power_clock_fraction(d);
+  return w.flash_forward / (rate * flash_forward_efficiency(d)) +
+         w.flash_backward / (rate * flash_backward_efficiency(d));
+}
+
 void check_link(const hw::LinkSpec& link) {
   if (!(link.bandwidth.bytes_per_s > 0) || !std::isfinite(link.bandwidth.bytes_per_s))
     invalid("link '" + link.name + "': bandwidth must be positive");
@@ -75,6 +86,16 @@ std::int64_t ceil_log2(std::int64_t n) {
 
 }  // namespace
 
+double flash_forward_efficiency(const hw::DeviceSpec& d) {
+  if (d.flash_efficiency > 0) return d.flash_efficiency;
+  return std::min(1.0, d.matmul_efficiency * hw::kA100FlashForward / hw::kA100MatmulEfficiency);
+}
+
+double flash_backward_efficiency(const hw::DeviceSpec& d) {
+  if (d.flash_backward_efficiency > 0) return d.flash_backward_efficiency;
+  return std::min(1.0, d.matmul_efficiency * hw::kA100FlashBackward / hw::kA100MatmulEfficiency);
+}
+
 bool same_kernel_speed(const hw::DeviceSpec& a, const hw::DeviceSpec& b) {
   return a.peak_fp32 == b.peak_fp32 && a.peak_tf32 == b.peak_tf32 && a.peak_16bit == b.peak_16bit &&
          a.peak_fp8 == b.peak_fp8 &&
@@ -82,7 +103,9 @@ bool same_kernel_speed(const hw::DeviceSpec& a, const hw::DeviceSpec& b) {
          a.memory_efficiency == b.memory_efficiency && a.kernel_launch == b.kernel_launch &&
          a.matmul_ramp_s == b.matmul_ramp_s && a.host_dispatch == b.host_dispatch &&
          a.sm_count == b.sm_count && a.tdp_w == b.tdp_w && a.power_limit_w == b.power_limit_w &&
-         a.fp8_matmul_efficiency == b.fp8_matmul_efficiency;
+         a.fp8_matmul_efficiency == b.fp8_matmul_efficiency &&
+         a.flash_efficiency == b.flash_efficiency &&
+         a.flash_backward_efficiency == b.flash_backward_efficiency;
 }
 
 bool same_link_speed(const hw::LinkSpec& a, const hw::LinkSpec& b) {
@@ -112,6 +135,12 @@ Duration device_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode
   check_fraction(d.memory_efficiency, "memory_efficiency", d);
   if (d.fp8_matmul_efficiency != 0)
     check_fraction(d.fp8_matmul_efficiency, "fp8_matmul_efficiency", d);
+  if (d.flash_efficiency != 0) check_fraction(d.flash_efficiency, "flash_efficiency", d);
+  if (d.flash_backward_efficiency != 0)
+    check_fraction(d.flash_backward_efficiency, "flash_backward_efficiency", d);
+  for (double f : {w.flash_model_flops, w.flash_forward, w.flash_backward})
+    if (!(f >= 0) || !std::isfinite(f))
+      invalid("flash-attention FLOPs must be finite non-negative numbers");
   if (d.kernel_launch.ns < 0)
     invalid("device '" + d.name + "': kernel_launch must not be negative");
   if (d.tdp_w < 0 || d.power_limit_w < 0)
@@ -120,17 +149,19 @@ Duration device_time(const KernelWork& w, const hw::DeviceSpec& d, MathMode mode
   // limit below the TDP lowers the SM clock and with it every FLOP rate (hw/power.hpp).
   const double rate = compute_rate(d, mode, w.matmul) * hw::power_clock_fraction(d);
 
-  double compute_s = 0;
-  if (w.flops > 0) {
+  // The GEMMs and other work the op runs beside its flash-attention kernels.
+  const double flops = std::max(0.0, w.flops - w.flash_model_flops);
+  double compute_s = flash_seconds(w, d, mode);
+  if (flops > 0) {
     const bool fp8_gemm = w.matmul && mode == MathMode::fp8 && d.peak_fp8.per_s > 0;
     double eff = fp8_gemm && d.fp8_matmul_efficiency > 0 ? d.fp8_matmul_efficiency
                                                          : d.matmul_efficiency;
     if (w.matmul) eff *= w.shape_efficiency;
     if (w.matmul && d.matmul_ramp_s > 0) {
-      const double per_kernel = w.flops / std::max(1, kernels);
+      const double per_kernel = flops / std::max(1, kernels);
       eff *= per_kernel / (per_kernel + rate * d.matmul_ramp_s);
     }
-    compute_s = w.flops / (rate * eff);
+    compute_s += flops / (rate * eff);
   }
   double memory_s = 0;
   if (w.bytes.value > 0) {

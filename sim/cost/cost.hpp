@@ -25,6 +25,15 @@ struct KernelWork {
   // gemm_shape.hpp): matmul work runs at matmul_efficiency x this x the ramp. 1: not modelled
   // (no shapes, or a device without sm_count).
   double shape_efficiency = 1.0;
+  // Flash attention (docs/devices.md, "Flash attention"): of `flops`, the attention core's as
+  // the model counts it (the whole s x s square; 0: no flash kernel in the op), which the op
+  // runs instead as flash kernels of `flash_forward` and `flash_backward` FLOPs (what they
+  // compute: a causal mask's skipped blocks left out, the backward's recomputed scores in) at
+  // the device's flash efficiencies of the 16-bit peak (of the FP8 peak with fp8_attention).
+  double flash_model_flops = 0;
+  double flash_forward = 0;
+  double flash_backward = 0;
+  bool fp8_attention = false;
   bool operator==(const KernelWork&) const = default;
 };
 
@@ -35,6 +44,11 @@ struct KernelWork {
 // GPU) (fp8 GEMMs on a device with FP8 tensor cores: fp8_matmul_efficiency when set), and
 // matmul_efficiency for vector work; clock = hw::power_clock_fraction(d), the SM
 // clock under the device's power limit (1 without one). With serial_memory the two terms add.
+// An op with flash attention (flash_model_flops > 0) runs flops - flash_model_flops as above
+// and adds flash_forward / (peak x clock x flash_forward_efficiency(d)) + flash_backward /
+// (peak x clock x flash_backward_efficiency(d)) to the compute term, peak the 16-bit one (FP8
+// under MathMode::fp8 with fp8_attention): no tile quantization or ramp (the efficiencies are
+// measured on the kernels themselves).
 // Zero work costs only the launch overhead (never 0 when kernels>0).
 // The result is at least host_dispatch x launches (launches = w.launches, or kernels when 0):
 // the host issues kernels no faster than that, and the GPU waits for them.
@@ -47,6 +61,12 @@ core::Duration device_time(const KernelWork& w, const hw::DeviceSpec& d, MathMod
                            int kernels = 1);
 core::Duration host_time(const KernelWork& w, const hw::DeviceSpec& d, int kernels = 1,
                          int extra_launches = 0);
+// The fraction of the 16-bit peak a device's flash-attention kernels reach, forward and
+// backward: the preset's published figure, else the A100's figures scaled by the device's
+// matmul_efficiency over the A100's (docs/devices.md, "Flash attention").
+double flash_forward_efficiency(const hw::DeviceSpec& d);
+double flash_backward_efficiency(const hw::DeviceSpec& d);
+
 // Whether kernel_time gives the same time for any work on devices a and b (the fields it reads
 // are equal), so costs computed for one hold for the other.
 bool same_kernel_speed(const hw::DeviceSpec& a, const hw::DeviceSpec& b);

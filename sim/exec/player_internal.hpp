@@ -291,6 +291,11 @@ struct Player : PlayState {
   static WorkKey work_key(const Op& op) {
     std::uint64_t flops_bits;
     std::memcpy(&flops_bits, &op.work.flops, sizeof flops_bits);
+    // The flash kernels' FLOPs (cost::KernelWork), which split the op's FLOPs differently.
+    std::uint64_t flash_bits;
+    const double flash = op.work.flash_forward + 3 * op.work.flash_backward +
+                         7 * op.work.flash_model_flops + (op.work.fp8_attention ? 1 : 0);
+    std::memcpy(&flash_bits, &flash, sizeof flash_bits);
     return WorkKey{
         static_cast<std::uint64_t>(op.kind) | (static_cast<std::uint64_t>(op.work.matmul) << 8) |
             (static_cast<std::uint64_t>(op.comm.inter_node) << 9) |
@@ -299,7 +304,8 @@ struct Player : PlayState {
             (static_cast<std::uint64_t>(op.tp_collectives) << 56) |
             (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.kernels)) << 16) |
             (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.comm.ranks)) << 40),
-        flops_bits ^ static_cast<std::uint64_t>(op.comm.bytes.value) ^
+        flops_bits ^ (flash_bits * 0xC2B2AE3D27D4EB4Full) ^
+            static_cast<std::uint64_t>(op.comm.bytes.value) ^
             (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.work.launches)) << 1) ^
             // the op's GEMM shapes: one range per distinct run in the program
             ((static_cast<std::uint64_t>(op.gemm_begin) << 32 | op.gemm_end) *

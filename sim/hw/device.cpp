@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -110,7 +111,7 @@ constexpr Bytes kRuntimeLarger = mib(1024);  // Hopper, Blackwell, CDNA
 // H100 SXM 80.3% (H200 "the same"), GH200 83.8%, B200 77.6%. The A100's 0.80 (its large
 // transformer GEMMs, and the vTrain step times) scaled by each part's measured fraction over the
 // A100's: 0.80 x 80.3 / 86.9 = 0.74, 0.80 x 83.8 / 86.9 = 0.77, 0.80 x 77.6 / 86.9 = 0.71.
-constexpr double kA100Matmul = 0.80;
+constexpr double kA100Matmul = kA100MatmulEfficiency;
 constexpr double kA100Mamf = 0.869;
 constexpr double kHopperMatmul = kA100Matmul * 0.803 / kA100Mamf;  // 0.739
 constexpr double kGh200Matmul = kA100Matmul * 0.838 / kA100Mamf;   // 0.771
@@ -124,6 +125,26 @@ void set_fp8_efficiencies(std::vector<DeviceSpec>& v) {
   for (auto& d : v)
     for (const auto& [name, f] : mamf)
       if (d.name == name) d.fp8_matmul_efficiency = kA100Matmul * f / kA100Mamf;
+}
+
+// Flash-attention efficiencies (forward, backward) of the parts with a published figure for
+// the kernels PyTorch's SDPA and flash-attn run (FlashAttention-2; docs/devices.md, "Flash
+// attention"): the A100s (sm80) from Dao 2023; every Hopper part (sm90: the same GH100 SMs, on
+// which FlashAttention-2 uses none of Hopper's new instructions) at the 35% Shah et al. 2024
+// (FlashAttention-3, abstract and section 1) measured on the H100 SXM5, forward and backward.
+// Others: cost::flash_forward_efficiency's rule.
+void set_flash_efficiencies(std::vector<DeviceSpec>& v) {
+  const std::pair<const char*, std::pair<double, double>> flash[] = {
+      {"a100-40gb", {kA100FlashForward, kA100FlashBackward}},
+      {"a100-80gb", {kA100FlashForward, kA100FlashBackward}},
+      {"h100-80gb", {0.35, 0.35}},
+      {"h200-141gb", {0.35, 0.35}},
+      {"gh200-96gb", {0.35, 0.35}},
+      {"h100-pcie", {0.35, 0.35}},
+      {"h100-nvl", {0.35, 0.35}}};
+  for (auto& d : v)
+    for (const auto& [name, f] : flash)
+      if (d.name == name) std::tie(d.flash_efficiency, d.flash_backward_efficiency) = f;
 }
 
 // Data-centre training parts (SXM/OAM modules and the Grace Hopper superchip).
@@ -233,6 +254,7 @@ std::vector<DeviceSpec> make_devices() {
   set_sm_counts(v);
   set_tdps(v);
   set_fp8_efficiencies(v);
+  set_flash_efficiencies(v);
   return v;
 }
 

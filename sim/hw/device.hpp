@@ -51,7 +51,20 @@ struct DeviceSpec {
   // Achievable fraction of peak_fp8 for FP8 GEMMs (training.precision fp8), where it was
   // measured apart from the 16-bit one (docs/devices.md); 0: matmul_efficiency.
   double fp8_matmul_efficiency = 0;
+  // Achievable fractions of peak_16bit for the flash-attention kernels' forward and backward
+  // (FLOPs as the kernels compute them; docs/devices.md, "Flash attention"); 0: no published
+  // figure for the part, cost::flash_forward_efficiency / flash_backward_efficiency's rule.
+  double flash_efficiency = 0;
+  double flash_backward_efficiency = 0;
 };
+
+// FlashAttention-2 on an A100 80GB SXM4 (Dao 2023, FlashAttention-2, sections 1 and 4.1): the
+// forward reaches up to 73% and the backward up to 63% of the 312 TFLOPS BF16 peak; the A100
+// presets' matmul_efficiency (docs/devices.md, "Efficiency defaults"). The rule for parts with
+// no published flash figure scales these by the part's matmul_efficiency over the A100's.
+inline constexpr double kA100FlashForward = 0.73;
+inline constexpr double kA100FlashBackward = 0.63;
+inline constexpr double kA100MatmulEfficiency = 0.80;
 
 // A link class between devices (intra-node fabric or inter-node network), alpha-beta model:
 // time(bytes) = latency + bytes / bandwidth. Bandwidth is per direction, per device.

@@ -55,13 +55,14 @@ void linear_gemms(const models::Layer& l, std::initializer_list<LinearRole> role
 }  // namespace
 
 void layer_gemms(const models::Layer& l, std::int64_t tensor, std::int64_t samples,
-                 bool backward, std::vector<cost::GemmShape>& out, std::int64_t expert) {
+                 bool backward, std::vector<cost::GemmShape>& out, std::int64_t expert,
+                 bool flash) {
   std::vector<cost::GemmShape> fwd;
   const std::int64_t t = std::max<std::int64_t>(1, tensor);
   linear_gemms(l, {LinearRole::q, LinearRole::k, LinearRole::v}, t, samples, expert, fwd);
   const LinearWeight& q = weight(l, LinearRole::q);
-  if (l.kind == models::LayerKind::attention && l.heads > 0 && q.out > 0 && q.tokens > 0 &&
-      l.attention_core_flops > 0) {
+  if (!flash && l.kind == models::LayerKind::attention && l.heads > 0 && q.out > 0 &&
+      q.tokens > 0 && l.attention_core_flops > 0) {
     const std::int64_t s = q.tokens, d = ceil_div(q.out, l.heads);
     const std::int64_t batch = samples * ceil_div(l.heads, t);
     fwd.push_back({s, s, d, batch});  // Q K^T

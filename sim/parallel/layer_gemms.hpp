@@ -18,12 +18,15 @@ namespace trainsim::parallel {
 //     its count / expert experts as one grouped GEMM (batch = count / expert, Megatron-Core's
 //     TEGroupedMLP), each expert on M = tokens x samples x expert / count rows: the tokens
 //     every rank of the expert group routes to it under balanced routing;
-//   attention core (no flash kernel or with it: the same products): batch = samples x heads
-//     per rank, Q K^T of (s, s, d) and attention x V of (s, d, s), d the head dimension.
+//   attention core without flash attention (cuBLAS batched GEMMs): batch = samples x heads
+//     per rank, Q K^T of (s, s, d) and attention x V of (s, d, s), d the head dimension; with
+//     `flash` none: the flash kernels are priced at their own measured efficiency, not by
+//     GEMM tiles (cost::KernelWork's flash parts, sim/parallel/flash_core.hpp).
 // Backward runs, for each forward C[M,N] = A[M,K] B[K,N], dA = dC B^T (M, K, N) and
 // dB = A^T dC (K, N, M). Layers without linears (norms, the loss head, generic matmul layers)
 // add nothing.
 void layer_gemms(const models::Layer& l, std::int64_t tensor, std::int64_t samples,
-                 bool backward, std::vector<cost::GemmShape>& out, std::int64_t expert = 1);
+                 bool backward, std::vector<cost::GemmShape>& out, std::int64_t expert = 1,
+                 bool flash = false);
 
 }  // namespace trainsim::parallel

@@ -7,6 +7,7 @@
 // LoRA none below the lowest adapter). A layer whose base weights are quantized (QLoRA)
 // dequantizes them to the compute dtype for its forward and its backward: a transient buffer,
 // one linear weight at a time (bitsandbytes' Linear4bit), booked as its largest one.
+#include "sim/parallel/flash_core.hpp"
 #include "sim/parallel/pass.hpp"
 
 namespace trainsim::parallel {
@@ -23,7 +24,9 @@ constexpr std::string_view kKeys[] = {"model",
                                       "training.lora",
                                       "training.modules",
                                       "training.compile",
-                                      "training.fp8_weight_cache"};
+                                      "training.fp8_weight_cache",
+                                      "training.fp8_attention",
+                                      "parallel.context"};
 
 // The low-precision copies of layer i's GEMM weights one forward makes (autocast's cast cache,
 // fp8's quantized weights); the GEMMs keep them for their backward. Once per micro-batch: the
@@ -74,6 +77,7 @@ class ComputePass final : public LoweringPass {
         compute_op(OpKind::forward, i, u.microbatch(), u.chunk(), sh.flops * mb_samples,
                    sh.io * mb_samples + sh.weight_bytes, sh.matmul),
         sh, 1);
+    add_flash_core(lo.op, L.s, L.m.graph[L.m.order[i]], sh.core_flops * double(mb_samples), false);
     dequantize(lo, sh, i, TensorKind::dequantized);
     lo.allocs.push_back(activation(sh.output * mb_samples, TensorKind::output, i));
     lo.allocs.push_back(activation(L.kept[i].saved * mb_samples, TensorKind::saved, i));
@@ -113,6 +117,9 @@ class ComputePass final : public LoweringPass {
     lo.op = shaped(compute_op(OpKind::backward, i, u.microbatch(), u.chunk(),
                               sh.flops * sh.backward_factor * mb_samples, traffic, sh.matmul),
                    sh, 2);
+    if (sh.backward_factor > 0)  // the core's backward: dQ, dK and dV, twice its forward FLOPs
+      add_flash_core(lo.op, L.s, L.m.graph[L.m.order[i]], 2 * sh.core_flops * double(mb_samples),
+                     true);
     if (sh.grad_out) dequantize(lo, sh, i, TensorKind::dequantized_backward);
     if (i + 1 == nlayers)
       lo.allocs.push_back(

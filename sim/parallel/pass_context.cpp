@@ -19,13 +19,15 @@
 //   attention, held until the attention op ends; the backward gathers them again into a buffer
 //   with room for dK/dV, reduce-scatters dK/dV and frees it; the next layer waits for that.
 // Gradients reduce over data x context ranks (lower.cpp: LowerContext::data).
+#include "sim/parallel/flash_core.hpp"
 #include "sim/parallel/pass.hpp"
 
 namespace trainsim::parallel {
 
 namespace {
 
-constexpr std::string_view kKeys[] = {"parallel.context", "parallel.context_attention"};
+constexpr std::string_view kKeys[] = {"parallel.context", "parallel.context_attention",
+                                      "training.attention", "training.fp8_attention"};
 
 class ContextPass final : public LoweringPass {
  public:
@@ -90,6 +92,7 @@ class ContextPass final : public LoweringPass {
       const Op chunk = chunk_op(c, u, lo.layer);
       lo.op.work.flops -= chunk.work.flops * static_cast<double>(C_ - 1);
       lo.op.work.bytes -= chunk.work.bytes * (C_ - 1);
+      scale_flash_core(lo.op, 1.0 / static_cast<double>(C_));  // its own chunk's core only
       return;
     }
     if (!u.forward()) return;
@@ -126,6 +129,9 @@ class ContextPass final : public LoweringPass {
     Op op = compute_op(u.forward() ? OpKind::forward : OpKind::backward, i, u.microbatch(),
                        u.chunk(), flops, step_bytes(c, u, i), sh.matmul);
     op.kernels = 1;
+    const double core = chunk_flops_[i] * static_cast<double>(c.L.mb_samples);
+    add_flash_core(op, c.L.s, c.L.m.graph[c.L.m.order[i]], u.forward() ? core : 2 * core,
+                   !u.forward());
     return op;
   }
 

@@ -13,7 +13,8 @@ namespace trainsim::parallel {
 namespace {
 
 constexpr std::string_view kKeys[] = {"model", "training.micro_batch", "training.seq_len",
-                                      "parallel.tensor", "parallel.expert"};
+                                      "parallel.tensor", "parallel.expert",
+                                      "training.attention"};
 
 class GemmPass final : public LoweringPass {
  public:
@@ -26,7 +27,8 @@ class GemmPass final : public LoweringPass {
     for (std::int32_t i = op.first; i <= op.last; ++i)
       if (L.shards[i].matmul)
         layer_gemms(L.m.graph[L.m.order[i]], L.tensor, L.mb_samples,
-                    op.kind == OpKind::backward, shapes_, L.s.parallel.expert);
+                    op.kind == OpKind::backward, shapes_, L.s.parallel.expert,
+                    L.s.training.flash_attention);
     if (shapes_.empty()) return;
     const auto [begin, end] = intern(c.P);
     Op& o = c.P.ops[op.index];

@@ -9,6 +9,7 @@
 // blocks per chunk (full and selective-op).
 #include <algorithm>
 
+#include "sim/parallel/flash_core.hpp"
 #include "sim/parallel/pass.hpp"
 #include "sim/parallel/recompute_policy.hpp"
 #include "sim/scenario/precision.hpp"
@@ -19,7 +20,9 @@ namespace {
 
 using scenario::Recompute;
 
-constexpr std::string_view kKeys[] = {"training.recompute", "training.recompute_layers"};
+constexpr std::string_view kKeys[] = {"training.recompute", "training.recompute_layers",
+                                      "training.attention", "training.fp8_attention",
+                                      "parallel.context"};
 
 class RecomputePass final : public LoweringPass {
  public:
@@ -78,6 +81,10 @@ class RecomputePass final : public LoweringPass {
       }
       // The replayed forward runs the block's kernels (and its tensor-parallel collectives).
       Op op = compute_op(OpKind::recompute, i, u.microbatch(), u.chunk(), flops, bytes, true);
+      if (policy_.empty())  // the replayed forwards' flash-attention kernels
+        for (std::int32_t k = first; k <= i; ++k)
+          add_flash_core(op, L.s, L.m.graph[L.m.order[k]],
+                         L.shards[k].core_flops * double(mb_samples), false);
       op.model_flops = false;
       op.kernels = std::max(1, gemms);
       op.work.serial_memory = true;

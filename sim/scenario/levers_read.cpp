@@ -43,6 +43,7 @@ void read_levers(MapReader& m, TrainingSpec& t) {
                      ? TrainingSpec::ModelInit::cloned_layer
                      : TrainingSpec::ModelInit::none;
   t.fp8_weight_cache_step = m.choice("fp8_weight_cache", {"microbatch", "step"}, "microbatch") == "step";
+  t.fp8_attention = m.bool_or("fp8_attention", false);
 }
 
 std::int64_t effective_loss_chunks(const TrainingSpec& t) {
@@ -80,6 +81,11 @@ void validate_levers(const YamlContext& ctx, const Scenario& s, const LayoutNode
                  std::string(to_string(s.training.precision)) +
                  ": use precision: fp8 or drop fp8_weight_cache");
   validate_model_init(ctx, s, n);
+  // fp8_attention quantizes the flash-attention kernels' inputs (Transformer Engine's fp8_dpa).
+  if (s.training.fp8_attention && (s.training.precision != Precision::fp8 || !s.training.flash_attention))
+    ctx.fail(child_or(n.training, "fp8_attention"), "training.fp8_attention",
+             "fp8_attention runs the flash-attention kernels in fp8 (Transformer Engine's fp8_dpa): "
+             "it needs precision: fp8 and attention: flash");
   if (!s.training.activation_offload) return;
   // Activation offload's copies are modelled for one stage whose layers' parameters are on the
   // GPU when their backward starts (sim/parallel/pass_activation_offload.cpp).

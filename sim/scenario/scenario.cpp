@@ -166,6 +166,8 @@ hw::DeviceSpec read_device(const YamlContext& ctx, const YAML::Node& node,
   d.matmul_efficiency = fraction("matmul_efficiency", d.matmul_efficiency);
   d.memory_efficiency = fraction("memory_efficiency", d.memory_efficiency);
   d.fp8_matmul_efficiency = fraction("fp8_matmul_efficiency", d.fp8_matmul_efficiency);
+  d.flash_efficiency = fraction("flash_efficiency", d.flash_efficiency);
+  d.flash_backward_efficiency = fraction("flash_backward_efficiency", d.flash_backward_efficiency);
   if (m.has("kernel_launch")) d.kernel_launch = seconds("kernel_launch");
   if (m.has("matmul_ramp")) d.matmul_ramp_s = core::to_seconds(seconds("matmul_ramp"));
   if (m.has("host_dispatch")) d.host_dispatch = seconds("host_dispatch");

@@ -170,6 +170,9 @@ struct TrainingSpec {
   // weight at a step's first micro-batch and reuses the cached fp8 weight and its transpose for
   // the others (docs/scenarios.md, "Precision"); false: a cast per forward (microbatch).
   bool fp8_weight_cache_step = false;
+  // training.fp8_attention: under precision fp8 the flash-attention kernels run at the FP8
+  // peak too (Transformer Engine's fp8_dpa); false, the default as in TE's recipes: BF16.
+  bool fp8_attention = false;
 };
 
 // Bytes per model state: state_bytes_per_param (sim/scenario/precision.hpp).
