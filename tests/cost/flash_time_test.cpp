@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 
+#include "../support/toy_device.hpp"
 #include "sim/cost/cost.hpp"
 
 using namespace trainsim;
@@ -16,21 +17,11 @@ using cost::MathMode;
 
 namespace {
 
-// Round figures, checked by hand: 100 TFLOPS 16-bit, 200 FP8, GEMMs at 0.5, no ramp, no
-// host floor, 5 us per kernel launch.
-hw::DeviceSpec toy_device() {
-  hw::DeviceSpec d;
-  d.name = "toy";
-  d.memory = Bytes{16 * core::kGiB};
-  d.peak_fp32 = core::FlopRate{10e12};
-  d.peak_16bit = core::FlopRate{100e12};
+// testing::toy_device (100 TFLOPS 16-bit, GEMMs at 0.5, 5 us per launch, no ramp, no host
+// floor) with 200 TFLOPS FP8 and flash kernels at 0.25 forward, 0.2 backward.
+hw::DeviceSpec flash_device() {
+  auto d = testing::toy_device();
   d.peak_fp8 = core::FlopRate{200e12};
-  d.memory_bandwidth = core::Bandwidth{1e12};
-  d.matmul_efficiency = 0.5;
-  d.memory_efficiency = 0.5;
-  d.kernel_launch = Duration{5000};
-  d.matmul_ramp_s = 0;
-  d.host_dispatch = Duration{0};
   d.flash_efficiency = 0.25;
   d.flash_backward_efficiency = 0.2;
   return d;
@@ -48,7 +39,7 @@ KernelWork attention_forward() {
 }  // namespace
 
 TEST_CASE("the flash kernels run at the flash efficiency beside the GEMMs", "[cost][flash]") {
-  const auto d = toy_device();
+  const auto d = flash_device();
   // GEMMs: 1e12 / (100e12 x 0.5) = 20 ms; flash: 0.5e12 / (100e12 x 0.25) = 20 ms.
   CHECK(cost::kernel_time(attention_forward(), d, MathMode::half).ns == 40'000'000 + 5'000);
   // Backward kernels: 1e12 / (100e12 x 0.2) = 50 ms, beside 1e12 of GEMMs (20 ms).
@@ -62,7 +53,7 @@ TEST_CASE("the flash kernels run at the flash efficiency beside the GEMMs", "[co
 }
 
 TEST_CASE("under fp8 the flash kernels stay 16-bit unless fp8_attention", "[cost][flash]") {
-  const auto d = toy_device();
+  const auto d = flash_device();
   KernelWork w = attention_forward();
   // GEMMs at FP8: 1e12 / (200e12 x 0.5) = 10 ms; flash at 16-bit: 20 ms.
   CHECK(cost::kernel_time(w, d, MathMode::fp8).ns == 30'000'000 + 5'000);
@@ -75,7 +66,7 @@ TEST_CASE("under fp8 the flash kernels stay 16-bit unless fp8_attention", "[cost
 
 TEST_CASE("flash efficiencies: published per part, else the A100's scaled by GEMM efficiency",
           "[cost][flash]") {
-  auto d = toy_device();
+  auto d = flash_device();
   CHECK(cost::flash_forward_efficiency(d) == 0.25);
   CHECK(cost::flash_backward_efficiency(d) == 0.2);
   // No figure: 0.5 x 0.73 / 0.80 and 0.5 x 0.63 / 0.80.
@@ -103,10 +94,10 @@ TEST_CASE("flash efficiencies: published per part, else the A100's scaled by GEM
 }
 
 TEST_CASE("impossible flash figures are refused", "[cost][flash]") {
-  auto d = toy_device();
+  auto d = flash_device();
   d.flash_efficiency = 1.5;
   CHECK_THROWS_AS(cost::kernel_time(attention_forward(), d, MathMode::half), std::invalid_argument);
-  d = toy_device();
+  d = flash_device();
   KernelWork w = attention_forward();
   w.flash_forward = -1;
   CHECK_THROWS_AS(cost::kernel_time(w, d, MathMode::half), std::invalid_argument);

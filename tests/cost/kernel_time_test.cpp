@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "../support/toy_device.hpp"
 #include "sim/cost/cost.hpp"
 
 using namespace trainsim;
@@ -9,27 +10,7 @@ using core::Bytes;
 using core::Duration;
 using cost::KernelWork;
 using cost::MathMode;
-
-namespace {
-
-// A round-numbered device so every case below can be checked by hand.
-hw::DeviceSpec toy_device() {
-  hw::DeviceSpec d;
-  d.name = "toy";
-  d.memory = Bytes{16 * core::kGiB};
-  d.peak_fp32 = core::FlopRate{10e12};
-  d.peak_tf32 = core::FlopRate{50e12};
-  d.peak_16bit = core::FlopRate{100e12};
-  d.memory_bandwidth = core::Bandwidth{1e12};
-  d.matmul_efficiency = 0.5;
-  d.memory_efficiency = 0.5;
-  d.kernel_launch = Duration{5000};
-  d.matmul_ramp_s = 0;  // the plain roofline; the ramp has its own test below
-  d.host_dispatch = Duration{0};  // as is the host's launch floor
-  return d;
-}
-
-}  // namespace
+using testing::toy_device;
 
 TEST_CASE("a compute-bound matmul takes its FLOPs at the efficient tensor peak plus launch",
           "[cost][roofline]") {
