@@ -8,7 +8,6 @@
 
 #include "sim/parallel/pass.hpp"
 #include "sim/scenario/finetune.hpp"
-#include "sim/scenario/precision.hpp"
 
 namespace trainsim::parallel {
 
@@ -62,7 +61,7 @@ class LoadPass final : public LoweringPass {
   static void cloned_block(StageContext& c) {
     const LowerContext& L = c.L;
     const auto& lora = L.s.training.lora;
-    const int wb = scenario::state_bytes_per_param(L.s.training.precision, L.s.training.optimizer).weights;
+    const int wb = L.state_bytes.weights;
     std::vector<Bytes> tensors;
     int block = -1;
     for (std::int32_t g = c.P.stage; g < L.chunk_count() && block < 0; g += L.stages)
