@@ -3,7 +3,7 @@
 // DeepSpeed's BF16_Optimizer (cast to fp32, added, all-reduced in fp32) run it.
 #include <catch2/catch.hpp>
 
-#include "../support/fixtures.hpp"
+#include "../support/adam_layers.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
 
@@ -14,29 +14,9 @@ namespace {
 
 using scenario::AccumulateGrads;
 
-// `layers` layers (one by default) of P = 250,000,000 parameters (one tensor) and 1 GFLOP per
-// sample each, fp16 with Adam, four micro-batches of one sample, on a 1 TFLOP/s device with
-// 1 TB/s of memory bandwidth (launches free), `data` ranks over free links.
-constexpr std::int64_t kParams = 250'000'000;
-
-scenario::Scenario adam_layers(AccumulateGrads a, std::int64_t data = 1, int zero = 0,
-                               int layers = 1) {
-  hw::DeviceSpec d = ideal_device(1LL << 40);
-  d.memory_bandwidth = core::Bandwidth{1e12};
-  scenario::TrainingSpec t;
-  t.precision = scenario::Precision::fp16;
-  t.optimizer = scenario::Optimizer::adam;
-  t.micro_batch = 1;
-  t.gradient_accumulation = 4;
-  t.accumulate_grads = a;
-  scenario::ParallelSpec p;
-  p.data = data;
-  p.zero = zero;
-  std::vector<models::Layer> ls;
-  for (int i = 0; i < layers; ++i)
-    ls.push_back(plain_layer("l" + std::to_string(i), kParams, 0, 1000, 1e9));
-  return make_scenario(chain_model(ls), d, t, p);
-}
+// adam_layers (tests/support/adam_layers.hpp): 250,000,000-parameter layers, fp16 Adam, four
+// micro-batches of one sample, 1 TFLOP/s and 1 TB/s.
+constexpr std::int64_t kParams = kAdamLayerParams;
 
 // The accumulation ops (backward ops of no FLOPs) of the plan's first program.
 std::vector<parallel::Op> adds(const parallel::Plan& plan) {

@@ -6,7 +6,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "../support/fixtures.hpp"
+#include "../support/adam_layers.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
 
@@ -17,23 +17,15 @@ using scenario::GradReduce;
 
 namespace {
 
-constexpr std::int64_t kParams = 250'000'000;
+constexpr std::int64_t kParams = kAdamLayerParams;
 
 // One layer of 250,000,000 parameters (one tensor), 1 GFLOP per sample, fp16 with Adam, four
 // micro-batches of one sample over data 2 on free links, on a 1 TFLOP/s device with 1 TB/s of
 // memory bandwidth (launches free).
 scenario::Scenario one_layer(GradReduce g) {
-  hw::DeviceSpec d = ideal_device(1LL << 40);
-  d.memory_bandwidth = core::Bandwidth{1e12};
-  scenario::TrainingSpec t;
-  t.precision = scenario::Precision::fp16;
-  t.optimizer = scenario::Optimizer::adam;
-  t.micro_batch = 1;
-  t.gradient_accumulation = 4;
-  scenario::ParallelSpec p;
-  p.data = 2;
-  p.grad_reduce = g;
-  return make_scenario(chain_model({plain_layer("l0", kParams, 0, 1000, 1e9)}), d, t, p);
+  auto s = adam_layers(scenario::AccumulateGrads::fused, 2);
+  s.parallel.grad_reduce = g;
+  return s;
 }
 
 // The interleaved schedule of tests/parallel/pipeline_sync_test.cpp (2 stages x 2 virtual
