@@ -12,6 +12,7 @@
 
 #include "../support/fixtures.hpp"
 #include "models/builders.hpp"
+#include "models/presets.hpp"
 #include "sim/exec/allocator_model.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/scenario/finetune.hpp"
@@ -156,4 +157,44 @@ TEST_CASE("quantize_on_load: load_state_dict's packed data replaces the built on
     const std::int64_t kept = 2 * kBlockPacked + (cloned ? kOuter : 0);
     CHECK(booked + kept == P.persistent.total().value - P.persistent[hw::MemCategory::reserved].value);
   }
+}
+
+namespace {
+
+scenario::Scenario qlora_7b(bool cloned) {
+  auto s = tiny_qlora(cloned);
+  models::BuildOptions o;
+  o.seq_len = 64;
+  s.model = models::build_preset(*models::find_preset("llama2-7b"), o);
+  return s;
+}
+
+// The states' flat buffers, then the load, through the allocator model: its reserved bytes after.
+std::int64_t reserved_after_load(const parallel::Program& P) {
+  exec::AllocatorModel a(P);
+  for (const auto& e : exec::AllocatorModel::state_buffers(P)) a.allocate(e, -1);
+  a.play_load(P);
+  return a.allocator().reserved();
+}
+
+}  // namespace
+
+TEST_CASE("quantize_on_load with a cloned block: Llama-2-7B's build leaves more reserved",
+          "[finetune][model_init]") {
+  const auto with = parallel::lower(qlora_7b(true));
+  const auto without = parallel::lower(qlora_7b(false));
+  const std::int64_t r_with = reserved_after_load(with.programs.at(0));
+  const std::int64_t r_without = reserved_after_load(without.programs.at(0));
+  // The same tensors stay (the model's states, with the packed weights, embedding and head
+  // booked by the load instead of the flat buffer) ...
+  CHECK(with.programs.at(0).persistent.total() == without.programs.at(0).persistent.total());
+  // ... but the embedding and head (2 x 262,144,000 B) and the first block (its packed weights
+  // 104,399,132 B, adapters and norms) are carved from the first block's to_nf4 segments before
+  // the copies quantize: the copies' 1.44 GB n x 16 tensors no longer fit what is left.
+  CHECK(r_with > r_without);
+  UNSCOPED_INFO("reserved after the load: " << r_with << " B with the cloned block, " << r_without << " without");
+  // The copies' transient bytes are the build's without the clone (the dequantization's 14 n is
+  // below to_nf4's 68 n): what is added is at most the tensors now live beside them and one more
+  // set of segments for an MLP weight's to_nf4.
+  CHECK(r_with - r_without < 2 * 262'144'000 + 104'399'132 + 68 * 4096LL * 11008);
 }
