@@ -3,7 +3,8 @@
 // model after the model states (Program::load). The caching allocator keeps the segments these
 // tensors took, so a step that needs less than the load did starts with them reserved.
 //   - training.lora.quantize_on_load: whole: each NF4 base weight quantized on the GPU;
-//   - training.model_init: cloned-layer: the first block built, deep-copied, then dropped.
+//   - training.model_init: cloned-layer: the first block built, deep-copied, then dropped;
+//   - both: the first block's weights quantized, each copy's dequantized and quantized again.
 #include <algorithm>
 
 #include "sim/parallel/pass.hpp"
@@ -19,45 +20,199 @@ using hw::MemCategory;
 constexpr std::string_view kKeys[] = {"training.lora", "training.model_init", "training.precision",
                                        "training.optimizer"};
 
-// The cloned block's tensors are named from this layer offset on, clear of the quantizing
-// load's (one name per intermediate and per kept weight: a few hundred).
+// Names of the load's tensors, as layer offsets from the stage's first layer (one name per
+// tensor alive at a time): the intermediates of one to_nf4 or dequantization, then the model's
+// packed weights as built and as load_state_dict replaces them, the tensors outside the blocks
+// (embedding, final norm, head) and the cloned first block's tensors.
+constexpr std::int32_t kBuiltKeys = 1 << 16;
+constexpr std::int32_t kAdoptedKeys = 1 << 17;
+constexpr std::int32_t kOuterKeys = 1 << 18;
 constexpr std::int32_t kClonedKeys = 1 << 20;
+
+// One quantized base weight of the stage: its elements, packed bytes (scenario::base_weight_bytes),
+// its block, and its LoRA adapters' bytes (A and B; 0 where the linear is not targeted).
+struct Nf4Weight {
+  std::int64_t n = 0;
+  Bytes packed{};
+  int block = -1;
+  Bytes adapter_a{}, adapter_b{};
+};
 
 class LoadPass final : public LoweringPass {
  public:
   void place_states(StageContext& c) override {
     const LowerContext& L = c.L;
-    if (L.s.training.model_init == scenario::TrainingSpec::ModelInit::cloned_layer) cloned_block(c);
+    const bool cloned = L.s.training.model_init == scenario::TrainingSpec::ModelInit::cloned_layer;
     const auto& lora = L.s.training.lora;
-    if (!lora || lora->quantize_on_load != scenario::QuantizeOnLoad::whole) return;
+    const bool quantizing = lora && lora->quantize_on_load == scenario::QuantizeOnLoad::whole;
+    if (!quantizing) {
+      if (cloned) cloned_block(c);
+      return;
+    }
     // Every base weight in layer order, twice: torchtune builds each LoRALinear's weight in
     // bf16 on the GPU and quantizes it, its packed NF4 tensor staying (the model's) among the
-    // segments the intermediates left; then load_state_dict quantizes the checkpoint's weight
-    // again on the GPU and copies it into that tensor.
-    std::vector<std::pair<std::int64_t, Bytes>> weights;  // elements, packed bytes
-    for (std::int32_t g = c.P.stage; g < L.chunk_count(); g += L.stages)
-      for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) {
-        if (L.shards[i].dequantized.value == 0) continue;
-        const models::Layer& l = L.m.graph[L.m.order[i]];
-        for (const models::LinearWeight& w : l.linears) {
-          if (w.count == 0) continue;
-          const std::int64_t div = w.split ? L.tensor : 1;
-          const std::int64_t in = w.row_parallel ? w.in / div : w.in;
-          const std::int64_t out = w.row_parallel ? w.out : w.out / div;
-          const Bytes packed = scenario::base_weight_bytes(lora->base, in, out, 2);
-          for (std::int64_t k = 0; k < w.count; ++k) weights.emplace_back(in * out, packed);
-        }
+    // segments the intermediates left (with a cloned block: the first block's, then each copy
+    // dequantizes and quantizes it again); then load_state_dict quantizes the checkpoint's
+    // weight on the GPU and the model's NF4 tensor takes the new packed tensors, its old ones
+    // freed (torchtune's _register_nf4_dispatch_ops.inplace_copy).
+    const std::vector<Nf4Weight> weights = quantized_weights(L, c.P.stage);
+    if (cloned) {
+      build_cloned(c, weights);
+    } else {
+      for (std::size_t i = 0; i < weights.size(); ++i) {
+        alloc_bf16(c.P, weights[i].n);
+        to_nf4(c.P, weights[i].n, built(c.P, weights[i], i));
+        free_bf16(c.P, weights[i].n);
       }
-    std::int32_t kept = 0;
-    for (const auto& [n, packed] : weights) append_to_nf4(c.P, n, packed, kept++);
-    for (const auto& [n, packed] : weights) append_to_nf4(c.P, n, packed, -1);
+    }
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+      alloc_bf16(c.P, weights[i].n);  // the checkpoint's weight, copied to the GPU
+      to_nf4(c.P, weights[i].n, {MemCategory::weights, weights[i].packed, TensorKind::load_temp,
+                                 c.P.first_layer + kAdoptedKeys + static_cast<std::int32_t>(i), false});
+      free_bf16(c.P, weights[i].n);
+      c.P.load.push_back({built(c.P, weights[i], i), false});
+    }
   }
 
  private:
+  static MemEffect built(const Program& P, const Nf4Weight& w, std::size_t i) {
+    return {MemCategory::weights, w.packed, TensorKind::load_temp,
+            P.first_layer + kBuiltKeys + static_cast<std::int32_t>(i), false};
+  }
+
+  static std::vector<Nf4Weight> quantized_weights(const LowerContext& L, std::int32_t stage) {
+    const auto& lora = *L.s.training.lora;
+    const int wb = L.state_bytes.weights;
+    std::vector<Nf4Weight> out;
+    for (std::int32_t g = stage; g < L.chunk_count(); g += L.stages)
+      for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) {
+        if (L.shards[i].dequantized.value == 0) continue;
+        const models::Layer& l = L.m.graph[L.m.order[i]];
+        for (std::size_t r = 0; r < models::kLinearRoles; ++r) {
+          const models::LinearWeight& w = l.linears[r];
+          if (w.count == 0) continue;
+          const std::int64_t div = w.split ? L.tensor : 1;
+          const std::int64_t in = w.row_parallel ? w.in / div : w.in;
+          const std::int64_t o = w.row_parallel ? w.out : w.out / div;
+          const bool adapted = lora.targets_role(static_cast<models::LinearRole>(r));
+          const Nf4Weight q{in * o, scenario::base_weight_bytes(lora.base, in, o, 2), l.block,
+                            Bytes{adapted ? lora.rank * in * wb : 0}, Bytes{adapted ? o * lora.rank * wb : 0}};
+          for (std::int64_t k = 0; k < w.count; ++k) out.push_back(q);
+        }
+      }
+    return out;
+  }
+
+  // torchtune's Llama-2 builders at 0914d5c with a quantized base: the first block's LoRALinears
+  // each build a bf16 weight and quantize it (`_create_weight_and_bias`), then their adapters;
+  // the block's norms; then the embedding, the head and the final norm (the builder's other
+  // arguments); then `_get_clones` deep-copies the block once per block: Tensor.__deepcopy__ of
+  // an NF4Tensor (a wrapper without storage) calls clone(), which torchtune dispatches to
+  // `to_nf4(get_original_weight())`, and then deep-copies the tensor's __dict__ (its packed
+  // data) into the clone, whose own packed data goes. The first block goes when the builder
+  // returns. The copies' adapters and norms (under 1 MiB each: the small pool's) stay in the
+  // model states' flat buffer.
+  static void build_cloned(StageContext& c, const std::vector<Nf4Weight>& weights) {
+    const LowerContext& L = c.L;
+    Program& P = c.P;
+    std::int32_t k = kClonedKeys;
+    if (weights.empty()) return;
+    const auto first_block = [&](Bytes b) {
+      P.load.push_back({{MemCategory::weights, b, TensorKind::load_temp, P.first_layer + k++, false}, true});
+    };
+    const int first = weights.front().block;
+    for (const Nf4Weight& w : weights) {
+      if (w.block != first) continue;
+      alloc_bf16(P, w.n);
+      to_nf4(P, w.n, {MemCategory::weights, w.packed, TensorKind::load_temp, P.first_layer + k++, false});
+      free_bf16(P, w.n);
+      if (w.adapter_a.value > 0) first_block(w.adapter_a), first_block(w.adapter_b);
+    }
+    const int wb = L.state_bytes.weights;
+    std::int32_t outer = kOuterKeys;
+    // The first block's norms, then the tensors outside the blocks (kept: the model's, outside
+    // the flat buffer).
+    for (const bool in_first : {true, false})
+      for (std::int32_t g = P.stage; g < L.chunk_count(); g += L.stages)
+        for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) {
+          const models::Layer& l = L.m.graph[L.m.order[i]];
+          if (in_first ? l.block != first : l.block >= 0) continue;
+          for (const models::ParamTensor& t : l.tensors)
+            for (std::int64_t n = 0; n < t.count; ++n) {
+              const Bytes b{t.elements() / t.count * wb};
+              if (in_first) first_block(b);
+              else P.load.push_back({{MemCategory::weights, b, TensorKind::load_temp, P.first_layer + outer++, false}, true});
+            }
+        }
+    const std::int32_t first_end = k;
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+      const std::int64_t n = weights[i].n;
+      const MemEffect cloned{MemCategory::buffers, weights[i].packed, TensorKind::load_temp, P.first_layer + packed, false};
+      dequantize(P, n);
+      to_nf4(P, n, cloned);
+      free_bf16(P, n);  // the dequantized weight
+      P.load.push_back({built(P, weights[i], i), true});
+      P.load.push_back({cloned, false});
+    }
+    // The first block, freed in the order it was built (its effects name the same tensors).
+    const std::size_t built_end = P.load.size();
+    for (std::size_t e = 0; e < built_end; ++e) {
+      const auto& l = P.load[e];
+      const std::int32_t off = l.effect.layer - P.first_layer;
+      if (l.alloc && off >= kClonedKeys && off < first_end) P.load.push_back({l.effect, false});
+    }
+  }
+
+  // Intermediates of one to_nf4 or get_original_weight, named by their offset.
+  enum Temp : std::int32_t {
+    src, abs1, abs2, scaled, diff, absd, minv, mini, shift, comb, packed,
+    hi, first_idx, lo, second_idx, dq1, dq2, rep, sf1, sf2
+  };
+  static void temp(Program& P, Temp t, std::int64_t bytes, bool alloc) {
+    P.load.push_back({{MemCategory::buffers, Bytes{bytes}, TensorKind::load_temp, P.first_layer + t, false}, alloc});
+  }
+  static void alloc_bf16(Program& P, std::int64_t n) { temp(P, src, 2 * n, true); }
+  static void free_bf16(Program& P, std::int64_t n) { temp(P, src, 2 * n, false); }
+
+  // torchao 0.1's to_nf4 (NF4Tensor.from_tensor) of the bf16 weight `src` of n elements on the
+  // GPU, line by line up to its return (the per-block scalers, n/64 elements, left out). Live
+  // at the peak: the weight, its scaled blocks and the two n x 16 bf16 tensors of
+  // quantize_tensor_nearest, 68 n bytes. `out`: the NF4 tensor's packed data (and scalers).
+  static void to_nf4(Program& P, std::int64_t n, const MemEffect& out) {
+    temp(P, abs1, 2 * n, true), temp(P, abs1, 2 * n, false);  // double_quantize_scalers: abs()
+    temp(P, abs2, 2 * n, true), temp(P, abs2, 2 * n, false);  // convert_to_norm_float_weight: again
+    temp(P, scaled, 2 * n, true);                              // blocks / scales
+    temp(P, diff, 32 * n, true);                               // value - nf4, n x 16 bf16
+    temp(P, absd, 32 * n, true), temp(P, diff, 32 * n, false); // .abs()
+    temp(P, minv, 2 * n, true), temp(P, mini, 8 * n, true);    // .min(dim=-1): values, int64 indices
+    temp(P, absd, 32 * n, false), temp(P, minv, 2 * n, false);
+    temp(P, shift, 4 * n, true);                               // indices[::2] << 4 (int64, n/2)
+    temp(P, comb, 4 * n, true), temp(P, shift, 4 * n, false);  // | indices[1::2]
+    P.load.push_back({out, true});                             // .to(torch.uint8), the scalers
+    temp(P, comb, 4 * n, false), temp(P, mini, 8 * n, false), temp(P, scaled, 2 * n, false);
+  }
+
+  // torchao 0.1's NF4Tensor.get_original_weight of n elements, line by line: the packed bytes
+  // shifted and masked (uint8, n/2 each) and widened to int64 indices (4 n each), looked up in
+  // the nf4 table (bf16, n/2 elements each), the block scalers repeated (n/2 bf16, a copy for
+  // each half) and multiplied in, then stacked: the bf16 weight (`src`, 2 n) stays; the
+  // function's locals go when it returns. At most 14 n bytes live.
+  static void dequantize(Program& P, std::int64_t n) {
+    temp(P, hi, n / 2, true), temp(P, first_idx, 4 * n, true), temp(P, hi, n / 2, false);
+    temp(P, lo, n / 2, true), temp(P, second_idx, 4 * n, true), temp(P, lo, n / 2, false);
+    temp(P, dq1, n, true), temp(P, dq2, n, true);
+    temp(P, rep, n, true), temp(P, sf1, n, true), temp(P, rep, n, false);
+    temp(P, rep, n, true), temp(P, sf2, n, true), temp(P, rep, n, false);
+    alloc_bf16(P, n);  // torch.stack
+    for (const Temp t : {first_idx, second_idx}) temp(P, t, 4 * n, false);
+    for (const Temp t : {dq1, dq2, sf1, sf2}) temp(P, t, n, false);
+  }
+
   // torchtune's TransformerDecoder (`_get_clones`, until mid-2024) builds one block on the GPU,
   // deep-copies it once per block and drops it when the builder returns: the first block's
-  // parameter tensors are allocated and freed beside the model's (validated: not quantized, not
-  // sharded by FSDP or ZeRO-3), each at the bytes the device holds it in.
+  // parameter tensors are allocated and freed beside the model's (validated: not sharded by
+  // FSDP or ZeRO-3; a quantized base is played by build_cloned), each at the bytes the device
+  // holds it in.
   static void cloned_block(StageContext& c) {
     const LowerContext& L = c.L;
     const auto& lora = L.s.training.lora;
@@ -102,41 +257,6 @@ class LoadPass final : public LoweringPass {
   }
   static void add_cloned(Program& P, Bytes bytes, std::int32_t k, bool alloc) {
     P.load.push_back({{MemCategory::weights, bytes, TensorKind::load_temp, P.first_layer + kClonedKeys + k, false}, alloc});
-  }
-
-  // torchao 0.1's to_nf4 (NF4Tensor.from_tensor) of a bf16 weight of n elements, line by line
-  // (the per-block scalers, n/64 elements, left out). Live at the peak: the weight, its scaled
-  // blocks and the two n x 16 bf16 tensors of quantize_tensor_nearest, 68 n bytes. `kept` >= 0:
-  // the packed weight (`packed` bytes, the model's) stays, the kept-th of the load; else it is
-  // copied into the kept one and freed.
-  static void append_to_nf4(Program& P, std::int64_t n, Bytes packed_bytes, std::int32_t kept) {
-    enum Tensor : std::int32_t { src, abs1, abs2, scaled, diff, absd, minv, mini, shift, comb, packed, count };
-    const auto add = [&](Tensor t, std::int64_t bytes, bool alloc) {
-      P.load.push_back({{MemCategory::buffers, Bytes{bytes}, TensorKind::load_temp, P.first_layer + t, false}, alloc});
-    };
-    const auto alloc = [&](Tensor t, std::int64_t bytes) { add(t, bytes, true); };
-    const auto free = [&](Tensor t, std::int64_t bytes) { add(t, bytes, false); };
-    alloc(src, 2 * n);                        // the bf16 weight on the GPU
-    alloc(abs1, 2 * n), free(abs1, 2 * n);    // double_quantize_scalers: get_block_absmax's abs()
-    alloc(abs2, 2 * n), free(abs2, 2 * n);    // convert_to_norm_float_weight: the same again
-    alloc(scaled, 2 * n);                     // blocks / scales
-    alloc(diff, 32 * n);                      // quantize_tensor_nearest: value - nf4, n x 16 bf16
-    alloc(absd, 32 * n), free(diff, 32 * n);  // .abs()
-    alloc(minv, 2 * n), alloc(mini, 8 * n);   // .min(dim=-1): bf16 values, int64 indices
-    free(absd, 32 * n), free(minv, 2 * n);
-    alloc(shift, 4 * n);                      // indices[::2] << 4 (int64, n/2)
-    alloc(comb, 4 * n), free(shift, 4 * n);   // | indices[1::2]
-    if (kept >= 0) {
-      // The model's packed weight and scalers: category weights, kept past the load.
-      P.load.push_back({{MemCategory::weights, packed_bytes, TensorKind::load_temp,
-                         P.first_layer + count + kept, false}, true});
-      free(comb, 4 * n), free(mini, 8 * n), free(scaled, 2 * n), free(src, 2 * n);
-      return;
-    }
-    alloc(packed, n / 2);                     // .to(torch.uint8)
-    free(comb, 4 * n), free(mini, 8 * n), free(scaled, 2 * n);
-    // Copied into the model's packed weight; the new one and the checkpoint's copy go.
-    free(packed, n / 2), free(src, 2 * n);
   }
 };
 

@@ -13,7 +13,8 @@ constexpr ranges::IntRange kLossChunks{1, std::int64_t{1} << 20};
 
 // model_init: cloned-layer plays the first block's parameters as built on the GPU in the
 // precision's dtype (sim/parallel/pass_load.cpp). A quantized LoRA base is quantized while that
-// block is built (not modelled: quantize_on_load plays the load), and sharded models are built
+// block is built: played only with quantize_on_load: whole (torchao 0.1's to_nf4, and the copies'
+// dequantize and quantize again), refused otherwise. Sharded models are built
 // off the GPU (FSDP and ZeRO-3 partition or materialize shards, not a whole block).
 void validate_model_init(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
   if (s.training.model_init == TrainingSpec::ModelInit::none) return;
@@ -23,9 +24,9 @@ void validate_model_init(const YamlContext& ctx, const Scenario& s, const Layout
              "dtype, which is not what happens " + what + ": drop model_init");
   };
   const auto& lora = s.training.lora;
-  if (lora && lora->quantized())
+  if (lora && lora->quantized() && lora->quantize_on_load != QuantizeOnLoad::whole)
     refuse("with a quantized LoRA base (training.lora.base " + std::string(to_string(lora->base)) +
-           " is quantized while the block is built; see quantize_on_load)");
+           " is quantized while the block is built: quantize_on_load: whole plays that build)");
   if (s.parallel.fsdp.enabled) refuse("under parallel.fsdp (the shards are built, not the block)");
   if (s.parallel.zero == 3 && s.parallel.data > 1) refuse("under ZeRO-3 (parallel.zero 3)");
 }

@@ -47,13 +47,14 @@ TEST_CASE("quantize_on_load: whole quantizes every base weight at build and agai
   // 32 layers x 7 linears = 224 weights. At build each makes 10 intermediates and its packed
   // NF4 weight, which stays, and frees the 10 (the weight, two abs(), the scaled blocks, n x 16
   // differences and their abs(), min's values and indices, the shift, the or): 21 effects. At
-  // load_state_dict each is quantized again with 11 allocations and 11 frees: 22 effects.
+  // load_state_dict each is quantized again with 11 allocations (the new packed weight the
+  // model's from then on) and 11 frees (the packed weight built before among them): 22 effects.
   REQUIRE(load.size() == 224 * (21 + 22));
   std::int64_t live = 0, most = 0, kept = 0;
   for (const auto& l : load) {
     live += l.alloc ? l.effect.bytes.value : -l.effect.bytes.value;
     most = std::max(most, live);
-    if (l.effect.category == hw::MemCategory::weights) kept += l.effect.bytes.value;
+    if (l.effect.category == hw::MemCategory::weights) kept += l.alloc ? l.effect.bytes.value : -l.effect.bytes.value;
   }
   CHECK(load.front().effect.bytes.value == 2 * kAttn);  // the first q_proj weight, in bf16
   // What stays is the packed base: nf4-dq n/2 + n/64 + 4 ceil(n/64/256) + 4 bytes, 8,654,852
