@@ -9,6 +9,15 @@
 
 namespace trainsim::core {
 
+// Folds v into the hash h (a multiply, xor-shift and multiply: every input bit reaches every
+// output bit), for the FlatTable keys' hash functions and the player's replay hashes.
+inline std::uint64_t hash_mix(std::uint64_t h, std::uint64_t v) {
+  std::uint64_t x = (h ^ v) * 0x9E3779B97F4A7C15ULL;
+  x ^= x >> 29;
+  x *= 0xBF58476D1CE4E5B9ULL;
+  return x ^ (x >> 32);
+}
+
 template <typename Key, typename Value, typename Hash>
 class FlatTable {
  public:

@@ -82,7 +82,7 @@ void Player::account() {
     std::vector<Busy> busy;
     busy.reserve(P.ops.size());
     // Tensor-parallel part of each compute op, costed once per duration class (the ops of a
-    // class have one duration, tensor-parallel part included: Player::work_key).
+    // class have one duration, tensor-parallel part included: exec::work_key, work_key.hpp).
     std::vector<core::Duration>& tp_of = spare_memos().class_tp;
     tp_of.assign(class_time.size(), core::Duration{-1});
     auto tp_time = [&](const Op& op, std::uint32_t id) -> core::Duration {

@@ -19,6 +19,7 @@
 #include "sim/exec/dependency_graph.hpp"
 #include "sim/exec/play_state.hpp"
 #include "sim/exec/player.hpp"
+#include "sim/exec/work_key.hpp"
 
 namespace trainsim::exec {
 
@@ -259,20 +260,9 @@ struct Player : PlayState {
 
   void build_graph();
 
-  // Ops repeat per micro-batch with identical work, so each distinct piece of work is costed
-  // once per device role.
-  struct WorkKey {
-    std::uint64_t a, b, c;
-    bool operator==(const WorkKey&) const = default;
-  };
-  struct WorkHash {
-    std::size_t operator()(const WorkKey& k) const {
-      return std::hash<std::uint64_t>()(k.a * 0x9E3779B97F4A7C15ULL ^ (k.b + 0x7F4A7C15ULL) * 31 ^
-                                        k.c);
-    }
-  };
-  // Durations by WorkKey, costed once per distinct key; the tables' slots stay allocated across
-  // programs and plays (one pair per thread: spare_memos).
+  // Durations by WorkKey (work_key.hpp: an op's duration class), costed once per distinct key;
+  // the tables' slots stay allocated across programs and plays (one pair per thread:
+  // spare_memos).
   using DurationTable = core::FlatTable<WorkKey, core::Duration, WorkHash>;
   struct DurationTables {
     DurationTable memo, tp_memo;
@@ -286,34 +276,6 @@ struct Player : PlayState {
   static ClassTable& spare_class_table() {
     thread_local ClassTable table;
     return table;
-  }
-
-  static WorkKey work_key(const Op& op) {
-    std::uint64_t flops_bits;
-    std::memcpy(&flops_bits, &op.work.flops, sizeof flops_bits);
-    // The flash kernels' FLOPs (cost::KernelWork), which split the op's FLOPs differently.
-    std::uint64_t flash_bits;
-    const double flash = op.work.flash_forward + 3 * op.work.flash_backward +
-                         7 * op.work.flash_model_flops + (op.work.fp8_attention ? 1 : 0);
-    std::memcpy(&flash_bits, &flash, sizeof flash_bits);
-    return WorkKey{
-        static_cast<std::uint64_t>(op.kind) | (static_cast<std::uint64_t>(op.work.matmul) << 8) |
-            (static_cast<std::uint64_t>(op.comm.inter_node) << 9) |
-            (static_cast<std::uint64_t>(op.tp_sequence_parallel) << 10) |
-            (static_cast<std::uint64_t>(op.tp_overlap) << 11) |
-            (static_cast<std::uint64_t>(op.tp_collectives) << 56) |
-            (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.kernels)) << 16) |
-            (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.comm.ranks)) << 40),
-        flops_bits ^ (flash_bits * 0xC2B2AE3D27D4EB4Full) ^
-            static_cast<std::uint64_t>(op.comm.bytes.value) ^
-            (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.work.launches)) << 1) ^
-            // the op's GEMM shapes: one range per distinct run in the program
-            ((static_cast<std::uint64_t>(op.gemm_begin) << 32 | op.gemm_end) *
-             0x9E3779B97F4A7C15ull),
-        static_cast<std::uint64_t>(op.work.bytes.value) ^
-            (static_cast<std::uint64_t>(op.comm.ranks_per_node) << 48) ^
-            (static_cast<std::uint64_t>(op.comm.gather_ranks) << 32) ^
-            (static_cast<std::uint64_t>(op.work.serial_memory) << 63)};
   }
 
   inline MacroProfile profile(const Program& P, const parallel::MacroTemplate& t,
@@ -378,12 +340,7 @@ struct Player : PlayState {
   // --- Replays shared across plays (PlayOptions::allocator_memo) -----------------------------
   // A replay depends on the start state (the family) and on the records it read: each record's
   // kind, op micro-batch and macro, range, and the effects it books and frees (by content).
-  static std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-    std::uint64_t x = (h ^ v) * 0x9E3779B97F4A7C15ULL;
-    x ^= x >> 29;
-    x *= 0xBF58476D1CE4E5B9ULL;
-    return x ^ (x >> 32);
-  }
+  static std::uint64_t mix(std::uint64_t h, std::uint64_t v) { return core::hash_mix(h, v); }
   // An effect by content, its layer counted from the program's first (as the allocator names it).
   static std::uint64_t fold(std::uint64_t h, const parallel::MemEffect& e,
                             std::int32_t first_layer) {

@@ -130,7 +130,11 @@ class DataPass final : public LoweringPass {
   // gradients into one new buffer and `coalesced /= data` scales it (two kernels, each reading
   // and writing it), one all-reduce over the data ranks, then each gradient tensor's copy_ from
   // its slice (a kernel per tensor, reading and writing it all once more); the buffer lives from
-  // the flatten to the last copy.
+  // the flatten to the last copy. train_step calls it once forward_backward_func has returned,
+  // under the timer 'backward-params-all-reduce', apart from 'backward-compute', and just before
+  // optimizer.step: the flatten and the copy back are typed as optimizer work, so that the time
+  // breakdown counts them with the step's optimizer phase (compute.optimizer) rather than as
+  // backward compute, and the bubble (forward/backward phase) ends with the last backward.
   static void reduce_chunk(StageContext& c, std::int32_t k) {
     const LowerContext& L = c.L;
     const std::int32_t g = k * L.stages + c.stage();
@@ -145,7 +149,7 @@ class DataPass final : public LoweringPass {
     if (bytes.value == 0) return;
     const std::int32_t mb = L.microbatches - 1;  // after the step's last micro-batch
     const MemEffect buffer = tensor(MemCategory::buffers, bytes, TensorKind::bucket, r.first);
-    Op flatten = compute_op(OpKind::backward, r.first, mb, k, 0.0, bytes * 4, false);
+    Op flatten = compute_op(OpKind::optimizer, r.first, mb, k, 0.0, bytes * 4, false);
     flatten.kernels = 2;
     flatten.work.launches = 2;
     const std::int32_t packed = c.B.emit(flatten, {buffer}, {}, {});
@@ -153,7 +157,7 @@ class DataPass final : public LoweringPass {
                     L.data, L.data_span.inter_node, L.data_span.per_node);
     op.data_reduction = true;
     c.last_comm = c.B.emit(op, {}, {}, {c.B.ref(packed)});
-    Op copy = compute_op(OpKind::backward, r.first, mb, k, 0.0, bytes * 2, false);
+    Op copy = compute_op(OpKind::optimizer, r.first, mb, k, 0.0, bytes * 2, false);
     copy.kernels = std::max(tensors, 1);
     copy.work.launches = copy.kernels;
     c.B.emit(copy, {}, {buffer}, {c.B.ref(c.last_comm)});

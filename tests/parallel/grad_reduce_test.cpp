@@ -9,6 +9,8 @@
 #include "../support/adam_layers.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
+#include "sim/report/summary.hpp"
+#include "sim/report/time_breakdown.hpp"
 
 using namespace trainsim;
 using namespace trainsim::testing;
@@ -66,6 +68,18 @@ bool data_reduction(const parallel::Op& op) {
   return op.kind == OpKind::all_reduce && op.purpose == parallel::CommPurpose::data;
 }
 
+// Local DDP's flatten and copy back: optimizer-phase work of the step's last micro-batch (the
+// optimizer step's own ops are of no micro-batch).
+bool ddp_copy(const parallel::Op& op) {
+  return op.kind == OpKind::optimizer && op.microbatch >= 0;
+}
+
+core::Duration part(const report::TimeBreakdown& b, const std::string& kind) {
+  for (const auto& p : b.parts)
+    if (p.kind == kind) return p.time;
+  return {};
+}
+
 }  // namespace
 
 TEST_CASE("after_backward flattens, scales, all-reduces and copies back each chunk's gradients",
@@ -78,8 +92,8 @@ TEST_CASE("after_backward flattens, scales, all-reduces and copies back each chu
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (data_reduction(ops[i])) reduces.push_back(i);
     if (ops[i].kind == OpKind::backward && ops[i].work.flops > 0) last_backward = i;
-    if (ops[i].kind == OpKind::backward && ops[i].work.flops == 0) copies.push_back(i);
-    if (ops[i].kind == OpKind::optimizer) optimizer = i;
+    if (ddp_copy(ops[i])) copies.push_back(i);
+    if (ops[i].kind == OpKind::optimizer && ops[i].microbatch < 0) optimizer = i;
   }
   // One all-reduce of the chunk's 2 x 250,000,000 bytes of fp16 gradients.
   REQUIRE(reduces.size() == 1);
@@ -102,6 +116,42 @@ TEST_CASE("after_backward flattens, scales, all-reduces and copies back each chu
   CHECK(ms(r.step_time) - ms(exec::play(overlapped).step_time) == Approx(3.0).epsilon(1e-6));
 }
 
+TEST_CASE("after_backward's flatten and copy back count as optimizer-phase work, outside the "
+          "bubble", "[parallel][grad_reduce]") {
+  // The one-layer step over a 1 GB/s link: the all-reduce now takes time, during which the
+  // compute stream waits. Megatron-LM's train_step runs allreduce_gradients after the schedule
+  // (forward_backward_func) returned, timed apart from 'backward-compute'.
+  auto slow = [](GradReduce g) {
+    auto s = one_layer(g);
+    const hw::LinkSpec link{"test", core::Bandwidth{1e9}, core::Duration{0}, ""};
+    s.cluster.intra_node = link;
+    s.cluster.inter_node = link;
+    return s;
+  };
+  const auto s_after = slow(GradReduce::after_backward), s_over = slow(GradReduce::overlapped);
+  const auto after = parallel::lower(s_after), over = parallel::lower(s_over);
+  const auto ra = exec::play(after), ro = exec::play(over);
+  const auto ba = report::time_breakdown(after, ra), bo = report::time_breakdown(over, ro);
+  // The backward kernels are the same four; the flatten (2 GB at 1 TB/s) and the copy back
+  // (1 GB) add 3 ms to the optimizer phase.
+  CHECK(part(ba, "compute.backward") == part(bo, "compute.backward"));
+  CHECK(ms(part(ba, "compute.optimizer")) - ms(part(bo, "compute.optimizer")) ==
+        Approx(3.0).epsilon(1e-6));
+  // The compute stream idles through the all-reduce, which the breakdown counts as exposed
+  // data-parallel communication: its whole span, nothing else running then.
+  const auto& ops = after.programs[0].ops;
+  core::Duration reduce{};
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (data_reduction(ops[i])) reduce += ra.devices[0].finish[i] - ra.devices[0].start[i];
+  CHECK(reduce.ns > 0);
+  CHECK(part(ba, "exposed_comm.data_parallel") == reduce);
+  CHECK(part(ba, "idle").ns == 0);
+  // One stage whose forwards and backwards run back to back: no bubble. Were the copies backward
+  // work, the forward/backward phase would run to the copy back and count the all-reduce's wait
+  // as bubble.
+  CHECK(report::summarize(s_after, after, ra, false).bubble_fraction == 0);
+}
+
 TEST_CASE("after_backward reduces an interleaved stage's chunks in model order once its last "
           "backward and exchange ended", "[parallel][grad_reduce]") {
   const auto plan = parallel::lower(interleaved(GradReduce::after_backward));
@@ -119,7 +169,7 @@ TEST_CASE("after_backward reduces an interleaved stage's chunks in model order o
       if (data_reduction(P.ops[i])) reduces.push_back(i);
       if (P.ops[i].kind == OpKind::backward && P.ops[i].work.flops > 0)
         last_compute = std::max(last_compute, ms(d.finish[i]));
-      if (P.ops[i].kind == OpKind::backward && P.ops[i].work.flops == 0) copies.push_back(i);
+      if (ddp_copy(P.ops[i])) copies.push_back(i);
     }
     CHECK(last_compute == Approx(stage == 0 ? 38 : 35).epsilon(1e-9));
     // One all-reduce per chunk (1 GB of fp32 gradients each), chunk 0 first (Megatron's
