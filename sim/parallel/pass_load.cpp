@@ -4,6 +4,9 @@
 // tensors took, so a step that needs less than the load did starts with them reserved.
 //   - training.lora.quantize_on_load: whole: each NF4 base weight quantized on the GPU;
 //   - training.model_init: cloned-layer: the first block built, deep-copied, then dropped.
+// And, for training.optimizer_states: lazy, the optimizer states as torch.optim creates them in
+// the first step (Program::lazy_states; docs/finetuning.md, "Optimizer states created in the
+// first step").
 #include <algorithm>
 
 #include "sim/parallel/pass.hpp"
@@ -17,17 +20,20 @@ using core::Bytes;
 using hw::MemCategory;
 
 constexpr std::string_view kKeys[] = {"training.lora", "training.model_init", "training.precision",
-                                       "training.optimizer"};
+                                       "training.optimizer", "training.optimizer_states"};
 
 // The cloned block's tensors are named from this layer offset on, clear of the quantizing
 // load's (one name per intermediate and per kept weight: a few hundred).
 constexpr std::int32_t kClonedKeys = 1 << 20;
+// The lazily created optimizer states' from this one (two per parameter tensor).
+constexpr std::int32_t kLazyStateKeys = 1 << 21;
 
 class LoadPass final : public LoweringPass {
  public:
   void place_states(StageContext& c) override {
     const LowerContext& L = c.L;
     if (L.s.training.model_init == scenario::TrainingSpec::ModelInit::cloned_layer) cloned_block(c);
+    if (L.s.training.lazy_optimizer_states) lazy_states(c);
     const auto& lora = L.s.training.lora;
     if (!lora || lora->quantize_on_load != scenario::QuantizeOnLoad::whole) return;
     // Every base weight in layer order, twice: torchtune builds each LoRALinear's weight in
@@ -54,6 +60,45 @@ class LoadPass final : public LoweringPass {
   }
 
  private:
+  // torch.optim's `_init_group` (adam.py, adamw.py) on the first step(): for each parameter in
+  // model.parameters() order, `exp_avg = zeros_like(p)` then `exp_avg_sq = zeros_like(p)` (one
+  // buffer for momentum and Lion); `step` is a CPU scalar unless capturable or fused, left out.
+  // Each parameter tensor of the device's layers, in layer order, takes the share of the
+  // optimizer states its elements are of the device's (under FSDP2 each parameter is its own
+  // sharded DTensor, so each state is that shard's size); the shares sum to the states booked.
+  static void lazy_states(StageContext& c) {
+    const LowerContext& L = c.L;
+    const core::Bytes total = c.P.persistent[MemCategory::optimizer_states];
+    const int buffers = L.s.training.optimizer == scenario::Optimizer::momentum ||
+                                L.s.training.optimizer == scenario::Optimizer::lion
+                            ? 1
+                            : 2;
+    if (total.value <= 0) return;
+    std::vector<Bytes> elements;  // per parameter tensor (block_tensors at one byte each)
+    for (std::int32_t g = c.P.stage; g < L.chunk_count(); g += L.stages)
+      for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i)
+        if (L.shards[i].trainable > 0) block_tensors(L.m.graph[L.m.order[i]], std::nullopt, 1, L.tensor, elements);
+    std::int64_t sum = 0;
+    for (const Bytes e : elements) sum += e.value;
+    if (sum <= 0) return;
+    std::int64_t before = 0, cumulative = 0;
+    std::int32_t k = 0;
+    for (const Bytes e : elements) {
+      cumulative += e.value;
+      // floor(total x cumulative / sum), in 128 bits: the shares add up to the total exactly.
+      __extension__ typedef __int128 Wide;
+      const auto upto = static_cast<std::int64_t>(static_cast<Wide>(total.value) * cumulative / sum);
+      const std::int64_t share = upto - before;
+      before = upto;
+      for (int b = 0; b < buffers; ++b) {
+        const std::int64_t bytes = share / buffers + (b < share % buffers ? 1 : 0);
+        if (bytes > 0)
+          c.P.lazy_states.push_back({MemCategory::optimizer_states, Bytes{bytes}, TensorKind::optimizer_state,
+                                     c.P.first_layer + kLazyStateKeys + k++, false});
+      }
+    }
+  }
+
   // torchtune's TransformerDecoder (`_get_clones`, until mid-2024) builds one block on the GPU,
   // deep-copies it once per block and drops it when the builder returns: the first block's
   // parameter tensors are allocated and freed beside the model's (validated: not quantized, not
