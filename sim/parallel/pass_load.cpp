@@ -63,7 +63,9 @@ class LoadPass final : public LoweringPass {
   // torch.optim's `_init_group` (adam.py, adamw.py) on the first step(): for each parameter in
   // model.parameters() order, `exp_avg = zeros_like(p)` then `exp_avg_sq = zeros_like(p)` (one
   // buffer for momentum and Lion); `step` is a CPU scalar unless capturable or fused, left out.
-  // Each parameter tensor of the device's layers, in layer order, takes the share of the
+  // Here in trainsim's layer order, which is torch's but for a block's norms: their layers come
+  // before the linears they feed, where torch registers them after (small-pool tensors of a few
+  // KiB either way). Each parameter tensor of the device's layers takes the share of the
   // optimizer states its elements are of the device's (under FSDP2 each parameter is its own
   // sharded DTensor, so each state is that shard's size); the shares sum to the states booked.
   static void lazy_states(StageContext& c) {
