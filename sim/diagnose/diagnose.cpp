@@ -89,8 +89,19 @@ class Search {
          const std::function<void(int)>& on_progress)
       : trier_(load, file, sets, on_progress) {}
 
+  // A scenario whose torch.optim creates its states in the first step
+  // (training.optimizer_states: lazy): remedies that hand the states to ZeRO, LoRA, another
+  // optimizer or the backward's hooks create them otherwise, so they say eager.
+  void lazy_states(bool lazy) { lazy_ = lazy; }
+
   // True when `r` is a valid combination that fits (it is then kept).
   bool consider(Remedy r) {
+    if (lazy_ && std::any_of(r.set.begin(), r.set.end(), [](const auto& kv) {
+          const std::string& k = kv.first;
+          return (k == "parallel.zero" && kv.second != "0") || k.rfind("training.lora", 0) == 0 ||
+                 k == "training.optimizer" || k == "training.optimizer_in_backward";
+        }))
+      r.set.push_back({"training.optimizer_states", "eager"});
     if (trier_.run(r) && r.fits) {
       found_.push_back(r);
       return true;
@@ -118,6 +129,7 @@ class Search {
  private:
   Trier trier_;
   std::vector<Remedy> found_;
+  bool lazy_ = false;
 };
 
 // The fullest device tells the story; a device whose model states alone exceed it tells it first.
@@ -540,6 +552,7 @@ report::Diagnosis diagnose(const Loader& load, const std::vector<std::string>& s
   d.model_state_bytes = worst.model_states.total();
   // Every remedy is simulated; the ones that fit are kept.
   Search search(load, s.file, sets, options.on_progress);
+  search.lazy_states(s.training.lazy_optimizer_states);
   const std::int64_t gpus = s.parallel.devices();
   const bool gpus_fit = std::all_of(summary.devices.begin(), summary.devices.end(),
                                     [](const report::DeviceSummary& dev) { return dev.fits; });

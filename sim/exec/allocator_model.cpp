@@ -23,6 +23,7 @@ std::vector<parallel::MemEffect> AllocatorModel::state_buffers(const parallel::P
   hw::MemBreakdown kept{};
   for (const auto& l : P.load)
     kept[l.effect.category] += l.alloc ? l.effect.bytes : core::Bytes{-l.effect.bytes.value};
+  for (const auto& e : P.lazy_states) kept[e.category] += e.bytes;
   std::vector<parallel::MemEffect> out;
   for (std::size_t c = 0; c < hw::kMemCategories; ++c) {
     const auto cat = static_cast<hw::MemCategory>(c);
@@ -31,6 +32,13 @@ std::vector<parallel::MemEffect> AllocatorModel::state_buffers(const parallel::P
     out.push_back({cat, bytes, parallel::TensorKind::none, static_cast<std::int32_t>(c), false});
   }
   return out;
+}
+
+std::int32_t AllocatorModel::lazy_states_op(const parallel::Program& P) {
+  if (P.lazy_states.empty()) return -1;
+  for (std::size_t i = 0; i < P.ops.size(); ++i)
+    if (P.ops[i].kind == parallel::OpKind::optimizer) return static_cast<std::int32_t>(i);
+  return -1;
 }
 
 std::uint64_t AllocatorModel::key(const parallel::MemEffect& e, std::int32_t microbatch) const {

@@ -21,7 +21,8 @@ class AllocatorModel {
   // What the allocator may reserve: the device's memory less the context.
   static core::Bytes capacity(const parallel::Program& P);
   // The persistent model states, each category one flat buffer (as Megatron's and DeepSpeed's
-  // contiguous buffers hold them), booked before the step.
+  // contiguous buffers hold them), booked before the step: without what the load keeps and the
+  // lazily created optimizer states (Program::lazy_states).
   static std::vector<parallel::MemEffect> state_buffers(const parallel::Program& P);
 
   // The key naming an effect's tensor when its op is about micro-batch `microbatch`: its kind,
@@ -49,6 +50,11 @@ class AllocatorModel {
   void play_load(const parallel::Program& P);
   // The step's peaks begin after the load, with the segments it left cached.
   void end_load() { alloc_.reset_peaks(); }
+  // training.optimizer_states: lazy. The op of P whose memory effects the first step's optimizer
+  // step creates P.lazy_states before (its first OpKind::optimizer op); -1 when P has none (the
+  // first step then creates them at its end). The caller plays P's log once as that first
+  // step, creating the states there, then end_load(), then the step it reports.
+  static std::int32_t lazy_states_op(const parallel::Program& P);
 
   hw::CachingAllocator::Result allocate(const parallel::MemEffect& e, std::int32_t microbatch);
   // False when the tensor is not held (a lowering bug the caller reports).

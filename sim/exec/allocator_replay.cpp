@@ -130,6 +130,26 @@ inline void Player::replay_record(std::int32_t prog, AllocatorReplay& run, std::
   }
 }
 
+// training.optimizer_states: lazy. The whole log once, as the first step: the optimizer states
+// are created tensor by tensor as its optimizer step begins (AllocatorModel::lazy_states_op), in
+// the segments the step's activations left cached. A state that does not fit is reported as the
+// model states' (before the step).
+inline void Player::replay_first_step(std::int32_t prog, AllocatorReplay& run) {
+  const Program& P = plan.programs[prog];
+  const std::vector<MemRecord>& log = memlog[prog];
+  const std::int32_t at = AllocatorModel::lazy_states_op(P);
+  bool created = false;
+  auto create = [&] {
+    for (const auto& e : P.lazy_states) allocator_book(run, e, -1, AllocatorReplay::kBeforeStep, 0, 0);
+    created = true;
+  };
+  for (std::size_t r = 0; r < log.size(); ++r) {
+    if (!created && log[r].index == at) create();
+    replay_record(prog, run, r);
+  }
+  if (!created) create();
+}
+
 inline bool Player::same_record(const Program& P, const MemRecord& x, const MemRecord& y,
                                 std::int32_t shift) const {
   if (x.kind != y.kind) return false;
@@ -347,6 +367,7 @@ void Player::stage_sources(const std::vector<std::uint64_t>& fams, std::vector<S
                            std::vector<std::vector<std::size_t>>& wanted) {
   const std::size_t n = plan.programs.size();
   for (std::size_t i = 1; i < n; ++i) {
+    if (!plan.programs[i].lazy_states.empty()) continue;  // see model_allocator
     const std::int64_t capacity = AllocatorModel::capacity(plan.programs[i]).value;
     std::size_t j = 0;
     while (j < i &&
@@ -458,7 +479,10 @@ void Player::model_allocator() {
     // In the memo, by stage too: a stage's log is most like the same stage's at the point before
     // (and the memo keeps a few logs per family).
     const std::uint64_t fam = mix(fams[pi], pi);
-    if (opt.allocator_memo && !opt.all_ooms && opt.allocator_memo->worth_looking()) {
+    // (A first step played before the step (lazy optimizer states) makes the state at each
+    // record depend on the whole log: no replay of another log goes on for it.)
+    if (opt.allocator_memo && !opt.all_ooms && P.lazy_states.empty() &&
+        opt.allocator_memo->worth_looking()) {
       prefix = std::make_shared<AllocatorMemo::Prefix>();
       std::vector<std::uint64_t>& work = spare_work;
       prefix_hashes(pi, memlog[pi], *prefix, work);
@@ -507,11 +531,12 @@ void Player::model_allocator() {
       } else {
         for (const auto& e : AllocatorModel::state_buffers(P))
           allocator_book(run, e, -1, AllocatorReplay::kBeforeStep, 0, 0);
-        if (!P.load.empty()) {
+        if (!P.load.empty() || !P.lazy_states.empty()) {
           for (const auto& l : P.load) {
             if (l.alloc) allocator_book(run, l.effect, -1, AllocatorReplay::kBeforeStep, 0, 0);
             else TRAINSIM_CHECK(run.model.release(l.effect, -1), "the model's load frees a tensor it does not hold");
           }
+          if (!P.lazy_states.empty()) replay_first_step(prog, run);
           run.model.end_load();
           run.peak = run.model.total();
           run.at_peak = run.model.state();

@@ -16,6 +16,7 @@ std::uint64_t Player::family(std::size_t program) const {
   for (const auto& l : P.load)
     h = mix(mix(h, static_cast<std::uint64_t>(l.effect.bytes.value)),
             (static_cast<std::uint64_t>(l.effect.layer - P.first_layer) << 1) | (l.alloc ? 1 : 0));
+  for (const auto& e : P.lazy_states) h = mix(h, static_cast<std::uint64_t>(e.bytes.value));
   return h;
 }
 

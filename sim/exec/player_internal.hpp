@@ -413,6 +413,7 @@ struct Player : PlayState {
   // micro-batch indices, which it relabels): a replay paused there and resumed with another log
   // goes on exactly.
   inline void replay_log(std::int32_t prog, AllocatorReplay& run, Sharing* share);
+  inline void replay_first_step(std::int32_t prog, AllocatorReplay& run);
 
   // Stages holding equal layers (a pipeline's middle stages) log alike until their schedules part
   // — under 1F1B where the later stage's shorter warm-up ends, under GPipe often never — and a

@@ -5,6 +5,9 @@
 //   - training.lora.quantize_on_load: whole: each NF4 base weight quantized on the GPU;
 //   - training.model_init: cloned-layer: the first block built, deep-copied, then dropped;
 //   - both: the first block's weights quantized, each copy's dequantized and quantized again.
+// And, for training.optimizer_states: lazy, the optimizer states as torch.optim creates them in
+// the first step (Program::lazy_states; docs/finetuning.md, "Optimizer states created in the
+// first step").
 #include <algorithm>
 
 #include "sim/parallel/pass.hpp"
@@ -18,7 +21,7 @@ using core::Bytes;
 using hw::MemCategory;
 
 constexpr std::string_view kKeys[] = {"training.lora", "training.model_init", "training.precision",
-                                       "training.optimizer"};
+                                       "training.optimizer", "training.optimizer_states"};
 
 // Names of the load's tensors, as layer offsets from the stage's first layer (one name per
 // tensor alive at a time): the intermediates of one to_nf4 or dequantization, then the model's
@@ -28,6 +31,8 @@ constexpr std::int32_t kBuiltKeys = 1 << 16;
 constexpr std::int32_t kAdoptedKeys = 1 << 17;
 constexpr std::int32_t kOuterKeys = 1 << 18;
 constexpr std::int32_t kClonedKeys = 1 << 20;
+// The lazily created optimizer states' from this one (two per parameter tensor).
+constexpr std::int32_t kLazyStateKeys = 1 << 21;
 
 // One quantized base weight of the stage: its elements, packed bytes (scenario::base_weight_bytes),
 // its block, and its LoRA adapters' bytes (A and B; 0 where the linear is not targeted).
@@ -42,6 +47,7 @@ class LoadPass final : public LoweringPass {
  public:
   void place_states(StageContext& c) override {
     const LowerContext& L = c.L;
+    if (L.s.training.lazy_optimizer_states) lazy_states(c);
     const bool cloned = L.s.training.model_init == scenario::TrainingSpec::ModelInit::cloned_layer;
     const auto& lora = L.s.training.lora;
     const bool quantizing = lora && lora->quantize_on_load == scenario::QuantizeOnLoad::whole;
@@ -75,6 +81,47 @@ class LoadPass final : public LoweringPass {
   }
 
  private:
+  // torch.optim's `_init_group` (adam.py, adamw.py) on the first step(): for each parameter in
+  // model.parameters() order, `exp_avg = zeros_like(p)` then `exp_avg_sq = zeros_like(p)` (one
+  // buffer for momentum and Lion); `step` is a CPU scalar unless capturable or fused, left out.
+  // Here in trainsim's layer order, which is torch's but for a block's norms: their layers come
+  // before the linears they feed, where torch registers them after (small-pool tensors of a few
+  // KiB either way). Each parameter tensor of the device's layers takes the share of the
+  // optimizer states its elements are of the device's (under FSDP2 each parameter is its own
+  // sharded DTensor, so each state is that shard's size); the shares sum to the states booked.
+  static void lazy_states(StageContext& c) {
+    const LowerContext& L = c.L;
+    const core::Bytes total = c.P.persistent[MemCategory::optimizer_states];
+    const int buffers = L.s.training.optimizer == scenario::Optimizer::momentum ||
+                                L.s.training.optimizer == scenario::Optimizer::lion
+                            ? 1
+                            : 2;
+    if (total.value <= 0) return;
+    std::vector<Bytes> elements;  // per parameter tensor (block_tensors at one byte each)
+    for (std::int32_t g = c.P.stage; g < L.chunk_count(); g += L.stages)
+      for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i)
+        if (L.shards[i].trainable > 0) block_tensors(L.m.graph[L.m.order[i]], std::nullopt, 1, L.tensor, elements);
+    std::int64_t sum = 0;
+    for (const Bytes e : elements) sum += e.value;
+    if (sum <= 0) return;
+    std::int64_t before = 0, cumulative = 0;
+    std::int32_t k = 0;
+    for (const Bytes e : elements) {
+      cumulative += e.value;
+      // floor(total x cumulative / sum), in 128 bits: the shares add up to the total exactly.
+      __extension__ typedef __int128 Wide;
+      const auto upto = static_cast<std::int64_t>(static_cast<Wide>(total.value) * cumulative / sum);
+      const std::int64_t share = upto - before;
+      before = upto;
+      for (int b = 0; b < buffers; ++b) {
+        const std::int64_t bytes = share / buffers + (b < share % buffers ? 1 : 0);
+        if (bytes > 0)
+          c.P.lazy_states.push_back({MemCategory::optimizer_states, Bytes{bytes}, TensorKind::optimizer_state,
+                                     c.P.first_layer + kLazyStateKeys + k++, false});
+      }
+    }
+  }
+
   static MemEffect built(const Program& P, const Nf4Weight& w, std::size_t i) {
     return {MemCategory::weights, w.packed, TensorKind::load_temp,
             P.first_layer + kBuiltKeys + static_cast<std::int32_t>(i), false};

@@ -83,6 +83,7 @@ enum class TensorKind : std::uint8_t {
   load_temp,     // a transient of loading the model before the step (Program::load)
   softmax_temp,    // the unfused attention softmax's fp32 buffers within one op (pass_softmax.cpp)
   grad_cast,     // a 16-bit gradient cast to fp32 before it is added (pass_accumulate.cpp)
+  optimizer_state,  // a state tensor created in the first optimizer step (Program::lazy_states)
 };
 
 struct MemEffect {
@@ -207,6 +208,10 @@ struct Program {
     bool operator==(const LoadEffect&) const = default;
   };
   std::vector<LoadEffect> load;
+  // training.optimizer_states: lazy (pass_load.cpp): the optimizer states as torch.optim creates
+  // them in the first step's optimizer.step(), tensor by tensor; of P.persistent's optimizer
+  // states, these are not booked before the step but in a first step played before it.
+  std::vector<MemEffect> lazy_states;
   std::int32_t first_layer = 0, last_layer = 0;  // [first, last] in Model::order (chunk 0)
 
   // Ops held, with the macro templates' (what limits.max_ops bounds).

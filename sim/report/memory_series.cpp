@@ -3,6 +3,7 @@
 #include "sim/exec/allocator_model.hpp"
 #include "sim/exec/dependency_graph.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <queue>
 #include <string>
@@ -31,14 +32,43 @@ class SeriesBuilder {
       for (const auto& e : exec::AllocatorModel::state_buffers(P)) model_->allocate(e, -1);
       model_->play_load(P);
       state_ = model_->state();
+      first_step_ = !P.lazy_states.empty();
+      lazy_op_ = exec::AllocatorModel::lazy_states_op(P);
     }
+    group_max_ = state_;
+    out_.peak = state_.total();
+  }
+
+  // training.optimizer_states: lazy. The step played once before the series (as the allocator
+  // replay plays it): only the allocator model follows it, and the optimizer states are created
+  // as its optimizer step begins (or at its end).
+  bool in_first_step() const { return first_step_; }
+  // The first play: a device without lazy states sits it out.
+  void begin_first_play() { idle_ = !first_step_; }
+  void begin_op(const Program& P, std::uint32_t op) {
+    if (first_step_ && static_cast<std::int32_t>(op) == lazy_op_) create_states(P);
+  }
+  void end_first_step(const Program& P) {
+    idle_ = false;
+    if (!first_step_) return;
+    create_states(P);
+    first_step_ = false;
+    model_->end_load();
+    state_ = model_->state();
     group_max_ = state_;
     out_.peak = state_.total();
   }
 
   void apply(core::TimePoint t, const Program& P, std::uint32_t begin, std::uint32_t end,
              bool alloc, std::int32_t microbatch) {
-    if (begin == end) return;
+    if (begin == end || idle_) return;
+    if (first_step_) {
+      for (auto e = begin; e < end; ++e) {
+        if (alloc) model_->allocate(P.effects[e], microbatch);
+        else TRAINSIM_CHECK(model_->release(P.effects[e], microbatch), "memory series: a free of a tensor not held");
+      }
+      return;
+    }
     if (t != time_) flush(t);
     for (auto e = begin; e < end; ++e) {
       if (model_) {
@@ -69,8 +99,16 @@ class SeriesBuilder {
     group_max_ = state_;
   }
 
+  void create_states(const Program& P) {
+    if (created_) return;
+    for (const auto& e : P.lazy_states) model_->allocate(e, -1);
+    created_ = true;
+  }
+
   MemorySeries& out_;
   std::optional<exec::AllocatorModel> model_;
+  bool first_step_ = false, created_ = false, idle_ = false;
+  std::int32_t lazy_op_ = -1;
   hw::MemBreakdown state_, group_max_;
   core::TimePoint time_{};
 };
@@ -112,32 +150,44 @@ std::vector<MemorySeries> memory_series(const Plan& plan, const exec::Timeline& 
   }
 
   // Ends at one instant in op order, as the player orders them.
-  std::priority_queue<Finish, std::vector<Finish>, std::greater<>> queue;
-  auto start = [&](std::uint32_t id, core::TimePoint now) {
-    const std::int32_t p = program_of[id];
-    const std::uint32_t i = id - offset[p];
-    const exec::DeviceTimeline& d = tl.devices[p];
-    TRAINSIM_CHECK(d.start[i] == now && !(d.finish[i] < now),
-                   "memory series: stage " + std::to_string(p) + " op " + std::to_string(i) +
-                       " does not start when the timeline says (the player's order changed?)");
-    const Op& op = progs[p].ops[i];
-    builders[p].apply(now, progs[p], op.alloc_begin, op.alloc_end, true, op.microbatch);
-    queue.push({d.finish[i], id, id});
+  const std::vector<std::uint32_t> ready = waiting;
+  auto play = [&] {
+    waiting = ready;
+    std::priority_queue<Finish, std::vector<Finish>, std::greater<>> queue;
+    auto start = [&](std::uint32_t id, core::TimePoint now) {
+      const std::int32_t p = program_of[id];
+      const std::uint32_t i = id - offset[p];
+      const exec::DeviceTimeline& d = tl.devices[p];
+      TRAINSIM_CHECK(d.start[i] == now && !(d.finish[i] < now),
+                     "memory series: stage " + std::to_string(p) + " op " + std::to_string(i) +
+                         " does not start when the timeline says (the player's order changed?)");
+      const Op& op = progs[p].ops[i];
+      builders[p].begin_op(progs[p], i);
+      builders[p].apply(now, progs[p], op.alloc_begin, op.alloc_end, true, op.microbatch);
+      queue.push({d.finish[i], id, id});
+    };
+    for (std::uint32_t id = 0; id < total; ++id)
+      if (waiting[id] == 0) start(id, core::TimePoint{});
+    std::uint32_t finished = 0;
+    while (!queue.empty()) {
+      const Finish ev = queue.top();
+      queue.pop();
+      ++finished;
+      const std::int32_t p = program_of[ev.id];
+      const Op& op = progs[p].ops[ev.id - offset[p]];
+      builders[p].apply(ev.time, progs[p], op.free_begin, op.free_end, false, op.microbatch);
+      for (auto k = succ_begin[ev.id]; k < succ_begin[ev.id + 1]; ++k)
+        if (--waiting[succ[k]] == 0) start(succ[k], ev.time);
+    }
+    TRAINSIM_CHECK(finished == total, "memory series: the plan's dependency graph deadlocks");
   };
-  for (std::uint32_t id = 0; id < total; ++id)
-    if (waiting[id] == 0) start(id, core::TimePoint{});
-  std::uint32_t finished = 0;
-  while (!queue.empty()) {
-    const Finish ev = queue.top();
-    queue.pop();
-    ++finished;
-    const std::int32_t p = program_of[ev.id];
-    const Op& op = progs[p].ops[ev.id - offset[p]];
-    builders[p].apply(ev.time, progs[p], op.free_begin, op.free_end, false, op.microbatch);
-    for (auto k = succ_begin[ev.id]; k < succ_begin[ev.id + 1]; ++k)
-      if (--waiting[succ[k]] == 0) start(succ[k], ev.time);
+  // A first step where a device creates its optimizer states lazily, then the step itself.
+  if (std::any_of(builders.begin(), builders.end(), [](const SeriesBuilder& b) { return b.in_first_step(); })) {
+    for (auto& b : builders) b.begin_first_play();
+    play();
+    for (std::size_t p = 0; p < progs.size(); ++p) builders[p].end_first_step(progs[p]);
   }
-  TRAINSIM_CHECK(finished == total, "memory series: the plan's dependency graph deadlocks");
+  play();
   for (auto& b : builders) b.finish();
   return out;
 }

@@ -1,5 +1,5 @@
-// training.optimizer, optimizer_impl, optimizer_block, zero_grad and optimizer_in_backward, and
-// what they need of the layout.
+// training.optimizer, optimizer_impl, optimizer_block, zero_grad, optimizer_in_backward and
+// optimizer_states, and what they need of the layout.
 #include <algorithm>
 
 #include "sim/scenario/validate.hpp"
@@ -22,6 +22,7 @@ void read_optimizer(MapReader& m, TrainingSpec& t) {
   t.zero_grad = m.choice("zero_grad", {"set_to_none", "zeros"}, "set_to_none") == "zeros"
                     ? ZeroGrad::zeros
                     : ZeroGrad::set_to_none;
+  t.lazy_optimizer_states = m.choice("optimizer_states", {"eager", "lazy"}, "eager") == "lazy";
 }
 
 namespace {
@@ -71,6 +72,37 @@ void validate_zero_grad(const YamlContext& ctx, const Scenario& s, const LayoutN
                       "cpu moves them to the host each micro-batch (use set_to_none)");
 }
 
+// optimizer_states: lazy is torch.optim's `_init_group`, zeros_like(param) per buffer in the
+// first step(): states of the parameter's own dtype and shape, and no master copy among them.
+void validate_lazy_states(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
+  const TrainingSpec& t = s.training;
+  if (!t.lazy_optimizer_states) return;
+  const YAML::Node at = child_or(n.training, "optimizer_states");
+  const char* key = "training.optimizer_states";
+  const Optimizer o = t.optimizer;
+  if (o != Optimizer::adam && o != Optimizer::adamw && o != Optimizer::momentum &&
+      o != Optimizer::lion)
+    ctx.fail(at, key, "lazy is modelled for torch.optim's adam, adamw, momentum and lion (one or two "
+                      "buffers shaped as the parameter), not " + std::string(to_string(o)) +
+                      ": use eager");
+  const StateBytes sb = s.parallel.fsdp.enabled ? fsdp_state_bytes(t.precision, o)
+                                                : state_bytes_per_param(t.precision, o);
+  if (sb.master > 0)
+    ctx.fail(at, key, "precision " + std::string(to_string(t.precision)) +
+                          " keeps fp32 master weights with the optimizer states, which Megatron-LM "
+                          "and DeepSpeed create at init: lazy needs torch.optim over the parameters "
+                          "themselves (fp32, amp-*, *-true, or parallel.fsdp)");
+  if (t.optimizer_in_backward)
+    ctx.fail(at, key, "optimizer_in_backward creates each parameter's states in its gradient's hook "
+                      "during the first backward, which lazy does not model: use eager");
+  if (t.lora)
+    ctx.fail(at, key, "lazy is modelled for full training (every parameter's states); with "
+                      "training.lora use eager");
+  if (s.parallel.zero >= 1)
+    ctx.fail(at, key, "ZeRO's partitioned optimizer (DeepSpeed, Megatron-LM's distributed "
+                      "optimizer) allocates its states at init: use eager or parallel.fsdp");
+}
+
 }  // namespace
 
 void validate_optimizer(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
@@ -79,6 +111,7 @@ void validate_optimizer(const YamlContext& ctx, const Scenario& s, const LayoutN
   validate_impl(ctx, t, n);
   validate_block(ctx, t, n);
   validate_zero_grad(ctx, s, n);
+  validate_lazy_states(ctx, s, n);
   if (per_tensor_states(t.optimizer) || paged(t.optimizer)) {
     // bitsandbytes and Adafactor keep their states per parameter tensor, which ZeRO's and
     // FSDP's flattened shards and DeepSpeed's CPU Adam do not keep.

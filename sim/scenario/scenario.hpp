@@ -107,6 +107,12 @@ struct TrainingSpec {
   // training.optimizer_impl; absent: default_optimizer_impl (effective_optimizer_impl()).
   std::optional<OptimizerImpl> optimizer_impl;
   ZeroGrad zero_grad = ZeroGrad::set_to_none;  // training.zero_grad
+  // training.optimizer_states: lazy — torch.optim creates each parameter's states in the first
+  // optimizer.step() (`_init_group`), among the segments the first step's activations left in
+  // the caching allocator, and the step reported is the second (sim/exec/allocator_replay.cpp,
+  // docs/finetuning.md, "Optimizer states created in the first step"); eager (false, the default):
+  // they are booked with the model states before the step, as Megatron-LM and DeepSpeed do.
+  bool lazy_optimizer_states = false;
   // training.softmax_saves_input: the standard attention's softmax keeps its input, the
   // [a, s, s] scores, for backward beside its output, as PyTorch's autograd did before 1.11
   // (`_softmax_backward_data(grad, result, dim, self)`; sim/parallel/softmax_input.cpp).
