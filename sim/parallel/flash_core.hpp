@@ -28,11 +28,23 @@ inline constexpr std::int64_t kFlashTile = 128;
 double flash_square_fraction(std::int64_t tokens, bool causal, std::int64_t context = 1,
                              std::int64_t tile = kFlashTile);
 
+// The fraction of a packed sequence's tokens x tokens rectangle its flash kernels compute when
+// it holds the documents of training.packed_documents and attention runs per document
+// (variable-length kernels over cu_seqlens: Transformer Engine's THD format, as NeMo's packed
+// SFT/PEFT runs it; NVIDIA/NeMo docs/source/features/optimizations/sequence_packing.rst: "the
+// complexity of attention remains at sum_i s_i^2"): each document d is priced as
+// flash_square_fraction prices a sequence of its length, d^2 x flash_square_fraction(d), and
+// the sum is divided by tokens^2. `length`: tokens / length documents of `length` and one of the
+// remainder; `lengths`: those documents. Without packed documents, flash_square_fraction(tokens).
+double packed_square_fraction(std::int64_t tokens, const scenario::TrainingSpec::PackedDocuments& pd,
+                              bool causal, std::int64_t tile = kFlashTile);
+
 // Marks `model_flops` of op's FLOPs, the attention core of layer `l` as the model counts it
 // (the whole square, 4 s^2 hq forward and twice that backward), as run by flash kernels when
 // the scenario runs flash attention (training.attention: flash) and `l` is attention: the
 // forward kernels compute model_flops x fraction (flash_square_fraction of l's tokens, its
-// causal mask and parallel.context), the backward ones (five GEMMs of the
+// causal mask and parallel.context; packed_square_fraction under training.packed_documents,
+// which needs context 1), the backward ones (five GEMMs of the
 // forward's two: they recompute the scores; Dao 2023, FlashAttention-2, section 4.1)
 // model_flops / 2 x 2.5 x fraction. Adds to what op already has.
 void add_flash_core(Op& op, const scenario::Scenario& s, const models::Layer& l,

@@ -43,6 +43,17 @@ void training_json(JsonWriter& j, const scenario::TrainingSpec& t, bool sequence
     j.field("base", scenario::to_string(lora->base));
     j.end_object();
   }
+  // training.packed_documents as given (absent when each sequence is one document).
+  if (const auto& pd = t.packed_documents; pd.enabled()) {
+    j.key("packed_documents").begin_object();
+    if (pd.length > 0) j.field("length", pd.length);
+    if (!pd.lengths.empty()) {
+      j.key("lengths").begin_array();
+      for (const std::int64_t d : pd.lengths) j.value(d);
+      j.end_array();
+    }
+    j.end_object();
+  }
   j.end_object();
 }
 

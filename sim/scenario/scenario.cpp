@@ -10,6 +10,7 @@
 #include "sim/scenario/power_read.hpp"
 #include "sim/scenario/scale_read.hpp"
 #include "sim/scenario/levers_read.hpp"
+#include "sim/scenario/packed_read.hpp"
 #include "sim/scenario/accumulate_read.hpp"
 #include "sim/scenario/lora_read.hpp"
 #include "sim/scenario/context.hpp"
@@ -228,6 +229,7 @@ TrainingSpec read_training(const YamlContext& ctx, const YAML::Node& node, bool&
   }
   if (m.has("lora")) t.lora = read_lora(ctx, m.node("lora"), m.path_of("lora"));
   read_levers(m, t);
+  read_packed_documents(ctx, m, t);
   read_accumulate(m, t);
   m.finish();
   return t;

@@ -179,6 +179,17 @@ struct TrainingSpec {
   // training.fp8_attention: under precision fp8 the flash-attention kernels run at the FP8
   // peak too (Transformer Engine's fp8_dpa); false, the default as in TE's recipes: BF16.
   bool fp8_attention = false;
+  // training.packed_documents: each sequence of seq_len tokens is several documents packed
+  // together, whose attention runs per document (variable-length flash kernels with cu_seqlens:
+  // NeMo's packed SFT/PEFT, Transformer Engine's THD format; sim/parallel/flash_core.hpp).
+  // `length`: documents of that many tokens, the last one the remainder; `lengths`: one pack's
+  // documents, adding up to seq_len. Neither (length 0, no lengths): one document per sequence.
+  struct PackedDocuments {
+    std::int64_t length = 0;
+    std::vector<std::int64_t> lengths;
+    bool enabled() const { return length > 0 || !lengths.empty(); }
+  };
+  PackedDocuments packed_documents;
 };
 
 // Bytes per model state: state_bytes_per_param (sim/scenario/precision.hpp).

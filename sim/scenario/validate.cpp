@@ -4,6 +4,7 @@
 #include <set>
 
 #include "sim/scenario/levers_read.hpp"
+#include "sim/scenario/packed_read.hpp"
 #include "sim/scenario/accumulate_read.hpp"
 #include "sim/scenario/grad_reduce_read.hpp"
 
@@ -114,6 +115,7 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
              "parallel.fsdp write parallel.fsdp.offload: cpu (PyTorch's CPUOffloadPolicy)");
   validate_expert(ctx, s, n);
   validate_levers(ctx, s, n);
+  validate_packed_documents(ctx, s, n);
   validate_accumulate(ctx, s, n);
   validate_grad_reduce(ctx, s, n);
   validate_optimizer(ctx, s, n);
