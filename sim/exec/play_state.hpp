@@ -106,7 +106,7 @@ struct PlayLayout {
   // Per op: its duration class, so a play costs each class once and not each op. First one class
   // per macro template, those of program p from template_base[p] on (a macro op lasts its
   // template's profile), then from `templates` on the work classes: ops of one program whose
-  // work costs the same (equal Player::WorkKey), class_op naming one op of each.
+  // work costs the same (equal exec::WorkKey, work_key.hpp), class_op naming one op of each.
   std::vector<std::uint32_t> work_class;
   std::vector<std::uint32_t> template_base;
   std::uint32_t templates = 0;
