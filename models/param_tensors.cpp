@@ -18,4 +18,9 @@ std::vector<ParamTensor> param_tensors(const Layer& l) {
   return out;
 }
 
+StoredDims stored_dims(const LinearWeight& w, std::int64_t tensor) {
+  const std::int64_t div = w.split ? tensor : 1;
+  return w.row_parallel ? StoredDims{w.in / div, w.out} : StoredDims{w.in, w.out / div};
+}
+
 }  // namespace trainsim::models

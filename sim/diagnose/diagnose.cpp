@@ -7,6 +7,7 @@
 #include "sim/core/error.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/report/command_line.hpp"
+#include "sim/scenario/lazy_states.hpp"
 #include "sim/scenario/levers_read.hpp"
 #include "sim/parallel/lower.hpp"
 
@@ -30,11 +31,15 @@ class Trier {
         const std::function<void(int)>& on_progress)
       : load_(load), file_(file), base_(sets), on_progress_(on_progress) {}
 
+  // A scenario whose torch.optim creates its states in the first step
+  // (training.optimizer_states: lazy): each remedy keeps lazy where the validator would accept
+  // it for the remedied scenario (scenario::lazy_states_refusal), and says eager where it hands
+  // the states to ZeRO, LoRA, another optimizer or the backward's hooks, which create them
+  // otherwise.
+  void lazy_states(bool lazy) { lazy_ = lazy; }
+
   // Simulates the scenario with `extra` overrides; false when the combination is invalid.
   bool run(Remedy& r) {
-    std::vector<std::string> all = base_;
-    for (const auto& [k, v] : r.set) all.push_back(k + "=" + v);
-    r.command = report::run_command(file_, all);
     ++tried_;
     // Told after the attempt, whether it simulated or was an invalid combination.
     struct Tell {
@@ -43,8 +48,9 @@ class Trier {
         if (f) f(1);
       }
     } tell{on_progress_};
+    r.command = report::run_command(file_, overrides(r.set));
     try {
-      const auto s = load_(all);
+      const auto s = load(r);
       const auto plan = parallel::lower(s, {.compress = true});
       const auto tl = exec::play(plan);
       r.fits = tl.host_fits &&
@@ -61,11 +67,32 @@ class Trier {
   int tried() const { return tried_; }
 
  private:
+  std::vector<std::string> overrides(const Sets& set) const {
+    std::vector<std::string> all = base_;
+    for (const auto& [k, v] : set) all.push_back(k + "=" + v);
+    return all;
+  }
+
+  // The remedied scenario. Under lazy states it is first read with eager ones (the validator
+  // then leaves them be) and asked whether lazy is still valid: if so it is read as the remedy
+  // gives it, lazy; if not the remedy says eager, on its command line too.
+  scenario::Scenario load(Remedy& r) const {
+    if (!lazy_) return load_(overrides(r.set));
+    Sets eager = r.set;
+    eager.push_back({"training.optimizer_states", "eager"});
+    scenario::Scenario s = load_(overrides(eager));
+    if (!scenario::lazy_states_refusal(s)) return load_(overrides(r.set));
+    r.set = std::move(eager);
+    r.command = report::run_command(file_, overrides(r.set));
+    return s;
+  }
+
   const Loader& load_;
   std::string file_;  // named in each remedy's command line
   std::vector<std::string> base_;
   const std::function<void(int)>& on_progress_;
   int tried_ = 0;
+  bool lazy_ = false;
 };
 
 // Overrides that grow the job to `devices` GPUs on nodes like the scenario's.
@@ -89,19 +116,11 @@ class Search {
          const std::function<void(int)>& on_progress)
       : trier_(load, file, sets, on_progress) {}
 
-  // A scenario whose torch.optim creates its states in the first step
-  // (training.optimizer_states: lazy): remedies that hand the states to ZeRO, LoRA, another
-  // optimizer or the backward's hooks create them otherwise, so they say eager.
-  void lazy_states(bool lazy) { lazy_ = lazy; }
+  // training.optimizer_states: lazy (Trier::lazy_states).
+  void lazy_states(bool lazy) { trier_.lazy_states(lazy); }
 
   // True when `r` is a valid combination that fits (it is then kept).
   bool consider(Remedy r) {
-    if (lazy_ && std::any_of(r.set.begin(), r.set.end(), [](const auto& kv) {
-          const std::string& k = kv.first;
-          return (k == "parallel.zero" && kv.second != "0") || k.rfind("training.lora", 0) == 0 ||
-                 k == "training.optimizer" || k == "training.optimizer_in_backward";
-        }))
-      r.set.push_back({"training.optimizer_states", "eager"});
     if (trier_.run(r) && r.fits) {
       found_.push_back(r);
       return true;
@@ -129,7 +148,6 @@ class Search {
  private:
   Trier trier_;
   std::vector<Remedy> found_;
-  bool lazy_ = false;
 };
 
 // The fullest device tells the story; a device whose model states alone exceed it tells it first.

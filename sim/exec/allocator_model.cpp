@@ -34,10 +34,16 @@ std::vector<parallel::MemEffect> AllocatorModel::state_buffers(const parallel::P
   return out;
 }
 
+// torch.optim's step() is the optimizer pass's step op, the one OpKind::optimizer op about no
+// micro-batch (pass_optimizer.cpp, step_op). The other optimizer-phase work typed
+// OpKind::optimizer, Megatron-LM local DDP's gradient flatten and copy-back
+// (parallel.grad_reduce: after_backward, pass_data.cpp), belongs to the last micro-batch and
+// comes before it.
 std::int32_t AllocatorModel::lazy_states_op(const parallel::Program& P) {
   if (P.lazy_states.empty()) return -1;
   for (std::size_t i = 0; i < P.ops.size(); ++i)
-    if (P.ops[i].kind == parallel::OpKind::optimizer) return static_cast<std::int32_t>(i);
+    if (P.ops[i].kind == parallel::OpKind::optimizer && P.ops[i].microbatch < 0)
+      return static_cast<std::int32_t>(i);
   return -1;
 }
 

@@ -50,10 +50,10 @@ class AllocatorModel {
   void play_load(const parallel::Program& P);
   // The step's peaks begin after the load, with the segments it left cached.
   void end_load() { alloc_.reset_peaks(); }
-  // training.optimizer_states: lazy. The op of P whose memory effects the first step's optimizer
-  // step creates P.lazy_states before (its first OpKind::optimizer op); -1 when P has none (the
-  // first step then creates them at its end). The caller plays P's log once as that first
-  // step, creating the states there, then end_load(), then the step it reports.
+  // training.optimizer_states: lazy. P's optimizer step, whose first memory effect P.lazy_states
+  // are created before (FirstStepStates, first_step_states.hpp); -1 when P creates none lazily.
+  // The caller plays P's log once as that first step, creating the states there, then
+  // end_load(), then the step it reports.
   static std::int32_t lazy_states_op(const parallel::Program& P);
 
   hw::CachingAllocator::Result allocate(const parallel::MemEffect& e, std::int32_t microbatch);

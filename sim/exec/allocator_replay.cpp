@@ -2,6 +2,7 @@
 // periods, shared between a pipeline's stages and, through the allocator memo, between plays.
 #include <unordered_set>
 
+#include "sim/exec/first_step_states.hpp"
 #include "sim/exec/player_internal.hpp"
 
 namespace trainsim::exec {
@@ -131,23 +132,20 @@ inline void Player::replay_record(std::int32_t prog, AllocatorReplay& run, std::
 }
 
 // training.optimizer_states: lazy. The whole log once, as the first step: the optimizer states
-// are created tensor by tensor as its optimizer step begins (AllocatorModel::lazy_states_op), in
-// the segments the step's activations left cached. A state that does not fit is reported as the
-// model states' (before the step).
+// are created tensor by tensor as its optimizer step begins (FirstStepStates), in the segments
+// the step's activations left cached. A state that does not fit is reported as the model
+// states' (before the step).
 inline void Player::replay_first_step(std::int32_t prog, AllocatorReplay& run) {
-  const Program& P = plan.programs[prog];
   const std::vector<MemRecord>& log = memlog[prog];
-  const std::int32_t at = AllocatorModel::lazy_states_op(P);
-  bool created = false;
-  auto create = [&] {
-    for (const auto& e : P.lazy_states) allocator_book(run, e, -1, AllocatorReplay::kBeforeStep, 0, 0);
-    created = true;
+  FirstStepStates states(plan.programs[prog]);
+  auto create = [&](std::span<const parallel::MemEffect> effects) {
+    for (const auto& e : effects) allocator_book(run, e, -1, AllocatorReplay::kBeforeStep, 0, 0);
   };
   for (std::size_t r = 0; r < log.size(); ++r) {
-    if (!created && log[r].index == at) create();
+    create(states.before(log[r].index));
     replay_record(prog, run, r);
   }
-  if (!created) create();
+  create(states.at_end());
 }
 
 inline bool Player::same_record(const Program& P, const MemRecord& x, const MemRecord& y,

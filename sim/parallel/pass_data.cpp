@@ -134,7 +134,8 @@ class DataPass final : public LoweringPass {
   // under the timer 'backward-params-all-reduce', apart from 'backward-compute', and just before
   // optimizer.step: the flatten and the copy back are typed as optimizer work, so that the time
   // breakdown counts them with the step's optimizer phase (compute.optimizer) rather than as
-  // backward compute, and the bubble (forward/backward phase) ends with the last backward.
+  // backward compute, and the bubble (forward/backward phase) ends with the last backward. They
+  // belong to the last micro-batch, unlike the step itself (AllocatorModel::lazy_states_op).
   static void reduce_chunk(StageContext& c, std::int32_t k) {
     const LowerContext& L = c.L;
     const std::int32_t g = k * L.stages + c.stage();

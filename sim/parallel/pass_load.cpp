@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "models/param_tensors.hpp"
 #include "sim/parallel/pass.hpp"
 #include "sim/scenario/finetune.hpp"
 
@@ -43,13 +44,6 @@ struct Nf4Weight {
   int block = -1;
   Bytes adapter_a{}, adapter_b{};
 };
-
-// A linear weight's input and output dimensions as one device stores it: a weight split over
-// the tensor ranks is divided along its input (row-parallel) or its output.
-std::pair<std::int64_t, std::int64_t> stored_dims(const models::LinearWeight& w, std::int64_t tensor) {
-  const std::int64_t div = w.split ? tensor : 1;
-  return w.row_parallel ? std::pair{w.in / div, w.out} : std::pair{w.in, w.out / div};
-}
 
 class LoadPass final : public LoweringPass {
  public:
@@ -146,7 +140,7 @@ class LoadPass final : public LoweringPass {
         for (std::size_t r = 0; r < models::kLinearRoles; ++r) {
           const models::LinearWeight& w = l.linears[r];
           if (w.count == 0) continue;
-          const auto [in, o] = stored_dims(w, L.tensor);
+          const auto [in, o] = models::stored_dims(w, L.tensor);
           const bool adapted = lora.targets_role(static_cast<models::LinearRole>(r));
           const Nf4Weight q{in * o, scenario::base_weight_bytes(lora.base, in, o, 2), l.block,
                             Bytes{adapted ? lora.rank * in * wb : 0}, Bytes{adapted ? o * lora.rank * wb : 0}};
@@ -293,7 +287,7 @@ class LoadPass final : public LoweringPass {
       const models::LinearWeight& w = l.linears[r];
       if (w.count == 0) continue;
       linear_params += w.in * w.out * w.count;
-      const auto [in, o] = stored_dims(w, tensor);
+      const auto [in, o] = models::stored_dims(w, tensor);
       const auto base = lora ? lora->base : scenario::BaseWeights::precision;
       const bool adapted = lora && lora->targets_role(static_cast<models::LinearRole>(r));
       for (std::int64_t k = 0; k < w.count; ++k) {

@@ -154,6 +154,8 @@ class OptimizerPass final : public LoweringPass {
     const std::int64_t weight_rw = sb.master > 0 ? sb.weights : 2 * sb.weights;
     const core::Bytes traffic =
         core::Bytes{params} * (sb.gradients + 2 * sb.optimizer_states + weight_rw);
+    // About no micro-batch: what tells torch.optim's step() apart from the other work typed
+    // OpKind::optimizer (AllocatorModel::lazy_states_op creates lazy states before it).
     Op opt = compute_op(OpKind::optimizer, layer, -1, 0, 0, traffic, false);
     opt.model_flops = false;
     return opt;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "models/param_tensors.hpp"
 #include "sim/parallel/eager_modules.hpp"
 
 namespace trainsim::parallel {
@@ -31,9 +32,7 @@ struct MmCounter {
   // full-width partial sum before the all-reduce).
   void linear(const models::LinearWeight& w, OpPolicyLayer& p) {
     if (w.count <= 0 || w.in <= 0 || w.out <= 0 || w.tokens <= 0) return;
-    const bool split = w.split && t > 1;
-    const std::int64_t in = split && w.row_parallel ? w.in / t : w.in;
-    const std::int64_t out = split && !w.row_parallel ? w.out / t : w.out;
+    const auto [in, out] = models::stored_dims(w, t);
     // The odd-numbered mm (1st, 3rd, ...) are saved; `meta[mm_count] % 2 == 0` recomputes.
     if (++count % 2 == 1) {
       p.kept += core::Bytes{e * w.tokens * out};

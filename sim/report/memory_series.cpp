@@ -2,6 +2,7 @@
 
 #include "sim/exec/allocator_model.hpp"
 #include "sim/exec/dependency_graph.hpp"
+#include "sim/exec/first_step_states.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -26,14 +27,14 @@ namespace {
 // player's order, and each state adds what the allocator holds beyond the tensors.
 class SeriesBuilder {
  public:
-  SeriesBuilder(MemorySeries& out, const Program& P, bool allocator) : out_(out), state_(P.persistent) {
+  SeriesBuilder(MemorySeries& out, const Program& P, bool allocator)
+      : out_(out), states_(P), state_(P.persistent) {
     if (allocator) {
       model_.emplace(P);
       for (const auto& e : exec::AllocatorModel::state_buffers(P)) model_->allocate(e, -1);
       model_->play_load(P);
       state_ = model_->state();
-      first_step_ = !P.lazy_states.empty();
-      lazy_op_ = exec::AllocatorModel::lazy_states_op(P);
+      first_step_ = states_.any();
     }
     group_max_ = state_;
     out_.peak = state_.total();
@@ -41,17 +42,14 @@ class SeriesBuilder {
 
   // training.optimizer_states: lazy. The step played once before the series (as the allocator
   // replay plays it): only the allocator model follows it, and the optimizer states are created
-  // as its optimizer step begins (or at its end).
+  // when exec::FirstStepStates says, as the replay creates them.
   bool in_first_step() const { return first_step_; }
   // The first play: a device without lazy states sits it out.
   void begin_first_play() { idle_ = !first_step_; }
-  void begin_op(const Program& P, std::uint32_t op) {
-    if (first_step_ && static_cast<std::int32_t>(op) == lazy_op_) create_states(P);
-  }
-  void end_first_step(const Program& P) {
+  void end_first_step() {
     idle_ = false;
     if (!first_step_) return;
-    create_states(P);
+    create_states(states_.at_end());
     first_step_ = false;
     model_->end_load();
     state_ = model_->state();
@@ -59,10 +57,12 @@ class SeriesBuilder {
     out_.peak = state_.total();
   }
 
-  void apply(core::TimePoint t, const Program& P, std::uint32_t begin, std::uint32_t end,
-             bool alloc, std::int32_t microbatch) {
+  // Op `op`'s effects [begin, end): its allocations as it starts, or its frees as it ends.
+  void apply(core::TimePoint t, const Program& P, std::uint32_t op, std::uint32_t begin,
+             std::uint32_t end, bool alloc, std::int32_t microbatch) {
     if (begin == end || idle_) return;
     if (first_step_) {
+      create_states(states_.before(static_cast<std::int32_t>(op)));
       for (auto e = begin; e < end; ++e) {
         if (alloc) model_->allocate(P.effects[e], microbatch);
         else TRAINSIM_CHECK(model_->release(P.effects[e], microbatch), "memory series: a free of a tensor not held");
@@ -99,16 +99,14 @@ class SeriesBuilder {
     group_max_ = state_;
   }
 
-  void create_states(const Program& P) {
-    if (created_) return;
-    for (const auto& e : P.lazy_states) model_->allocate(e, -1);
-    created_ = true;
+  void create_states(std::span<const parallel::MemEffect> states) {
+    for (const auto& e : states) model_->allocate(e, -1);
   }
 
   MemorySeries& out_;
   std::optional<exec::AllocatorModel> model_;
-  bool first_step_ = false, created_ = false, idle_ = false;
-  std::int32_t lazy_op_ = -1;
+  exec::FirstStepStates states_;
+  bool first_step_ = false, idle_ = false;
   hw::MemBreakdown state_, group_max_;
   core::TimePoint time_{};
 };
@@ -162,8 +160,7 @@ std::vector<MemorySeries> memory_series(const Plan& plan, const exec::Timeline& 
                      "memory series: stage " + std::to_string(p) + " op " + std::to_string(i) +
                          " does not start when the timeline says (the player's order changed?)");
       const Op& op = progs[p].ops[i];
-      builders[p].begin_op(progs[p], i);
-      builders[p].apply(now, progs[p], op.alloc_begin, op.alloc_end, true, op.microbatch);
+      builders[p].apply(now, progs[p], i, op.alloc_begin, op.alloc_end, true, op.microbatch);
       queue.push({d.finish[i], id, id});
     };
     for (std::uint32_t id = 0; id < total; ++id)
@@ -175,7 +172,8 @@ std::vector<MemorySeries> memory_series(const Plan& plan, const exec::Timeline& 
       ++finished;
       const std::int32_t p = program_of[ev.id];
       const Op& op = progs[p].ops[ev.id - offset[p]];
-      builders[p].apply(ev.time, progs[p], op.free_begin, op.free_end, false, op.microbatch);
+      builders[p].apply(ev.time, progs[p], ev.id - offset[p], op.free_begin, op.free_end, false,
+                        op.microbatch);
       for (auto k = succ_begin[ev.id]; k < succ_begin[ev.id + 1]; ++k)
         if (--waiting[succ[k]] == 0) start(succ[k], ev.time);
     }
@@ -185,7 +183,7 @@ std::vector<MemorySeries> memory_series(const Plan& plan, const exec::Timeline& 
   if (std::any_of(builders.begin(), builders.end(), [](const SeriesBuilder& b) { return b.in_first_step(); })) {
     for (auto& b : builders) b.begin_first_play();
     play();
-    for (std::size_t p = 0; p < progs.size(); ++p) builders[p].end_first_step(progs[p]);
+    for (auto& b : builders) b.end_first_step();
   }
   play();
   for (auto& b : builders) b.finish();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/param_tensors.hpp"
+
 namespace trainsim::scenario {
 
 using core::Bytes;
@@ -59,10 +61,8 @@ LayerTraining layer_training(const models::Layer& l, std::int64_t params,
   for (std::size_t k = 0; k < kLinearRoles; ++k) {
     const models::LinearWeight& w = l.linears[k];
     if (w.count == 0) continue;
-    const std::int64_t div = w.split ? tensor : 1;
     // This device's slice: a row-parallel weight splits its input, a column-parallel its output.
-    const std::int64_t in = w.row_parallel ? w.in / div : w.in;
-    const std::int64_t o = w.row_parallel ? w.out : w.out / div;
+    const auto [in, o] = models::stored_dims(w, tensor);
     linear_params += in * o * w.count;
     base += base_weight_bytes(lora->base, in, o, weight_bytes) * w.count;
     if (lora->quantized()) out.dequantized = std::max(out.dequantized, Bytes{in * o * e});

@@ -2,6 +2,7 @@
 // optimizer_states, and what they need of the layout.
 #include <algorithm>
 
+#include "sim/scenario/lazy_states.hpp"
 #include "sim/scenario/validate.hpp"
 
 namespace trainsim::scenario {
@@ -72,38 +73,42 @@ void validate_zero_grad(const YamlContext& ctx, const Scenario& s, const LayoutN
                       "cpu moves them to the host each micro-batch (use set_to_none)");
 }
 
-// optimizer_states: lazy is torch.optim's `_init_group`, zeros_like(param) per buffer in the
-// first step(): states of the parameter's own dtype and shape, and no master copy among them.
+// optimizer_states: lazy, refused where lazy_states_refusal gives a reason.
 void validate_lazy_states(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
-  const TrainingSpec& t = s.training;
-  if (!t.lazy_optimizer_states) return;
-  const YAML::Node at = child_or(n.training, "optimizer_states");
-  const char* key = "training.optimizer_states";
-  const Optimizer o = t.optimizer;
-  if (o != Optimizer::adam && o != Optimizer::adamw && o != Optimizer::momentum &&
-      o != Optimizer::lion)
-    ctx.fail(at, key, "lazy is modelled for torch.optim's adam, adamw, momentum and lion (one or two "
-                      "buffers shaped as the parameter), not " + std::string(to_string(o)) +
-                      ": use eager");
-  const StateBytes sb = s.parallel.fsdp.enabled ? fsdp_state_bytes(t.precision, o)
-                                                : state_bytes_per_param(t.precision, o);
-  if (sb.master > 0)
-    ctx.fail(at, key, "precision " + std::string(to_string(t.precision)) +
-                          " keeps fp32 master weights with the optimizer states, which Megatron-LM "
-                          "and DeepSpeed create at init: lazy needs torch.optim over the parameters "
-                          "themselves (fp32, amp-*, *-true, or parallel.fsdp)");
-  if (t.optimizer_in_backward)
-    ctx.fail(at, key, "optimizer_in_backward creates each parameter's states in its gradient's hook "
-                      "during the first backward, which lazy does not model: use eager");
-  if (t.lora)
-    ctx.fail(at, key, "lazy is modelled for full training (every parameter's states); with "
-                      "training.lora use eager");
-  if (s.parallel.zero >= 1)
-    ctx.fail(at, key, "ZeRO's partitioned optimizer (DeepSpeed, Megatron-LM's distributed "
-                      "optimizer) allocates its states at init: use eager or parallel.fsdp");
+  if (!s.training.lazy_optimizer_states) return;
+  if (const auto why = lazy_states_refusal(s))
+    ctx.fail(child_or(n.training, "optimizer_states"), "training.optimizer_states", *why);
 }
 
 }  // namespace
+
+// optimizer_states: lazy is torch.optim's `_init_group`, zeros_like(param) per buffer in the
+// first step(): states of the parameter's own dtype and shape, and no master copy among them.
+std::optional<std::string> lazy_states_refusal(const Scenario& s) {
+  const TrainingSpec& t = s.training;
+  const Optimizer o = t.optimizer;
+  if (o != Optimizer::adam && o != Optimizer::adamw && o != Optimizer::momentum &&
+      o != Optimizer::lion)
+    return "lazy is modelled for torch.optim's adam, adamw, momentum and lion (one or two "
+           "buffers shaped as the parameter), not " + std::string(to_string(o)) + ": use eager";
+  const StateBytes sb = s.parallel.fsdp.enabled ? fsdp_state_bytes(t.precision, o)
+                                                : state_bytes_per_param(t.precision, o);
+  if (sb.master > 0)
+    return "precision " + std::string(to_string(t.precision)) +
+           " keeps fp32 master weights with the optimizer states, which Megatron-LM "
+           "and DeepSpeed create at init: lazy needs torch.optim over the parameters "
+           "themselves (fp32, amp-*, *-true, or parallel.fsdp)";
+  if (t.optimizer_in_backward)
+    return "optimizer_in_backward creates each parameter's states in its gradient's hook "
+           "during the first backward, which lazy does not model: use eager";
+  if (t.lora)
+    return "lazy is modelled for full training (every parameter's states); with "
+           "training.lora use eager";
+  if (s.parallel.zero >= 1)
+    return "ZeRO's partitioned optimizer (DeepSpeed, Megatron-LM's distributed "
+           "optimizer) allocates its states at init: use eager or parallel.fsdp";
+  return std::nullopt;
+}
 
 void validate_optimizer(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
   const auto& p = s.parallel;

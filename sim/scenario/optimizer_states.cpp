@@ -54,9 +54,7 @@ LayerOptimizer layer_optimizer(Precision p, Optimizer o, std::int64_t block,
     for (std::size_t k = 0; k < models::kLinearRoles; ++k) {
       const models::LinearWeight& w = l.linears[k];
       if (w.count == 0 || !lora->targets_role(static_cast<models::LinearRole>(k))) continue;
-      const std::int64_t div = w.split ? tensor : 1;
-      const std::int64_t in = w.row_parallel ? w.in / div : w.in;
-      const std::int64_t od = w.row_parallel ? w.out : w.out / div;
+      const auto [in, od] = models::stored_dims(w, tensor);
       const models::ParamTensor a{lora->rank, in, 1, w.count}, b{od, lora->rank, 1, w.count};
       out.states += tensor_optimizer_bytes(p, o, a, block) + tensor_optimizer_bytes(p, o, b, block);
       out.paged += tensor_paged_bytes(o, a) + tensor_paged_bytes(o, b);

@@ -251,3 +251,39 @@ TEST_CASE("8-bit remedies of a scenario naming optimizer_impl switch it to fused
   }
   CHECK(eight_bit);
 }
+
+TEST_CASE("remedies of a lazy-states scenario say eager exactly where lazy would be refused, and "
+          "reproduce", "[diagnose][lazy_states]") {
+  // The fp32 bert-large of the 8-bit test with torch.optim creating its states in the first step
+  // (training.optimizer_states: lazy). Lazy stays valid for a remedy that keeps torch.optim's
+  // AdamW over the parameters on the GPU's side of things; 8-bit optimizers (bitsandbytes),
+  // ZeRO's partitioned optimizer, LoRA and optimizer_in_backward make the states otherwise, so
+  // those remedies say training.optimizer_states=eager (docs/finetuning.md).
+  const std::string file = kRoot + "/scenarios/validation/memory/hf_bert_large_v100_fp32.yaml";
+  const std::vector<std::string> base = {"device.memory=6GiB", "training.micro_batch=1",
+                                         "training.optimizer_states=lazy"};
+  const Run r = run(file, base);
+  REQUIRE(r.s.training.lazy_optimizer_states);
+  REQUIRE_FALSE(r.summary.fits);
+  const auto d = diagnose::diagnose(file, base, r.s, r.summary);
+  int eager = 0, lazy = 0;
+  for (const auto& remedy : d.remedies) {
+    std::vector<std::string> sets = base;
+    bool hands_over = false, says_eager = false;
+    for (const auto& [k, v] : remedy.set) {
+      sets.push_back(k + "=" + v);
+      hands_over = hands_over || (k == "training.optimizer" && v != "adamw") ||
+                   (k == "parallel.zero" && v != "0") || k.starts_with("training.lora") ||
+                   (k == "training.optimizer_in_backward" && v == "true");
+      says_eager = says_eager || (k == "training.optimizer_states" && v == "eager");
+    }
+    CHECK(says_eager == hands_over);
+    (says_eager ? eager : lazy) += 1;
+    const Run again = run(file, sets);
+    CHECK(again.s.training.lazy_optimizer_states == !says_eager);
+    CHECK(again.summary.fits);
+    CHECK(again.summary.peak == remedy.peak);
+  }
+  CHECK(eager > 0);
+  CHECK(lazy > 0);
+}

@@ -128,3 +128,66 @@ TEST_CASE("optimizer_states: lazy moves no tensor of the step, and its series pe
   CHECK(dl.reserved_peak.value >= dl.allocated_peak.value);
   CHECK(report::memory_series(lazy_plan, lazy)[0].peak == dl.peak);
 }
+
+namespace {
+
+// Two layers of A = 8 Mi and B = 16 Mi parameters (one tensor each, a = 32 MiB and b = 64 MiB
+// in fp32; nothing else kept), fp32 AdamW with lazy states over data 2 under Megatron-LM's local
+// DDP (parallel.grad_reduce: after_backward): the gradients are flattened into one a + b bucket,
+// all-reduced and copied back by ops typed OpKind::optimizer before the step itself.
+scenario::Scenario after_backward_lazy(scenario::OptimizerImpl impl) {
+  std::vector<models::Layer> ls{plain_layer("l0", 8 * kMiB, 0, 0, 1e9),
+                                plain_layer("l1", 16 * kMiB, 0, 0, 1e9)};
+  scenario::TrainingSpec t;
+  t.precision = scenario::Precision::fp32;
+  t.optimizer = scenario::Optimizer::adamw;
+  t.optimizer_impl = impl;
+  t.micro_batch = 1;
+  t.lazy_optimizer_states = true;
+  scenario::ParallelSpec p;
+  p.data = 2;
+  p.grad_reduce = scenario::GradReduce::after_backward;
+  auto s = make_scenario(chain_model(ls), ideal_device(1LL << 40), t, p);
+  s.training.caching_allocator = true;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("lazy states under after_backward are created at the optimizer step, after local DDP's "
+          "flatten and copy back", "[optimizer][lazy_states][grad_reduce]") {
+  // The allocator by hand (blocks of 2 MiB multiples, best fit, a free block split when larger
+  // than the request). The model states: the weights' flat buffer, a + b = 96 MiB. First step:
+  // each backward's gradient its own segment (b, then a), the bucket a + b, freed by the copy
+  // back. At the step: exp_avg and exp_avg_sq of l0 (a each) are carved from the freed bucket,
+  // leaving b - a; l1's (b each) take a new segment each. Fused AdamW has no temporaries (the
+  // states come before the step's frees); foreach AdamW's _foreach_sqrt makes one a + b more
+  // after the states. Then the gradients are freed. Reserved: (a + b) + b + a + (a + b) + 2b,
+  // + (a + b) with foreach. The step reported: the gradients reuse their segments; the bucket
+  // finds no a + b block free with fused (a new segment: 4a + 6b = 512 MiB in all) and the
+  // temporaries' segment with foreach (512 MiB as well).
+  // Created at the flatten instead (the first OpKind::optimizer op), the four states would each
+  // take a segment before the bucket took its own, which the step then reuses: 5a + 5b = 480 MiB.
+  for (const auto impl : {scenario::OptimizerImpl::fused, scenario::OptimizerImpl::foreach}) {
+    const auto plan = parallel::lower(after_backward_lazy(impl));
+    const auto& P = plan.programs.at(0);
+    REQUIRE(P.lazy_states.size() == 4);
+    const std::int32_t at = exec::AllocatorModel::lazy_states_op(P);
+    REQUIRE(at >= 0);
+    CHECK(P.ops[at].kind == parallel::OpKind::optimizer);
+    CHECK(P.ops[at].microbatch == -1);
+    // The flatten and the copy back: optimizer-phase ops of the last micro-batch, before it.
+    int ddp = 0;
+    for (std::int32_t i = 0; i < at; ++i)
+      ddp += P.ops[i].kind == parallel::OpKind::optimizer && P.ops[i].microbatch == 0;
+    CHECK(ddp == 2);
+    const auto tl = exec::play(plan);
+    const auto& d = tl.devices.at(0);
+    CHECK(d.reserved_peak.value == 512 * kMiB);
+    // The step reported holds weights, two states, gradients and the bucket (or the
+    // temporaries) at once: 5(a + b) = 480 MiB.
+    CHECK(d.allocated_peak.value == 480 * kMiB);
+    // The memory series creates them where the replay does.
+    CHECK(report::memory_series(plan, tl)[0].peak == d.peak);
+  }
+}
