@@ -458,8 +458,9 @@ void finetune_remedies(const scenario::Scenario& s, Search& search, bool states_
 }
 
 // Optimizer remedies for model states that do not fit where the states are not sharded:
-// bitsandbytes' 8-bit AdamW (about 2 bytes of states per parameter instead of 8), else its paged
-// 8-bit AdamW (the states the device cannot hold are evicted to host memory), and
+// bitsandbytes' 8-bit AdamW (about 2 bytes of states per parameter instead of 8), else torchao's
+// 4-bit AdamW (about 1.06), else bitsandbytes' paged 8-bit AdamW (the states the device cannot
+// hold are evicted to host memory), and
 // optimizer-in-backward (torchtune: one layer's gradients at a time). Neither changes what is
 // trained: 8-bit states change the update's rounding, not the work, so changes_workload stays
 // false (docs/diagnosis.md).
@@ -473,12 +474,15 @@ void optimizer_remedies(const scenario::Scenario& s, Search& search, bool states
   // bitsandbytes runs its own kernels (optimizer_impl fused) and torchtune's hooks free each
   // gradient (zero_grad set_to_none): a scenario that names another keeps the remedy valid so.
   Sets eight_bit = {{"training.optimizer", "adamw-8bit"}};
+  Sets four_bit = {{"training.optimizer", "adamw-4bit"}};
   Sets paged = {{"training.optimizer", "paged-adamw-8bit"}};
   if (t.optimizer_impl) {
     eight_bit.push_back({"training.optimizer_impl", "fused"});
+    four_bit.push_back({"training.optimizer_impl", "fused"});
     paged.push_back({"training.optimizer_impl", "fused"});
   }
-  if (adam && !search.consider({"8-bit AdamW (bitsandbytes block-wise 8-bit states)", eight_bit}))
+  if (adam && !search.consider({"8-bit AdamW (bitsandbytes block-wise 8-bit states)", eight_bit}) &&
+      !search.consider({"4-bit AdamW (torchao block-wise 4-bit states)", four_bit}))
     search.consider({"paged 8-bit AdamW (states spill to host memory over PCIe)", paged});
   Sets in_backward = {{"training.optimizer_in_backward", "true"}};
   if (t.zero_grad == scenario::ZeroGrad::zeros)

@@ -11,7 +11,7 @@ void read_optimizer(MapReader& m, TrainingSpec& t) {
   const std::string opt =
       m.choice("optimizer",
                {"sgd", "momentum", "adam", "adamw", "lion", "adamw-8bit", "paged-adamw",
-                "paged-adamw-8bit", "adafactor"},
+                "paged-adamw-8bit", "adafactor", "adamw-4bit"},
                "adamw");
   const auto& names = optimizer_names();
   t.optimizer = static_cast<Optimizer>(std::find(names.begin(), names.end(), opt) - names.begin());
@@ -28,12 +28,12 @@ void read_optimizer(MapReader& m, TrainingSpec& t) {
 
 namespace {
 
-// training.optimizer_impl names one of torch.optim's paths; bitsandbytes and Hugging Face's
-// Adafactor have one implementation each.
+// training.optimizer_impl names one of torch.optim's paths; bitsandbytes, torchao's low-bit
+// AdamW and Hugging Face's Adafactor have one implementation each.
 void validate_impl(const YamlContext& ctx, const TrainingSpec& t, const LayoutNodes& n) {
   if (!t.optimizer_impl) return;
   const OptimizerImpl only = default_optimizer_impl(Precision::fp32, t.optimizer);
-  const bool single = eight_bit(t.optimizer) || paged(t.optimizer) ||
+  const bool single = block_quantized(t.optimizer) || paged(t.optimizer) ||
                       t.optimizer == Optimizer::adafactor;
   if (single && *t.optimizer_impl != only)
     ctx.fail(child_or(n.training, "optimizer_impl"), "training.optimizer_impl",
@@ -41,17 +41,21 @@ void validate_impl(const YamlContext& ctx, const TrainingSpec& t, const LayoutNo
                  std::string(to_string(only)) +
                  (t.optimizer == Optimizer::adafactor
                       ? " (Hugging Face's Adafactor loops over the tensors)"
-                      : " (bitsandbytes' update kernels)") +
+                      : four_bit(t.optimizer)
+                            ? " (torchao compiles one fused step per parameter)"
+                            : " (bitsandbytes' update kernels)") +
                  ": leave optimizer_impl out or set it to " + std::string(to_string(only)));
 }
 
-// optimizer_block is the block of 8-bit states' absmax: another optimizer has none.
+// optimizer_block is the block of 8-bit states' absmax or 4-bit states' scale: another
+// optimizer has none.
 void validate_block(const YamlContext& ctx, const TrainingSpec& t, const LayoutNodes& n) {
-  if (!t.optimizer_block || eight_bit(t.optimizer)) return;
+  if (!t.optimizer_block || block_quantized(t.optimizer)) return;
   ctx.fail(child_or(n.training, "optimizer_block"), "training.optimizer_block",
-           "the quantization block of 8-bit optimizer states, which " +
+           "the quantization block of 8-bit or 4-bit optimizer states, which " +
                std::string(to_string(t.optimizer)) +
-               " does not keep: leave optimizer_block out or use adamw-8bit or paged-adamw-8bit");
+               " does not keep: leave optimizer_block out or use adamw-8bit, paged-adamw-8bit "
+               "or adamw-4bit");
 }
 
 // zero_grad: zeros keeps every gradient allocated across steps, which the frameworks that free
@@ -118,8 +122,8 @@ void validate_optimizer(const YamlContext& ctx, const Scenario& s, const LayoutN
   validate_zero_grad(ctx, s, n);
   validate_lazy_states(ctx, s, n);
   if (per_tensor_states(t.optimizer) || paged(t.optimizer)) {
-    // bitsandbytes and Adafactor keep their states per parameter tensor, which ZeRO's and
-    // FSDP's flattened shards and DeepSpeed's CPU Adam do not keep.
+    // bitsandbytes, torchao's low-bit AdamW and Adafactor keep their states per parameter
+    // tensor, which ZeRO's and FSDP's flattened shards and DeepSpeed's CPU Adam do not keep.
     const YAML::Node at = child_or(n.training, "optimizer");
     const std::string what(to_string(t.optimizer));
     if (p.data > 1 && p.zero >= 1)

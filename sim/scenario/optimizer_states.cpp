@@ -21,6 +21,15 @@ std::int64_t one_copy(Precision p, Optimizer o, const models::ParamTensor& t, st
     if (n < kMin8bitSize) return 8 * n;
     return 2 * n + 2 * 4 * ceil_div(n, block);
   }
+  if (four_bit(o)) {
+    // torchao's _new_buffer quantizes a tensor of n >= 4096 elements that its block divides:
+    // per state n / 2 bytes of packed codes and n / block fp32 scales; any other tensor gets
+    // zeros_like(p), two buffers in the parameter's dtype (torch.optim's own bytes).
+    if (n < kMin8bitSize || n % block != 0)
+      return n * (state_bytes_per_param(p, Optimizer::adamw).optimizer_states -
+                  state_bytes_per_param(p, Optimizer::adamw).master);
+    return 2 * (ceil_div(n, 2) + 4 * (n / block));
+  }
   const StateBytes sb = state_bytes_per_param(p, o);
   if (o == Optimizer::adafactor) {
     // The gradient's dtype: 16-bit where the gradients are (true 16-bit training), else fp32.

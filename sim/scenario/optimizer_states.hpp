@@ -5,6 +5,11 @@
 //                                 elements keeps two uint8 states and one fp32 absmax per block
 //                                 of `block` elements per state: 2n + 8 x ceil(n / block); a
 //                                 smaller one keeps two fp32 states: 8n (min_8bit_size = 4096).
+//   adamw-4bit                    torchao low_bit_optim.AdamW4bit (OptimState4bit.zeros): a tensor
+//                                 of n >= 4096 elements that `block` divides keeps, per state,
+//                                 n / 2 bytes of packed 4-bit codes and one fp32 scale per block:
+//                                 n + 8 x n / block; any other tensor zeros_like(param), torch's
+//                                 two buffers in the parameter's dtype.
 //   paged-adamw                   bitsandbytes' 32-bit states: two fp32 buffers, 8n, whatever
 //                                 the parameter's dtype (optim_bits = 32).
 //   adafactor                     Hugging Face Adafactor, beta1 = None: a tensor of two or more

@@ -29,6 +29,7 @@ std::string_view to_string(Optimizer o) {
     case Optimizer::paged_adamw: return "paged-adamw";
     case Optimizer::paged_adamw_8bit: return "paged-adamw-8bit";
     case Optimizer::adafactor: return "adafactor";
+    case Optimizer::adamw_4bit: return "adamw-4bit";
   }
   return "?";
 }
@@ -47,14 +48,14 @@ std::string_view to_string(ZeroGrad z) {
 }
 
 OptimizerImpl default_optimizer_impl(Precision p, Optimizer o) {
-  if (eight_bit(o) || paged(o) || master_weights(p)) return OptimizerImpl::fused;
+  if (block_quantized(o) || paged(o) || master_weights(p)) return OptimizerImpl::fused;
   return o == Optimizer::adafactor ? OptimizerImpl::for_loop : OptimizerImpl::foreach;
 }
 
 const std::vector<std::string>& optimizer_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
-    for (int i = 0; i <= static_cast<int>(Optimizer::adafactor); ++i)
+    for (int i = 0; i <= static_cast<int>(Optimizer::adamw_4bit); ++i)
       v.emplace_back(to_string(static_cast<Optimizer>(i)));
     return v;
   }();
@@ -63,7 +64,11 @@ const std::vector<std::string>& optimizer_names() {
 
 bool eight_bit(Optimizer o) { return o == Optimizer::adamw_8bit || o == Optimizer::paged_adamw_8bit; }
 bool paged(Optimizer o) { return o == Optimizer::paged_adamw || o == Optimizer::paged_adamw_8bit; }
-bool per_tensor_states(Optimizer o) { return eight_bit(o) || paged(o) || o == Optimizer::adafactor; }
+bool four_bit(Optimizer o) { return o == Optimizer::adamw_4bit; }
+bool block_quantized(Optimizer o) { return eight_bit(o) || four_bit(o); }
+bool per_tensor_states(Optimizer o) {
+  return block_quantized(o) || paged(o) || o == Optimizer::adafactor;
+}
 
 const std::vector<std::string>& precision_names() {
   static const std::vector<std::string> names = [] {
@@ -119,6 +124,11 @@ StateBytes state_bytes_per_param(Precision p, Optimizer o) {
     // uint8 buffers (8-bit) or two fp32 ones (optim_bits = 32; Optimizer2State.init_state).
     const StateBytes w = state_bytes_per_param(p, Optimizer::sgd);
     return {w.weights, w.gradients, w.optimizer_states + (eight_bit(o) ? 2 : 8), w.master};
+  }
+  if (four_bit(o)) {
+    // torchao's AdamW4bit: two states of 4-bit codes, two to a uint8 byte (OptimState4bit).
+    const StateBytes w = state_bytes_per_param(p, Optimizer::sgd);
+    return {w.weights, w.gradients, w.optimizer_states + 1, w.master};
   }
   switch (p) {
     case Precision::fp32:

@@ -24,9 +24,13 @@ enum class Precision { fp32, fp16, bf16, fp16_true, bf16_true, amp_fp16, amp_bf1
 // adamw-8bit: bitsandbytes' block-wise 8-bit AdamW (Dettmers et al. 2022, "8-bit Optimizers via
 // Block-wise Quantization"); paged-adamw / paged-adamw-8bit: bitsandbytes' paged AdamW, 32-bit
 // or 8-bit states in CUDA unified memory; adafactor: Hugging Face's Adafactor with beta1=None
-// (Shazeer & Stern 2018). Their exact bytes depend on each parameter tensor's shape
-// (sim/scenario/optimizer_states.hpp).
-enum class Optimizer { sgd, momentum, adam, adamw, lion, adamw_8bit, paged_adamw, paged_adamw_8bit, adafactor };
+// (Shazeer & Stern 2018); adamw-4bit: torchao's low_bit_optim.AdamW4bit (Li et al. 2023,
+// "Memory Efficient Optimizers with 4-bit States", without their rank-1 normalization). Their
+// exact bytes depend on each parameter tensor's shape (sim/scenario/optimizer_states.hpp).
+enum class Optimizer {
+  sgd, momentum, adam, adamw, lion, adamw_8bit, paged_adamw, paged_adamw_8bit, adafactor,
+  adamw_4bit
+};
 
 // training.optimizer_impl: how the update walks the parameter list, named as torch.optim names
 // its paths (docs/finetuning.md, "The optimizer step's temporaries"):
@@ -57,7 +61,13 @@ const std::vector<std::string>& optimizer_names();
 // 2048->256"), 2048 before; torchao's low_bit_optim AdamW8bit uses 256 too. Scenarios of
 // older runs say training.optimizer_block: 2048.
 inline constexpr std::int64_t kStateBlock8bit = 256;
+// torchao's AdamW4bit keeps one fp32 scale per block of 128 elements (its block_size default,
+// torchao/prototype/low_bit_optim/adam.py since PR #478, 2024-07).
+inline constexpr std::int64_t kStateBlock4bit = 128;
 bool eight_bit(Optimizer o);  // adamw-8bit, paged-adamw-8bit
+bool four_bit(Optimizer o);   // adamw-4bit
+// The optimizers whose states are quantized per block (training.optimizer_block applies).
+bool block_quantized(Optimizer o);
 bool paged(Optimizer o);      // paged-adamw, paged-adamw-8bit
 // The optimizers whose state bytes depend on each tensor's shape, not only on the count (and
 // the paged ones, whose unified-memory share does).
@@ -80,7 +90,7 @@ int weight_cast_bytes(Precision p);
 // Mixed precision keeps 16-bit weights and gradients plus an fp32 master copy counted with the
 // optimizer states (ZeRO's K = 12 for Adam): 2 + 2 + 12 = 16 bytes per parameter.
 // For the per-tensor optimizers this is the large-tensor figure (8-bit: 1 byte per state,
-// the block absmaxes left out; adafactor: 0, its factored rows and columns left out); what
+// the block absmaxes left out; 4-bit: half a byte per state, the scales left out; adafactor: 0, its factored rows and columns left out); what
 // lowering books comes from optimizer_states.hpp's exact per-tensor bytes.
 struct StateBytes {
   int weights = 0;

@@ -131,11 +131,12 @@ struct TrainingSpec {
   OptimizerImpl effective_optimizer_impl() const {
     return optimizer_impl ? *optimizer_impl : default_optimizer_impl(precision, optimizer);
   }
-  // training.optimizer_block: elements per quantization block of 8-bit optimizer states (one
-  // fp32 absmax each); absent: kStateBlock8bit (effective_optimizer_block()).
+  // training.optimizer_block: elements per quantization block of 8-bit or 4-bit optimizer
+  // states (one fp32 absmax or scale each); absent: kStateBlock8bit, or kStateBlock4bit for
+  // adamw-4bit (effective_optimizer_block()).
   std::optional<std::int64_t> optimizer_block;
   std::int64_t effective_optimizer_block() const {
-    return optimizer_block.value_or(kStateBlock8bit);
+    return optimizer_block.value_or(four_bit(optimizer) ? kStateBlock4bit : kStateBlock8bit);
   }
   Recompute recompute = Recompute::none;
   std::int64_t recompute_layers = -1;      // blocks per stage checkpointed; -1 = all

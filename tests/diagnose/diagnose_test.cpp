@@ -287,3 +287,35 @@ TEST_CASE("remedies of a lazy-states scenario say eager exactly where lazy would
   CHECK(eager > 0);
   CHECK(lazy > 0);
 }
+
+TEST_CASE("when 8-bit states do not fit, 4-bit AdamW is offered before paged 8-bit", "[diagnose]") {
+  // The same bert-large fp32 on 6.25 GiB: 8-bit states (2 B per parameter) peak at 6.55 GiB,
+  // torchao's 4-bit ones (1.0625 B) at 6.24 GiB, so 4-bit is the optimizer remedy, with
+  // optimizer_impl=fused as the scenario names an implementation, and the paged one is not tried.
+  const std::string file = kRoot + "/scenarios/validation/memory/hf_bert_large_v100_fp32.yaml";
+  const std::vector<std::string> base = {"device.memory=6.25GiB", "training.micro_batch=1"};
+  const Run r = run(file, base);
+  REQUIRE_FALSE(r.summary.fits);
+  const auto d = diagnose::diagnose(file, base, r.s, r.summary);
+  CHECK(d.kind == "model_states");
+  bool four_bit = false;
+  for (const auto& remedy : d.remedies) {
+    std::vector<std::string> sets = base;
+    std::string optimizer;
+    bool fused = false;
+    for (const auto& [k, v] : remedy.set) {
+      sets.push_back(k + "=" + v);
+      if (k == "training.optimizer") optimizer = v;
+      fused = fused || (k == "training.optimizer_impl" && v == "fused");
+    }
+    CHECK(optimizer != "adamw-8bit");
+    CHECK(optimizer != "paged-adamw-8bit");
+    if (optimizer != "adamw-4bit") continue;
+    four_bit = true;
+    CHECK(fused);
+    const Run again = run(file, sets);
+    CHECK(again.summary.fits);
+    CHECK(again.summary.peak == remedy.peak);
+  }
+  CHECK(four_bit);
+}

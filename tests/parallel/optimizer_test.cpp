@@ -1,6 +1,6 @@
 // Optimizers as frameworks spend memory, against hand-computed bytes: bitsandbytes' block-wise
-// 8-bit states and their 4096-element threshold, Adafactor's factored second moment, the
-// foreach AdamW step's sqrt(v) copy, and torchtune's optimizer-in-backward.
+// 8-bit states and their 4096-element threshold, torchao's 4-bit states, Adafactor's factored
+// second moment, the foreach AdamW step's sqrt(v) copy, and torchtune's optimizer-in-backward.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -82,6 +82,30 @@ TEST_CASE("bitsandbytes 8-bit states: uint8 + an fp32 absmax per block, fp32 bel
   CHECK(bytes(Precision::fp32, {1024, 0, 1, 3}, 256) == 24'576);
 }
 
+TEST_CASE("torchao 4-bit states: packed codes + an fp32 scale per 128, else the param's dtype",
+          "[optimizer]") {
+  const auto bytes = [](Precision p, models::ParamTensor t, std::int64_t block) {
+    return scenario::tensor_optimizer_bytes(p, Optimizer::adamw_4bit, t, block).value;
+  };
+  // OptimState4bit.zeros: codes of n / 2 uint8 and n / block fp32 scales per state. 4096 x 4096
+  // = 16,777,216 elements in blocks of 128: 2 x (8,388,608 + 4 x 131,072) = 17,825,792.
+  CHECK(bytes(Precision::bf16_true, {4096, 4096}, 128) == 17'825'792);
+  // 11008 x 4096 = 45,088,768 elements, 352,256 blocks: 2 x (22,544,384 + 1,409,024).
+  CHECK(bytes(Precision::bf16_true, {11008, 4096}, 128) == 47'906'816);
+  // A 4096-element norm is quantized too (4096 >= 4096, 32 blocks): 2 x (2,048 + 128).
+  CHECK(bytes(Precision::bf16_true, {4096}, 128) == 4'352);
+  // _new_buffer's fallback, zeros_like(p): 4095 elements, or 5000 (not a multiple of 128),
+  // keep two buffers of the parameter's dtype: 2 x 2 B in bf16-true, 2 x 4 B in fp32.
+  CHECK(bytes(Precision::bf16_true, {4095}, 128) == 16'380);
+  CHECK(bytes(Precision::bf16_true, {5000}, 128) == 20'000);
+  CHECK(bytes(Precision::fp32, {5000}, 128) == 40'000);
+  // Mixed precision adds the fp32 master: + 4 x 16,777,216.
+  CHECK(bytes(Precision::bf16, {4096, 4096}, 128) == 17'825'792 + 67'108'864);
+  // The large-tensor figure: half a byte per state.
+  CHECK(scenario::state_bytes_per_param(Precision::bf16_true, Optimizer::adamw_4bit)
+            .optimizer_states == 1);
+}
+
 TEST_CASE("bitsandbytes 32-bit states are fp32 whatever the parameter dtype", "[optimizer]") {
   // PagedAdamW (optim_bits = 32): two fp32 buffers, 8 B per element, beside bf16 weights;
   // torch.optim.AdamW on the same bf16 parameters keeps bf16 states (4 B).
@@ -154,6 +178,22 @@ TEST_CASE("Llama-2-7B: 8-bit and Adafactor states tensor by tensor", "[optimizer
         13'503'153'168LL);
 }
 
+TEST_CASE("Llama-2-7B: torchao 4-bit states, 1.0625 B per parameter", "[optimizer]") {
+  const auto m = llama2_7b();
+  // Every tensor of Llama-2-7B has a multiple of 128 elements and at least 4096: per block
+  // q, k, v, o at 17,825,792; gate, up, down at 47,906,816; two norms at 4,352: 215,032,320,
+  // x 32 = 6,881,034,240; embedding and head 131,072,000 elements at 2 x (65,536,000 +
+  // 4 x 1,024,000) = 139,264,000 each; the final norm 4,352: 7,159,566,592 =
+  // 6,738,415,616 x (1 + 8 / 128).
+  CHECK(model_states(m, Precision::bf16_true, Optimizer::adamw_4bit, 128) == 7'159'566'592LL);
+  // Lowering books them with the 4-bit default block, 128.
+  const auto s = make_scenario(m, ideal_device(1LL << 40),
+                               training(Precision::bf16_true, Optimizer::adamw_4bit));
+  CHECK(s.training.effective_optimizer_block() == 128);
+  CHECK(parallel::lower(s).programs.at(0).model_states[MemCategory::optimizer_states].value ==
+        7'159'566'592LL);
+}
+
 TEST_CASE("foreach AdamW allocates sqrt(v) for every parameter at once; fused Adam none",
           "[optimizer]") {
   const auto m = chain_model({plain_layer("a", 1000, 0, 8), plain_layer("b", 3000, 0, 8)});
@@ -173,6 +213,10 @@ TEST_CASE("foreach AdamW allocates sqrt(v) for every parameter at once; fused Ad
   CHECK(optimizer_allocs(plan.programs.at(0)).at(0).second == 0);
   plan = parallel::lower(make_scenario(m, ideal_device(1LL << 30),
                                        training(Precision::fp32, Optimizer::adamw_8bit)));
+  CHECK(optimizer_allocs(plan.programs.at(0)).at(0).second == 0);
+  // torchao's 4-bit AdamW: one compiled step per parameter, no temporary (docs/finetuning.md).
+  plan = parallel::lower(make_scenario(m, ideal_device(1LL << 30),
+                                       training(Precision::bf16_true, Optimizer::adamw_4bit)));
   CHECK(optimizer_allocs(plan.programs.at(0)).at(0).second == 0);
   // Adafactor, fp32: update = grad^2 + eps and the row x column product, 2 x 4 x the largest
   // tensor (the 3000-element vector).
