@@ -6,6 +6,7 @@
 
 #include "../support/fixtures.hpp"
 #include "models/builders.hpp"
+#include "sim/exec/player.hpp"
 #include "models/presets.hpp"
 #include "sim/parallel/eager_modules.hpp"
 #include "sim/parallel/lower.hpp"
@@ -186,10 +187,10 @@ namespace {
 
 // A Llama-like model small enough to count by hand: 2 blocks, h 64, 4 heads, SwiGLU 128,
 // vocabulary 100, untied head, 16 tokens, flash attention, bf16 activations.
-models::Model tiny_llama() {
+models::Model tiny_llama(int layers = 2) {
   models::TransformerConfig c;
   c.name = "tiny-llama";
-  c.layers = 2;
+  c.layers = layers;
   c.hidden = 64;
   c.heads = 4;
   c.ffn = 128;
@@ -316,4 +317,21 @@ TEST_CASE("LoRA with eager modules: frozen norm weights and projections keep les
   t.norm_upcast = false;
   r = tiny_saved(t);
   CHECK(r.norm == std::vector<std::int64_t>{0, 2'048, 2'048, 2'048, 2'048});
+}
+
+TEST_CASE("LoRA under full recomputation: only the recomputed block's saved tensors matter",
+          "[finetune]") {
+  // Dropout 0.05 instead of 0 on q changes each attention's saved bytes by +3,072 - 2,048 =
+  // +1,024 per sample (its output and mask kept, the QKV input no longer). Without
+  // recomputation every block's attention is alive at the peak: 4 blocks x 1,024 x 2 samples.
+  // Under full recomputation only the block being recomputed holds its saved tensors.
+  const auto peak = [](scenario::Recompute rc, double dropout) {
+    auto t = tiny_training({LinearRole::q}, dropout);
+    t.micro_batch = 2;
+    t.recompute = rc;
+    const auto s = make_scenario(tiny_llama(4), ideal_device(1LL << 40), t);
+    return exec::play(parallel::lower(s)).devices[0].at_peak[MemCategory::activations].value;
+  };
+  CHECK(peak(scenario::Recompute::none, 0.05) - peak(scenario::Recompute::none, 0) == 4 * 1'024 * 2);
+  CHECK(peak(scenario::Recompute::full, 0.05) - peak(scenario::Recompute::full, 0) == 1'024 * 2);
 }
