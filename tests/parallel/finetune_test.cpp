@@ -187,8 +187,9 @@ namespace {
 
 // A Llama-like model small enough to count by hand: 2 blocks, h 64, 4 heads, SwiGLU 128,
 // vocabulary 100, untied head, 16 tokens, flash attention, bf16 activations.
-models::Model tiny_llama(int layers = 2) {
+models::Model tiny_llama(int layers = 2, std::int64_t kv_heads = 0) {
   models::TransformerConfig c;
+  c.kv_heads = kv_heads;
   c.name = "tiny-llama";
   c.layers = layers;
   c.hidden = 64;
@@ -214,8 +215,8 @@ struct TinySaved {
 
 // Saved bytes per sample of each attention, MLP and RMSNorm (in order) and of the loss after
 // apply_training.
-TinySaved tiny_saved(const scenario::TrainingSpec& t) {
-  const auto s = make_scenario(tiny_llama(), ideal_device(1LL << 40), t);
+TinySaved tiny_saved(const scenario::TrainingSpec& t, std::int64_t kv_heads = 0) {
+  const auto s = make_scenario(tiny_llama(2, kv_heads), ideal_device(1LL << 40), t);
   auto shards = parallel::shard_layers(s.model, 1, false, 1);
   parallel::apply_modules(s, 1, false, shards);
   parallel::apply_training(s, 1, shards);
@@ -268,13 +269,32 @@ TEST_CASE("LoRA: a frozen linear keeps no input; lora_A without dropout keeps it
   CHECK(r.attn[1] == 10'496 - 2'048 + 2 * (128 + 3'072));
   t.lora->layout = scenario::LoraLayout::fused_qkv;
   r = tiny_saved(t);
-  CHECK(r.attn[1] == 10'496 - 2'048 + 2 * 128 + 3'072 + 4'096);
+  // LitGPT's attention also keeps its whole fused qkv output through SDPA's saved v, a view of
+  // it (multi-head): the q and k parts beyond the V booked, e*s*(64 + 64) = 4,096.
+  CHECK(r.attn[1] == 10'496 - 2'048 + 2 * 128 + 3'072 + 4'096 + 4'096);
   // q, k and v all enabled: zero_pad returns the delta, nothing to scatter.
   t.lora = lora(4, {LinearRole::q, LinearRole::k, LinearRole::v});
   t.lora->dropout = 0.05;
   t.lora->layout = scenario::LoraLayout::fused_qkv;
   r = tiny_saved(t);
-  CHECK(r.attn[1] == 10'496 - 2'048 + 3 * 128 + 3'072);
+  CHECK(r.attn[1] == 10'496 - 2'048 + 3 * 128 + 3'072 + 4'096);
+}
+
+TEST_CASE("LitGPT's fused qkv: v's view keeps the fused output (MHA), GQA's k and v are copied "
+          "at every head's width", "[finetune]") {
+  // q, k and v adapted without dropout, so the two layouts keep the same adapter tensors (no
+  // dropout output, and zero_pad has nothing to scatter): PEFT's layout is the reference.
+  auto t = tiny_training({LinearRole::q, LinearRole::k, LinearRole::v}, 0);
+  const auto separate = tiny_saved(t);
+  t.lora->layout = scenario::LoraLayout::fused_qkv;
+  // Multi-head (4 groups of 4 heads' worth): + e*s*(q 64 + k 64) = 4,096.
+  CHECK(tiny_saved(t).attn[1] - separate.attn[1] == 4'096);
+  // Two key/value heads of 16: k and v are expanded to the 4 heads and copied, so SDPA keeps
+  // them 64 wide instead of 32: + 2 x e*s*(64 - 32) = 2,048 (the fused output is not kept).
+  t.lora->layout = scenario::LoraLayout::separate;
+  const auto gqa_separate = tiny_saved(t, 2);
+  t.lora->layout = scenario::LoraLayout::fused_qkv;
+  CHECK(tiny_saved(t, 2).attn[1] - gqa_separate.attn[1] == 2'048);
 }
 
 TEST_CASE("QLoRA: bitsandbytes' MatMul4Bit keeps its input, torchao's NF4 keeps none", "[finetune]") {
