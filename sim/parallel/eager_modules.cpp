@@ -92,9 +92,20 @@ void apply_modules(const scenario::Scenario& s, std::int64_t t, bool sp, std::ve
   const int e = models::dtype_bytes(scenario::activation_dtype(s.training.precision));
   const int norm_bytes = scenario::autocast(s.training.precision) ? 4 : e;
   for (std::size_t i = 0; i < shards.size(); ++i) {
-    const EagerExtra x = eager_extra(m.graph[m.order[i]], e, norm_bytes, s.training.compile);
+    const models::Layer& l = m.graph[m.order[i]];
+    // eager-norm-in-dtype: RMSNorm without x.float() keeps its input as the formula says and
+    // its chain runs in the norm's dtype n: x * x (2n per element), mean (n), the product with
+    // rsqrt (2n); the weight's product is the layer's io.
+    if (!s.training.norm_upcast && l.kind == models::LayerKind::rmsnorm) {
+      if (!s.training.compile) {
+        const core::Bytes chain = core::Bytes{l.output.value / norm_bytes} * (5 * norm_bytes);
+        shards[i].io += sp ? chain / t : chain;
+      }
+      continue;
+    }
+    const EagerExtra x = eager_extra(l, e, norm_bytes, s.training.compile);
     shards[i].saved += x.split / t + (sp ? x.replicated / t : x.replicated);
-    const EagerExtra io = eager_io(m.graph[m.order[i]], e, norm_bytes, s.training.compile);
+    const EagerExtra io = eager_io(l, e, norm_bytes, s.training.compile);
     shards[i].io += io.split / t + (sp ? io.replicated / t : io.replicated);
   }
 }

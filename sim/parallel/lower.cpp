@@ -70,7 +70,7 @@ void prepare_layers(LowerContext& L) {
                           s.parallel.expert);
   apply_modules(s, L.tensor, s.parallel.sequence_parallel && L.tensor > 1, L.shards);
   apply_softmax_input(s, L.tensor, L.shards);
-  apply_training(s, L.tensor, L.shards);
+  apply_training(s, L.tensor, L.shards, s.parallel.sequence_parallel && L.tensor > 1);
   const int G = L.chunk_count();
   L.chunks = partition_layers(m, L.shards, G, s.parallel.split_points);
 

@@ -45,15 +45,24 @@ std::vector<LayerShard> shard_layers(const models::Model& m, std::int64_t t, boo
 
 namespace trainsim::parallel {
 
-void apply_training(const scenario::Scenario& s, std::int64_t t, std::vector<LayerShard>& shards) {
+void apply_training(const scenario::Scenario& s, std::int64_t t, std::vector<LayerShard>& shards,
+                    bool sp) {
   const auto& m = s.model;
   const auto& lora = s.training.lora;
   const int wb = scenario::state_bytes_per_param(s.training.precision, s.training.optimizer).weights;
   const int e = models::dtype_bytes(scenario::activation_dtype(s.training.precision));
+  scenario::ModuleStyle style;
+  style.gemm_input_bytes = s.training.precision == scenario::Precision::fp8 ? 1 : e;  // fp8 linears keep fp8 inputs
+  style.eager = s.training.eager_modules;
+  style.compiled = s.training.compile;
+  style.norm_upcast = s.training.norm_upcast;
   std::size_t lowest = shards.size();
   for (std::size_t i = 0; i < shards.size(); ++i) {
     LayerShard& sh = shards[i];
-    const auto lt = scenario::layer_training(m.graph[m.order[i]], sh.params, lora, wb, e, t);
+    const models::Layer& l = m.graph[m.order[i]];
+    // The lowest adapted layer's input needs no gradient: it is the first layer with trainables.
+    const bool first = lowest == shards.size();
+    const auto lt = scenario::layer_training(l, sh.params, lora, wb, e, t, style, !first);
     sh.trainable = lt.trainable;
     sh.weight_bytes = lt.weight_bytes;
     sh.dequantized = lt.dequantized;
@@ -68,7 +77,10 @@ void apply_training(const scenario::Scenario& s, std::int64_t t, std::vector<Lay
     }
     const double base_backward =
         sh.matmul ? sh.flops + sh.core_flops : sh.flops * sh.backward_factor;
-    sh.saved += lt.adapter_saved;
+    // Unkept inputs leave the saved bytes (never below the attention core the shard keeps).
+    const core::Bytes unkept = lt.unkept_split + (sp ? lt.unkept_replicated / t : lt.unkept_replicated);
+    sh.saved = std::max(sh.saved - unkept, sh.saved_core);
+    sh.saved += lt.adapter_saved + lt.quantized_saved;
     sh.flops += lt.adapter_flops;
     sh.backward_factor = sh.flops > 0 ? (base_backward + 2 * lt.adapter_flops) / sh.flops : 0;
   }

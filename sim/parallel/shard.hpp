@@ -48,6 +48,7 @@ std::vector<LayerShard> shard_layers(const models::Model& m, std::int64_t t, boo
 // it on, a frozen matmul layer computes input gradients only (its GEMMs' backward halves: the
 // attention core's still computes both operands' gradients), and the adapters add their forward
 // GEMMs, twice that in backward, and their saved tensors.
-void apply_training(const scenario::Scenario& s, std::int64_t t, std::vector<LayerShard>& shards);
+void apply_training(const scenario::Scenario& s, std::int64_t t, std::vector<LayerShard>& shards,
+                    bool sp = false);
 
 }  // namespace trainsim::parallel

@@ -30,7 +30,7 @@ void training_json(JsonWriter& j, const scenario::TrainingSpec& t, bool sequence
   j.field("loss_chunks", scenario::effective_loss_chunks(t));
   j.field("activation_offload", t.activation_offload);
   j.field("compile", t.compile);
-  j.field("modules", t.eager_modules ? "eager" : "fused");
+  j.field("modules", !t.eager_modules ? "fused" : t.norm_upcast ? "eager" : "eager-norm-in-dtype");
   if (const auto& lora = t.lora) {
     j.key("lora").begin_object();
     j.field("rank", lora->rank);
@@ -41,6 +41,9 @@ void training_json(JsonWriter& j, const scenario::TrainingSpec& t, bool sequence
       if (lora->targets[k]) j.value(models::to_string(static_cast<models::LinearRole>(k)));
     j.end_array();
     j.field("base", scenario::to_string(lora->base));
+    if (lora->quantized())
+      j.field("quantizer", lora->quantizer == scenario::Quantizer::bitsandbytes ? "bitsandbytes" : "torchao");
+    j.field("layout", lora->layout == scenario::LoraLayout::fused_qkv ? "fused-qkv" : "separate");
     j.end_object();
   }
   // training.packed_documents as given (absent when each sequence is one document).

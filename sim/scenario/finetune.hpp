@@ -30,6 +30,20 @@ std::string_view to_string(BaseWeights b);
 //   segments stay cached in the allocator into the step
 enum class QuantizeOnLoad { none, whole };
 
+// `training.lora.quantizer`: the library whose autograd function runs a quantized base linear
+// (docs/finetuning.md, "Backward and activations").
+// - torchao: torchao's NF4Tensor (`linear_nf4`, torchtune's QLoRA) keeps no input for backward
+// - bitsandbytes: bnb's MatMul4Bit (Linear4bit: Hugging Face PEFT's QLoRA, Lightning's
+//   BitsandbytesPrecision) keeps its input A whenever A or B needs a gradient, though its
+//   backward reads only B; MatMul8bitLt (int8) keeps A and A's int8 transpose CAt
+enum class Quantizer { torchao, bitsandbytes };
+
+// `training.lora.layout`: how the adapters of a fused attention input projection are built.
+// - separate: one LoraLayer per targeted linear, each with its own dropout (PEFT, torchtune)
+// - fused-qkv: LitGPT's LoRAQKVLinear (lit_gpt/lora.py at 8641822): one lora_A over the
+//   enabled q/k/v parts behind one dropout of the shared input
+enum class LoraLayout { separate, fused_qkv };
+
 // `training.lora`: adapters A (rank x in) and B (out x rank) beside each targeted linear
 // (Hu et al. 2021; PEFT's LoraLayer); everything else is frozen.
 struct LoraSpec {
@@ -39,8 +53,14 @@ struct LoraSpec {
   std::array<bool, models::kLinearRoles> targets{};
   BaseWeights base = BaseWeights::precision;
   QuantizeOnLoad quantize_on_load = QuantizeOnLoad::none;
+  Quantizer quantizer = Quantizer::torchao;  // int8 is bitsandbytes' whatever this says
+  LoraLayout layout = LoraLayout::separate;
   bool targets_role(models::LinearRole r) const { return targets[static_cast<std::size_t>(r)]; }
   bool quantized() const { return base == BaseWeights::nf4 || base == BaseWeights::nf4_dq || base == BaseWeights::int8; }
+  // The base linears' autograd function keeps their input (bitsandbytes' MatMul4Bit, MatMul8bitLt).
+  bool base_keeps_input() const {
+    return base == BaseWeights::int8 || (quantized() && quantizer == Quantizer::bitsandbytes);
+  }
 };
 
 // Bytes one frozen linear weight of `in` x `out` elements takes stored as `base`, the
@@ -55,6 +75,15 @@ struct LayerTraining {
   std::int64_t trainable = 0;    // parameters trained: the adapters, or every parameter
   core::Bytes weight_bytes{};    // weights held: trained at the precision's bytes, frozen as stored
   core::Bytes adapter_saved{};   // per sample: the rank-r intermediates [+ dropout outputs, masks]
+  // Per sample, what the layer formula books as the input of a frozen linear (or the normalized
+  // tensor of a frozen norm weight's product) and autograd does not keep: `replicated` as the
+  // layer's replicated saved bytes (divided by t only under sequence parallelism), `split`
+  // already this device's.
+  core::Bytes unkept_replicated{};
+  core::Bytes unkept_split{};
+  // Per sample, this device's: bitsandbytes' MatMul8bitLt keeps A's int8 transpose CAt
+  // (1 byte per input element) per int8 base linear.
+  core::Bytes quantized_saved{};
   double adapter_flops = 0;      // per sample: the adapters' forward GEMMs
   core::Bytes dequantized{};     // the largest quantized linear weight in the compute dtype
   bool frozen = false;           // the layer's own parameters are frozen (LoRA)
@@ -62,9 +91,18 @@ struct LayerTraining {
 
 // `params` is the layer's base parameter count on this device (sim/parallel/shard.cpp's rule);
 // `weight_bytes` and `act_bytes` the precision's weight and activation dtype sizes.
+// `style` says how the layer's forward runs (what its formula and an eager module keep);
+// `input_grad` false for the lowest adapted layer, whose input needs no gradient.
+struct ModuleStyle {
+  int gemm_input_bytes = 2;
+  bool eager = false;        // training.modules: eager (or eager-norm-in-dtype)
+  bool compiled = false;     // training.compile with eager modules
+  bool norm_upcast = true;   // eager RMSNorm's x.float()
+};
 LayerTraining layer_training(const models::Layer& l, std::int64_t params,
                              const std::optional<LoraSpec>& lora, int weight_bytes, int act_bytes,
-                             std::int64_t tensor);
+                             std::int64_t tensor, const ModuleStyle& style = {},
+                             bool input_grad = true);
 
 // Parameters trained in the whole model (every tensor rank's shard together): the adapters'
 // r x (in + out) per targeted linear, or every parameter without LoRA. This is the figure PEFT's

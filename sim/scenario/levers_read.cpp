@@ -37,7 +37,9 @@ void read_levers(MapReader& m, TrainingSpec& t) {
   t.loss_chunks = m.has("loss_chunks") ? m.int_in("loss_chunks", kLossChunks) : 0;
   t.activation_offload = m.bool_or("activation_offload", false);
   t.compile = m.bool_or("compile", false);
-  t.eager_modules = m.choice("modules", {"fused", "eager"}, "fused") == "eager";
+  const auto modules = m.choice("modules", {"fused", "eager", "eager-norm-in-dtype"}, "fused");
+  t.eager_modules = modules != "fused";
+  t.norm_upcast = modules != "eager-norm-in-dtype";
   t.softmax_saves_input = m.bool_or("softmax_saves_input", false);
   t.keep_logits = m.bool_or("keep_logits", false);
   t.model_init = m.choice("model_init", {"none", "cloned-layer"}, "none") == "cloned-layer"

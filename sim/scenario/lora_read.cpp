@@ -49,7 +49,7 @@ double read_number(const YamlContext& ctx, const YAML::Node& n, const std::strin
 
 LoraSpec read_lora(const YamlContext& ctx, const YAML::Node& node, const std::string& path) {
   if (!node.IsMap())
-    ctx.fail(node, path, "expected a mapping {rank, alpha, dropout, targets, base, quantize_on_load}");
+    ctx.fail(node, path, "expected a mapping {rank, alpha, dropout, targets, base, quantize_on_load, quantizer, layout}");
   LoraSpec l;
   MapReader m(ctx, node, path);
   l.rank = m.int_in("rank", kRank);
@@ -90,6 +90,20 @@ LoraSpec read_lora(const YamlContext& ctx, const YAML::Node& node, const std::st
                "expected none: 'whole' models torchao's NF4 quantization and needs base: nf4 or nf4-dq");
     l.quantize_on_load = q == "whole" ? QuantizeOnLoad::whole : QuantizeOnLoad::none;
   }
+  if (m.has("quantizer")) {
+    const auto q = m.choice("quantizer", {"torchao", "bitsandbytes"}, "torchao");
+    if (l.base != BaseWeights::nf4 && l.base != BaseWeights::nf4_dq)
+      ctx.fail(m.node("quantizer"), m.path_of("quantizer"),
+               "a quantizer needs base: nf4 or nf4-dq (int8 is bitsandbytes' LLM.int8 only)");
+    if (q == "bitsandbytes" && l.quantize_on_load == QuantizeOnLoad::whole)
+      ctx.fail(m.node("quantizer"), m.path_of("quantizer"),
+               "expected torchao: quantize_on_load: whole models torchao's to_nf4");
+    l.quantizer = q == "bitsandbytes" ? Quantizer::bitsandbytes : Quantizer::torchao;
+  }
+  if (l.base == BaseWeights::int8) l.quantizer = Quantizer::bitsandbytes;
+  l.layout = m.choice("layout", {"separate", "fused-qkv"}, "separate") == "fused-qkv"
+                 ? LoraLayout::fused_qkv
+                 : LoraLayout::separate;
   m.finish();
   return l;
 }

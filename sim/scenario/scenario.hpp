@@ -169,6 +169,10 @@ struct TrainingSpec {
   // Engine run them) | eager (PyTorch's eager modules as torchtune and Hugging Face transformers
   // write them, which keep more for backward; sim/parallel/eager_modules.hpp).
   bool eager_modules = false;
+  // training.modules: eager-norm-in-dtype — eager modules whose RMSNorm computes in the
+  // activation dtype (LitGPT's lit_gpt/rmsnorm.py at 8641822: no x.float()), so it keeps no fp32
+  // upcast (sim/parallel/eager_modules.hpp). True for `eager`, meaningless for `fused`.
+  bool norm_upcast = true;
   // training.accumulate_grads: fused (no pass of its own), autograd (PyTorch's AccumulateGrad
   // adds every micro-batch after the first into param.grad), fp32 (DeepSpeed's BF16_Optimizer:
   // every micro-batch's 16-bit gradients cast and added into an fp32 copy, all-reduced in fp32).

@@ -5,7 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include "../support/fixtures.hpp"
+#include "models/builders.hpp"
+#include "sim/exec/player.hpp"
 #include "models/presets.hpp"
+#include "sim/parallel/eager_modules.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/parallel/shard.hpp"
 #include "sim/scenario/finetune.hpp"
@@ -125,22 +128,28 @@ TEST_CASE("LoRA: backward stops below the first adapter; frozen GEMMs compute in
     CHECK(shards[i].backward_factor == 0);
   }
   CHECK(shards[attn].grad_out);
-  // A frozen MLP (no adapters): backward = forward (dX only), saved tensors as in full training.
+  // A frozen MLP (no adapters): backward = forward (dX only); its GEMMs keep no input (the
+  // frozen weights need no gradient): less 2 B x 512 x 4096 (gate/up input) and 2 B x 512 x
+  // 11008 (down input).
   CHECK(shards[mlp].backward_factor == Approx(1.0));
-  CHECK(shards[mlp].saved == full[mlp].saved);
+  CHECK(shards[mlp].saved.value == full[mlp].saved.value - 2 * 512 * 4096 - 2 * 512 * 11008);
   CHECK(shards[mlp].trainable == 0);
   // The attention with q and v adapters: s = 512, r = 8, h = 4096.
   // adapter forward = 2 x 512 x 8 x (4096 + 4096) per adapter, x 2 = 134,217,728 FLOPs;
-  // backward = (F - core) + 2 core + 2 x adapters; saved += 2 x 2 B x 512 x 8 (rank-r outputs).
+  // backward = (F - core) + 2 core + 2 x adapters; saved += 2 x 2 B x 512 x 8 (rank-r outputs);
+  // lora_A (no dropout) keeps the q/v input the frozen linears do not; the standard core's
+  // attn x V product, the frozen o_proj's input, is kept by nothing: less 2 B x 512 x 4096.
   const double F = full[attn].flops, core = full[attn].core_flops, A = 134'217'728.0;
   CHECK(shards[attn].flops == Approx(F + A));
   CHECK(shards[attn].flops * shards[attn].backward_factor == Approx(F + core + 2 * A));
-  CHECK(shards[attn].saved.value == full[attn].saved.value + 2 * 2 * 512 * 8);
-  // Dropout > 0: each adapter's dropout output (2 B) and mask (1 B) of the 4096-wide input too.
+  CHECK(shards[attn].saved.value == full[attn].saved.value + 2 * 2 * 512 * 8 - 2 * 512 * 4096);
+  // Dropout > 0: each adapter's dropout output (2 B) and mask (1 B) of the 4096-wide input, and
+  // then nothing keeps the input itself (2 B x 512 x 4096).
   s.training.lora->dropout = 0.05;
   auto dropped = full;
   parallel::apply_training(s, 1, dropped);
-  CHECK(dropped[attn].saved.value == shards[attn].saved.value + 2 * 3 * 512 * 4096);
+  CHECK(dropped[attn].saved.value ==
+        shards[attn].saved.value + 2 * 3 * 512 * 4096 - 2 * 512 * 4096);
 }
 
 TEST_CASE("QLoRA: each quantized layer dequantizes its largest linear weight per pass",
@@ -172,4 +181,177 @@ TEST_CASE("no training.lora trains everything as before", "[finetune]") {
   CHECK(P.model_states[MemCategory::weights].value == n * 2);
   CHECK(P.model_states[MemCategory::gradients].value == n * 2);
   CHECK(P.model_states[MemCategory::optimizer_states].value == n * 12);
+}
+
+namespace {
+
+// A Llama-like model small enough to count by hand: 2 blocks, h 64, 4 heads, SwiGLU 128,
+// vocabulary 100, untied head, 16 tokens, flash attention, bf16 activations.
+models::Model tiny_llama(int layers = 2, std::int64_t kv_heads = 0) {
+  models::TransformerConfig c;
+  c.kv_heads = kv_heads;
+  c.name = "tiny-llama";
+  c.layers = layers;
+  c.hidden = 64;
+  c.heads = 4;
+  c.ffn = 128;
+  c.vocab = 100;
+  c.mlp = models::kinds::MlpActivation::swiglu;
+  c.norm = models::NormKind::rmsnorm;
+  c.bias = false;
+  c.tied_embeddings = false;
+  c.learned_positions = false;
+  c.dropout = false;
+  models::BuildOptions o;
+  o.seq_len = 16;
+  o.flash_attention = true;
+  return models::build_transformer(c, o);
+}
+
+struct TinySaved {
+  std::vector<std::int64_t> attn, mlp, norm;
+  std::int64_t loss = 0;
+};
+
+// Saved bytes per sample of each attention, MLP and RMSNorm (in order) and of the loss after
+// apply_training.
+TinySaved tiny_saved(const scenario::TrainingSpec& t, std::int64_t kv_heads = 0) {
+  const auto s = make_scenario(tiny_llama(2, kv_heads), ideal_device(1LL << 40), t);
+  auto shards = parallel::shard_layers(s.model, 1, false, 1);
+  parallel::apply_modules(s, 1, false, shards);
+  parallel::apply_training(s, 1, shards);
+  TinySaved out;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    switch (s.model.graph[s.model.order[i]].kind) {
+      case models::LayerKind::attention: out.attn.push_back(shards[i].saved.value); break;
+      case models::LayerKind::mlp: out.mlp.push_back(shards[i].saved.value); break;
+      case models::LayerKind::rmsnorm: out.norm.push_back(shards[i].saved.value); break;
+      case models::LayerKind::loss: out.loss = shards[i].saved.value; break;
+      default: break;
+    }
+  }
+  return out;
+}
+
+scenario::TrainingSpec tiny_training(std::initializer_list<LinearRole> roles, double dropout,
+                                     scenario::BaseWeights base = scenario::BaseWeights::precision) {
+  auto t = mixed_adamw();
+  t.seq_len = 16;
+  t.precision = scenario::Precision::bf16_true;
+  t.lora = lora(4, roles, base);
+  t.lora->dropout = dropout;
+  return t;
+}
+
+}  // namespace
+
+// The tiny model's formulas per sample (e = 2, s = 16, h = 64, f = 128, a = 4, V = 100):
+//   attention: QKV input e*s*h 2,048 + Q, K, V 6,144 + projection input 2,048 + 4*a*s LSE 256
+//   MLP:       input e*s*h 2,048 + gate and up outputs 8,192 + down input e*s*f 4,096
+//   loss:      head input e*s*h 2,048 + fp32 logits 4*s*V 6,400
+TEST_CASE("LoRA: a frozen linear keeps no input; lora_A without dropout keeps it", "[finetune]") {
+  // q targeted, no dropout: lora_A reads the QKV input itself, so it stays; the flash kernel
+  // keeps its output (the projection's input). Adapter: e*s*r = 2 x 16 x 4 = 128.
+  auto r = tiny_saved(tiny_training({LinearRole::q}, 0));
+  CHECK(r.attn == std::vector<std::int64_t>{10'496 + 128, 10'496 + 128});
+  // Frozen MLPs keep gate's and up's outputs only: 14,336 - 2,048 - 4,096.
+  CHECK(r.mlp == std::vector<std::int64_t>{8'192, 8'192});
+  // The LM head is frozen: its input goes, the fp32 logits stay.
+  CHECK(r.loss == 6'400);
+  // Dropout: lora_A keeps the dropout's output (2 B) and its mask (1 B), 3 x 16 x 64 = 3,072,
+  // and nothing keeps the QKV input (2,048).
+  r = tiny_saved(tiny_training({LinearRole::q}, 0.05));
+  CHECK(r.attn == std::vector<std::int64_t>{10'496 - 2'048 + 128 + 3'072, 10'496 - 2'048 + 128 + 3'072});
+  // q and v: one dropout each (PEFT), or one for the fused QKV (LitGPT's LoRAQKVLinear), whose
+  // zero_pad keeps index_copy's source, the q and v deltas: 2 x (2 x 16 x 64) = 4,096.
+  auto t = tiny_training({LinearRole::q, LinearRole::v}, 0.05);
+  r = tiny_saved(t);
+  CHECK(r.attn[1] == 10'496 - 2'048 + 2 * (128 + 3'072));
+  t.lora->layout = scenario::LoraLayout::fused_qkv;
+  r = tiny_saved(t);
+  // LitGPT's attention also keeps its whole fused qkv output through SDPA's saved v, a view of
+  // it (multi-head): the q and k parts beyond the V booked, e*s*(64 + 64) = 4,096.
+  CHECK(r.attn[1] == 10'496 - 2'048 + 2 * 128 + 3'072 + 4'096 + 4'096);
+  // q, k and v all enabled: zero_pad returns the delta, nothing to scatter.
+  t.lora = lora(4, {LinearRole::q, LinearRole::k, LinearRole::v});
+  t.lora->dropout = 0.05;
+  t.lora->layout = scenario::LoraLayout::fused_qkv;
+  r = tiny_saved(t);
+  CHECK(r.attn[1] == 10'496 - 2'048 + 3 * 128 + 3'072 + 4'096);
+}
+
+TEST_CASE("LitGPT's fused qkv: v's view keeps the fused output (MHA), GQA's k and v are copied "
+          "at every head's width", "[finetune]") {
+  // q, k and v adapted without dropout, so the two layouts keep the same adapter tensors (no
+  // dropout output, and zero_pad has nothing to scatter): PEFT's layout is the reference.
+  auto t = tiny_training({LinearRole::q, LinearRole::k, LinearRole::v}, 0);
+  const auto separate = tiny_saved(t);
+  t.lora->layout = scenario::LoraLayout::fused_qkv;
+  // Multi-head (4 groups of 4 heads' worth): + e*s*(q 64 + k 64) = 4,096.
+  CHECK(tiny_saved(t).attn[1] - separate.attn[1] == 4'096);
+  // Two key/value heads of 16: k and v are expanded to the 4 heads and copied, so SDPA keeps
+  // them 64 wide instead of 32: + 2 x e*s*(64 - 32) = 2,048 (the fused output is not kept).
+  t.lora->layout = scenario::LoraLayout::separate;
+  const auto gqa_separate = tiny_saved(t, 2);
+  t.lora->layout = scenario::LoraLayout::fused_qkv;
+  CHECK(tiny_saved(t, 2).attn[1] - gqa_separate.attn[1] == 2'048);
+}
+
+TEST_CASE("QLoRA: bitsandbytes' MatMul4Bit keeps its input, torchao's NF4 keeps none", "[finetune]") {
+  auto t = tiny_training({LinearRole::q}, 0.05, scenario::BaseWeights::nf4);
+  // torchao (the default for nf4): as a bf16 frozen base.
+  auto r = tiny_saved(t);
+  CHECK(r.attn[1] == 10'496 - 2'048 + 128 + 3'072);
+  CHECK(r.mlp[1] == 8'192);
+  t.lora->quantizer = scenario::Quantizer::bitsandbytes;
+  r = tiny_saved(t);
+  // Block 1: ctx.tensors = (A, B) since A needs a gradient: the QKV input, the projection's
+  // (the flash output already kept), the MLP's input and down's input all stay.
+  CHECK(r.attn[1] == 10'496 + 128 + 3'072);
+  CHECK(r.mlp == std::vector<std::int64_t>{14'336, 14'336});
+  // Block 0's attention reads the embedding's frozen output: no gradient, so no A is kept.
+  CHECK(r.attn[0] == 10'496 - 2'048 + 128 + 3'072);
+  // The head stays 16-bit (not quantized): its input goes.
+  CHECK(r.loss == 6'400);
+  // LLM.int8 (MatMul8bitLt): A and its int8 transpose CAt (1 B x s x in) per linear:
+  // attention q, k, v, o 4 x 16 x 64; MLP gate, up 2 x 16 x 64 and down 16 x 128.
+  t.lora->base = scenario::BaseWeights::int8;
+  r = tiny_saved(t);
+  CHECK(r.attn[1] == 10'496 + 128 + 3'072 + 4'096);
+  CHECK(r.mlp[1] == 14'336 + 4'096);
+  CHECK(r.attn[0] == 10'496 - 2'048 + 128 + 3'072 + 1'024);  // o's CAt only
+}
+
+TEST_CASE("LoRA with eager modules: frozen norm weights and projections keep less", "[finetune]") {
+  auto t = tiny_training({LinearRole::q}, 0);
+  t.eager_modules = true;
+  // Eager RMSNorm (x.float() ... weight * x_normed.to(dtype)): the frozen weight's product keeps
+  // nothing; the fp32 upcast 4 x 16 x 64 = 4,096 stays (the first norm, below the adapters,
+  // keeps nothing at all). The attention output's contiguous copy (2,048) is the frozen
+  // projection's input alone; SiLU's output (e*s*f 4,096) stays.
+  auto r = tiny_saved(t);
+  CHECK(r.norm == std::vector<std::int64_t>{0, 4'096, 4'096, 4'096, 4'096});
+  CHECK(r.attn[1] == 10'496 + 128);
+  CHECK(r.mlp[1] == 8'192 + 4'096);
+  // LitGPT's RMSNorm in the input dtype: x * x keeps x (the formula's 2,048), no upcast.
+  t.norm_upcast = false;
+  r = tiny_saved(t);
+  CHECK(r.norm == std::vector<std::int64_t>{0, 2'048, 2'048, 2'048, 2'048});
+}
+
+TEST_CASE("LoRA under full recomputation: only the recomputed block's saved tensors matter",
+          "[finetune]") {
+  // Dropout 0.05 instead of 0 on q changes each attention's saved bytes by +3,072 - 2,048 =
+  // +1,024 per sample (its output and mask kept, the QKV input no longer). Without
+  // recomputation every block's attention is alive at the peak: 4 blocks x 1,024 x 2 samples.
+  // Under full recomputation only the block being recomputed holds its saved tensors.
+  const auto peak = [](scenario::Recompute rc, double dropout) {
+    auto t = tiny_training({LinearRole::q}, dropout);
+    t.micro_batch = 2;
+    t.recompute = rc;
+    const auto s = make_scenario(tiny_llama(4), ideal_device(1LL << 40), t);
+    return exec::play(parallel::lower(s)).devices[0].at_peak[MemCategory::activations].value;
+  };
+  CHECK(peak(scenario::Recompute::none, 0.05) - peak(scenario::Recompute::none, 0) == 4 * 1'024 * 2);
+  CHECK(peak(scenario::Recompute::full, 0.05) - peak(scenario::Recompute::full, 0) == 1'024 * 2);
 }
