@@ -435,7 +435,10 @@ void expert_remedies(const scenario::Scenario& s, Search& search, bool states_ex
 // linear weights in 4-bit NF4 with double-quantized constants). Both train something other than
 // the scenario's job, so they are flagged changes_workload and listed after the others. Rank 16
 // on every linear layer is the QLoRA paper's recipe (Dettmers et al. 2023, section 4: adapters on
-// all linear layers are needed to match full fine-tuning).
+// all linear layers are needed to match full fine-tuning). The QLoRA remedy runs the base through
+// bitsandbytes' Linear4bit, as the paper's code (PEFT) does: its MatMul4Bit keeps each linear's
+// input for backward where torchao's NF4 keeps none, so the remedy never fits a torchao run that
+// the bitsandbytes one would not (docs/finetuning.md, "Backward and activations").
 void finetune_remedies(const scenario::Scenario& s, Search& search, bool states_exceed) {
   if (!states_exceed) return;
   const auto& lora = s.training.lora;
@@ -450,7 +453,7 @@ void finetune_remedies(const scenario::Scenario& s, Search& search, bool states_
   if (!lora)
     finetune("LoRA rank 16 on all linear layers, base frozen (changes the training)",
              {{"training.lora.rank", "16"}, {"training.lora.targets", "all-linear"}});
-  Sets qlora = {{"training.lora.base", "nf4-dq"}};
+  Sets qlora = {{"training.lora.base", "nf4-dq"}, {"training.lora.quantizer", "bitsandbytes"}};
   if (!lora) qlora.insert(qlora.begin(), {{"training.lora.rank", "16"}, {"training.lora.targets", "all-linear"}});
   finetune(std::string(lora ? "QLoRA: the frozen base in NF4" : "QLoRA rank 16 on all linear layers, base in NF4") +
                " (changes the training)",
