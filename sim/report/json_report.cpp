@@ -42,7 +42,7 @@ void training_json(JsonWriter& j, const scenario::TrainingSpec& t, bool sequence
     j.end_array();
     j.field("base", scenario::to_string(lora->base));
     if (lora->quantized())
-      j.field("quantizer", lora->quantizer == scenario::Quantizer::bitsandbytes ? "bitsandbytes" : "torchao");
+      j.field("quantizer", lora->runs_on() == scenario::Quantizer::bitsandbytes ? "bitsandbytes" : "torchao");
     j.field("layout", lora->layout == scenario::LoraLayout::fused_qkv ? "fused-qkv" : "separate");
     j.end_object();
   }

@@ -53,14 +53,20 @@ struct LoraSpec {
   std::array<bool, models::kLinearRoles> targets{};
   BaseWeights base = BaseWeights::precision;
   QuantizeOnLoad quantize_on_load = QuantizeOnLoad::none;
-  Quantizer quantizer = Quantizer::torchao;  // int8 is bitsandbytes' whatever this says
+  // bitsandbytes unless stated (Hugging Face PEFT's and Lightning's QLoRA, and the larger of the
+  // two); torchao with quantize_on_load: whole. int8 is bitsandbytes' whatever this says.
+  Quantizer quantizer = Quantizer::bitsandbytes;
   LoraLayout layout = LoraLayout::separate;
   bool targets_role(models::LinearRole r) const { return targets[static_cast<std::size_t>(r)]; }
   bool quantized() const { return base == BaseWeights::nf4 || base == BaseWeights::nf4_dq || base == BaseWeights::int8; }
-  // The base linears' autograd function keeps their input (bitsandbytes' MatMul4Bit, MatMul8bitLt).
-  bool base_keeps_input() const {
-    return base == BaseWeights::int8 || (quantized() && quantizer == Quantizer::bitsandbytes);
+  // The library that runs the quantized base: int8 is bitsandbytes' LLM.int8, quantize_on_load:
+  // whole is torchao's to_nf4, else `quantizer`.
+  Quantizer runs_on() const {
+    if (base == BaseWeights::int8) return Quantizer::bitsandbytes;
+    return quantize_on_load == QuantizeOnLoad::whole ? Quantizer::torchao : quantizer;
   }
+  // The base linears' autograd function keeps their input (bitsandbytes' MatMul4Bit, MatMul8bitLt).
+  bool base_keeps_input() const { return quantized() && runs_on() == Quantizer::bitsandbytes; }
 };
 
 // Bytes one frozen linear weight of `in` x `out` elements takes stored as `base`, the

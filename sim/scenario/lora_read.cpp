@@ -91,7 +91,7 @@ LoraSpec read_lora(const YamlContext& ctx, const YAML::Node& node, const std::st
     l.quantize_on_load = q == "whole" ? QuantizeOnLoad::whole : QuantizeOnLoad::none;
   }
   if (m.has("quantizer")) {
-    const auto q = m.choice("quantizer", {"torchao", "bitsandbytes"}, "torchao");
+    const auto q = m.choice("quantizer", {"torchao", "bitsandbytes"}, "bitsandbytes");
     if (l.base != BaseWeights::nf4 && l.base != BaseWeights::nf4_dq)
       ctx.fail(m.node("quantizer"), m.path_of("quantizer"),
                "a quantizer needs base: nf4 or nf4-dq (int8 is bitsandbytes' LLM.int8 only)");
@@ -99,6 +99,8 @@ LoraSpec read_lora(const YamlContext& ctx, const YAML::Node& node, const std::st
       ctx.fail(m.node("quantizer"), m.path_of("quantizer"),
                "expected torchao: quantize_on_load: whole models torchao's to_nf4");
     l.quantizer = q == "bitsandbytes" ? Quantizer::bitsandbytes : Quantizer::torchao;
+  } else if (l.quantize_on_load == QuantizeOnLoad::whole) {
+    l.quantizer = Quantizer::torchao;  // whole models torchao's to_nf4
   }
   if (l.base == BaseWeights::int8) l.quantizer = Quantizer::bitsandbytes;
   l.layout = m.choice("layout", {"separate", "fused-qkv"}, "separate") == "fused-qkv"

@@ -299,7 +299,9 @@ TEST_CASE("LitGPT's fused qkv: v's view keeps the fused output (MHA), GQA's k an
 
 TEST_CASE("QLoRA: bitsandbytes' MatMul4Bit keeps its input, torchao's NF4 keeps none", "[finetune]") {
   auto t = tiny_training({LinearRole::q}, 0.05, scenario::BaseWeights::nf4);
-  // torchao (the default for nf4): as a bf16 frozen base.
+  CHECK(t.lora->quantizer == scenario::Quantizer::bitsandbytes);  // the default
+  // torchao: as a bf16 frozen base.
+  t.lora->quantizer = scenario::Quantizer::torchao;
   auto r = tiny_saved(t);
   CHECK(r.attn[1] == 10'496 - 2'048 + 128 + 3'072);
   CHECK(r.mlp[1] == 8'192);
