@@ -90,6 +90,23 @@ void unkept_inputs(const models::Layer& l, const LoraSpec& lora, std::int64_t te
   }
 }
 
+// LitGPT's CausalSelfAttention (lit_gpt/model.py at 8641822) views its fused qkv output as
+// (B, groups, q_per_kv + 2, T, hs), splits it and reshapes q, k and v to (B, heads, T, hs); RoPE
+// and `torch.cat` then make new q and k tensors, which SDPA keeps with v and its output. With as
+// many groups as heads (multi-head attention) v's reshape is a view of the fused output, and
+// SDPA's saved v keeps that whole output alive: beyond the V the layer formula books, the q and
+// k parts, e x tokens x (q + k) per sample. With fewer groups (GQA, MQA) k and v are expanded to
+// every head first, so their reshapes copy: the saved k and v are q wide instead of k and v wide,
+// e x tokens x 2 x (q - k). Per sample and device (the widths are this device's slices).
+Bytes fused_qkv_kept(const models::Layer& l, std::int64_t tensor, std::int64_t e) {
+  const auto& q = linear(l, LinearRole::q);
+  const auto& k = linear(l, LinearRole::k);
+  if (q.count == 0 || k.count == 0 || linear(l, LinearRole::v).count == 0) return Bytes{0};
+  const std::int64_t wq = models::stored_dims(q, tensor).out, wk = models::stored_dims(k, tensor).out;
+  if (wk >= wq) return Bytes{e * q.tokens * (wq + wk) * q.count};
+  return Bytes{e * q.tokens * 2 * (wq - wk) * q.count};
+}
+
 }  // namespace
 
 // n = in x out weights.
@@ -110,28 +127,6 @@ Bytes base_weight_bytes(BaseWeights base, std::int64_t in, std::int64_t out, int
   return Bytes{n * precision_bytes};
 }
 
-namespace {
-
-// LitGPT's CausalSelfAttention (lit_gpt/model.py at 8641822) views its fused qkv output as
-// (B, groups, q_per_kv + 2, T, hs), splits it and reshapes q, k and v to (B, heads, T, hs); RoPE
-// and `torch.cat` then make new q and k tensors, which SDPA keeps with v and its output. With as
-// many groups as heads (multi-head attention) v's reshape is a view of the fused output, and
-// SDPA's saved v keeps that whole output alive: beyond the V the layer formula books, the q and
-// k parts, e x tokens x (q + k) per sample. With fewer groups (GQA, MQA) k and v are expanded to
-// every head first, so their reshapes copy: the saved k and v are q wide instead of k and v wide,
-// e x tokens x 2 x (q - k). Per sample and device (the widths are this device's slices).
-Bytes fused_qkv_kept(const models::Layer& l, std::int64_t tensor, std::int64_t e) {
-  const models::LinearWeight& q = l.linears[static_cast<std::size_t>(LinearRole::q)];
-  const models::LinearWeight& k = l.linears[static_cast<std::size_t>(LinearRole::k)];
-  const models::LinearWeight& v = l.linears[static_cast<std::size_t>(LinearRole::v)];
-  if (q.count == 0 || k.count == 0 || v.count == 0) return Bytes{0};
-  const auto width = [&](const models::LinearWeight& w) { return w.split ? w.out / tensor : w.out; };
-  const std::int64_t wq = width(q), wk = width(k);
-  if (wk >= wq) return Bytes{e * q.tokens * (wq + wk) * q.count};
-  return Bytes{e * q.tokens * 2 * (wq - wk) * q.count};
-}
-
-}  // namespace
 
 LayerTraining layer_training(const models::Layer& l, std::int64_t params,
                              const std::optional<LoraSpec>& lora, int weight_bytes, int act_bytes,
@@ -160,7 +155,7 @@ LayerTraining layer_training(const models::Layer& l, std::int64_t params,
     const bool first_input = role != LinearRole::o && role != LinearRole::down;
     if (lora->base == BaseWeights::int8 && (input_grad || !first_input))
       out.quantized_saved += Bytes{w.tokens * in};
-    if (!lora->targets_role(static_cast<LinearRole>(k))) continue;
+    if (!lora->targets_role(role)) continue;
     // A (r x in) and B (o x r) per copy; per row: x A^T (2*r*in FLOPs) and then B (2*r*o).
     out.trainable += r * (in + o) * w.count;
     out.adapter_flops += 2.0 * double(w.tokens) * double(r) * double(in + o);

@@ -185,27 +185,14 @@ TEST_CASE("no training.lora trains everything as before", "[finetune]") {
 
 namespace {
 
-// A Llama-like model small enough to count by hand: 2 blocks, h 64, 4 heads, SwiGLU 128,
-// vocabulary 100, untied head, 16 tokens, flash attention, bf16 activations.
+// tiny_llama_config (tests/support/fixtures.hpp) with `layers` blocks and `kv_heads`
+// key/value heads (0: multi-head), 16 tokens, flash attention, bf16 activations.
 models::Model tiny_llama(int layers = 2, std::int64_t kv_heads = 0) {
-  models::TransformerConfig c;
-  c.kv_heads = kv_heads;
+  models::TransformerConfig c = tiny_llama_config();
   c.name = "tiny-llama";
   c.layers = layers;
-  c.hidden = 64;
-  c.heads = 4;
-  c.ffn = 128;
-  c.vocab = 100;
-  c.mlp = models::kinds::MlpActivation::swiglu;
-  c.norm = models::NormKind::rmsnorm;
-  c.bias = false;
-  c.tied_embeddings = false;
-  c.learned_positions = false;
-  c.dropout = false;
-  models::BuildOptions o;
-  o.seq_len = 16;
-  o.flash_attention = true;
-  return models::build_transformer(c, o);
+  c.kv_heads = kv_heads;
+  return models::build_transformer(c, {16, models::DType::bf16, true});
 }
 
 struct TinySaved {

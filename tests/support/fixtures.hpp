@@ -108,12 +108,11 @@ inline models::Model fsdp_blocks_model() {
   return m;
 }
 
-// The expert tests' model: 2 blocks, h 64, 4 heads, 4 SwiGLU experts of f 128, top-2, V 100,
-// bf16, no bias, `tokens` per sample. One MoE MLP's routed experts: 4 x 3 x 64 x 128 = 98,304
-// parameters (router 4 x 64 = 256 apart). `experts` 0 gives the same shape with a dense MLP.
-inline models::Model tiny_moe(std::int64_t tokens = 32, std::int64_t experts = 4) {
+// A Llama-shaped model small enough to count by hand: 2 blocks, h 64, 4 heads, SwiGLU f 128,
+// RMSNorm, V 100, untied head, no bias, no dropout, rotary positions.
+inline models::TransformerConfig tiny_llama_config() {
   models::TransformerConfig c;
-  c.name = experts > 0 ? "tiny-moe" : "tiny-dense";
+  c.name = "tiny-dense";
   c.layers = 2;
   c.hidden = 64;
   c.heads = 4;
@@ -125,7 +124,16 @@ inline models::Model tiny_moe(std::int64_t tokens = 32, std::int64_t experts = 4
   c.dropout = false;
   c.learned_positions = false;
   c.tied_embeddings = false;
+  return c;
+}
+
+// The expert tests' model: tiny_llama_config with 4 SwiGLU experts of f 128, top-2, bf16,
+// `tokens` per sample. One MoE MLP's routed experts: 4 x 3 x 64 x 128 = 98,304 parameters
+// (router 4 x 64 = 256 apart). `experts` 0 gives the same shape with a dense MLP.
+inline models::Model tiny_moe(std::int64_t tokens = 32, std::int64_t experts = 4) {
+  models::TransformerConfig c = tiny_llama_config();
   if (experts > 0) {
+    c.name = "tiny-moe";
     c.experts = experts;
     c.top_k = 2;
   }
