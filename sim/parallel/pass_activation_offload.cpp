@@ -3,9 +3,13 @@
 // for its backward (with full recomputation: each block's checkpointed input), of at least
 // 1024 bytes (min_offload_size), is copied to pinned host memory on a side stream (pcie_d2h) once
 // the forward that made it ends; the GPU frees it when the copy ends. In backward the tensor is
-// copied back (pcie_h2d) when autograd unpacks it, that is once the backward before it ended,
-// and the layer's backward waits for the copy (torchtune's unpack makes the compute stream wait:
-// no prefetch). The loss with its LM head stays on the GPU: torchtune wraps the output linear in
+// copied back (pcie_h2d) when autograd unpacks it, and the layer's backward (or its block's
+// replay) waits for the copy (torchtune's unpack makes the compute stream wait: no prefetch).
+// The host issues that copy on its own stream as soon as it has issued the backward before,
+// which the GPU is then still running (kernel launches are asynchronous): a layer's saved
+// tensors come back beside the previous layer's backward (the copy waits for the op before it),
+// a block's checkpoint beside the previous block's replay and backward (the copy waits for the
+// op before that replay). The loss with its LM head stays on the GPU: torchtune wraps the output linear in
 // a NoOpManager and computes the loss outside the context. Host memory holds one micro-batch's
 // offloaded tensors (Program::host, activations).
 #include "sim/parallel/offload.hpp"
@@ -26,6 +30,8 @@ class ActivationOffloadPass final : public LoweringPass {
 
   // Its per-layer copies run on from a forward to the backward.
   bool copies_units(const LowerContext& L) const override { return !expands_units(L); }
+
+  void begin_unit(StageContext&, UnitStep&) override { block_lead_ = -1; }
 
   void begin_stage(StageContext& c) override {
     const auto n = c.L.m.order.size();
@@ -61,16 +67,26 @@ class ActivationOffloadPass final : public LoweringPass {
   }
 
   // Before a backward: what it (or the replay of its block) reads comes back first, once the
-  // backward before it ended and the copies out of these tensors did.
+  // host has issued the backward before it (see the top) and the copies out of these tensors
+  // ended.
   void before_layer(StageContext& c, UnitStep& u, std::int32_t i) override {
     if (!c.L.s.training.activation_offload || u.forward() || back_at_[i].empty()) return;
     core::Bytes bytes{};
-    for (const MemEffect& e : back_at_[i]) bytes += e.bytes;
+    bool checkpoint = false;
+    for (const MemEffect& e : back_at_[i]) {
+      bytes += e.bytes;
+      checkpoint = checkpoint || e.tensor == TensorKind::checkpoint;
+    }
+    // The host's lead: the previous block's replay began after the op before it (the unit's
+    // first block has none in the unit: one layer, as for saved tensors).
+    const OpRef issued =
+        checkpoint && block_lead_ >= 0 ? c.B.ref(block_lead_) : c.prefetch_after();
+    if (checkpoint) block_lead_ = c.recent[1];  // the op before this block's replay
     // At most two layers' tensors: this layer's saved ones and its block's checkpoint.
     const auto& back = back_at_[i];
     c.param_ready = c.B.emit(pcie_copy_op(OpKind::pcie_h2d, i, u.microbatch(), u.chunk(), bytes),
                              back, std::span<const MemEffect>{},
-                             {c.ref_or_none(c.recent[1]), c.ref_or_none(copied_out_[back.front().layer]),
+                             {issued, c.ref_or_none(copied_out_[back.front().layer]),
                               c.ref_or_none(copied_out_[back.back().layer])});
   }
 
@@ -89,6 +105,7 @@ class ActivationOffloadPass final : public LoweringPass {
   std::vector<char> recorded_;
   std::vector<std::int32_t> copied_out_;  // per layer: its latest copy to the host
   std::vector<MemEffect> out_;
+  std::int32_t block_lead_ = -1;  // the op before the unit's latest replayed block
 };
 
 }  // namespace

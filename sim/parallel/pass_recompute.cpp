@@ -6,7 +6,11 @@
 // their saved tensors again. Selective-op (torchtitan's op-level policy, recompute_policy.hpp):
 // a checkpointed block as under full, whose forwards keep the outputs the policy saves and
 // whose recompute op runs only the rest. `training.recompute_layers` checkpoints that many
-// blocks per chunk (full and selective-op).
+// blocks per chunk (full and selective-op). A recompute op waits for what the layer's backward
+// waits for (StageContext::param_ready, set by the passes before this one: the copy back of an
+// offloaded checkpoint, a fetch or gather of the layer's parameters, the K/V exchange). Under
+// ZeRO-3 that is the gather of the block's last layer only; DeepSpeed's replay gathers every
+// layer of the block in forward order (docs/zero3.md, "Not modelled").
 #include <algorithm>
 
 #include "sim/parallel/flash_core.hpp"
@@ -89,7 +93,7 @@ class RecomputePass final : public LoweringPass {
       op.kernels = std::max(1, gemms);
       op.work.serial_memory = true;
       op.work.launches = std::max(1, launches);
-      c.emit_compute(u, op, allocs_, frees_, OpRef{}, first, i);
+      c.emit_compute(u, op, allocs_, frees_, c.ref_or_none(c.param_ready), first, i);
     }
     const auto& sh = L.shards[i];
     if (L.s.training.recompute == Recompute::selective && sh.saved_core.value > 0) {
@@ -97,7 +101,7 @@ class RecomputePass final : public LoweringPass {
                          sh.core_flops * mb_samples, sh.saved_core * mb_samples, true);
       op.model_flops = false;
       allocs_.assign({activation(sh.saved_core * mb_samples, TensorKind::core, i)});
-      c.emit_compute(u, op, allocs_, frees_, OpRef{}, i + 1, i);
+      c.emit_compute(u, op, allocs_, frees_, c.ref_or_none(c.param_ready), i + 1, i);
     }
   }
 
