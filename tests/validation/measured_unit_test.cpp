@@ -113,6 +113,40 @@ TEST_CASE("TFLOP/s per GPU are counted as Narayanan et al. 2021 eq. (3)", "[vali
   CHECK(std::fabs(r[0].error) < 0.01);
 }
 
+TEST_CASE("the Azure ZeRO-3 base counts the DeepSpeed blog's eq. (3)", "[validation][unit]") {
+  // scenarios/validation/deepspeed_azure_zero3_a100.yaml: GPT 175B (l = 96, h = 12288) with
+  // GPT-2's vocabulary padded to V = 50304, B = 256 x 32 = 8192 sequences of s = 512, ZeRO-3 over
+  // 256 A100s, full recomputation. The blog prints its count, 96 B s l h^2 (1 + s/6h + V/(16 l h)):
+  //   96 x 8192 x 512 x 96 x 12288^2 x (1 + 512/73728 + 50304/18874368)
+  //   = 5.8364e18 x 1.0096 = 5.8928e18 FLOP a step.
+  // A synthetic figure (not the blog's) from the simulated step comes back within 1% of it.
+  const std::string base = std::string(TRAINSIM_SOURCE_DIR) +
+                           "/scenarios/validation/deepspeed_azure_zero3_a100.yaml";
+  const double B = 8192, s = 512, l = 96, h = 12288, V = 50304;
+  const double F = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+  CHECK(F == Approx(5.8928e18).epsilon(1e-4));
+  const std::string header =
+      "layers,hidden,heads,vocab,seq,mb,batch,tp,pp,gpus,measured\n";
+  const std::string row = "96,12288,96,50304,512,32,8192,1,1,256,";
+  validation::ColumnMap map;
+  for (const char* k : {"layers", "hidden", "heads", "vocab", "measured"}) map.columns[k] = k;
+  map.columns["seq_len"] = "seq";
+  map.columns["micro_batch"] = "mb";
+  map.columns["global_batch"] = "batch";
+  map.columns["tensor"] = "tp";
+  map.columns["pipeline"] = "pp";
+  map.columns["gpus"] = "gpus";
+  map.unit = validation::MeasuredUnit::s;
+  const auto first = validation::compare(validation::read_csv(write("azure-s.csv", header + row + "100\n")), map, base);
+  REQUIRE(first.at(0).skipped.empty());
+  const double step = first[0].predicted_s;
+  map.unit = validation::MeasuredUnit::tflops_per_gpu;
+  const auto t = validation::read_csv(write("azure-tflops.csv", header + row + num(F / (step * 256 * 1e12)) + "\n"));
+  const auto r = validation::compare(t, map, base);
+  REQUIRE(r.at(0).skipped.empty());
+  CHECK(std::fabs(r[0].error) < 0.01);
+}
+
 TEST_CASE("rows may name a model preset, a device and a subset column", "[validation][unit]") {
   const std::string base = write("base.yaml", kBase);
   validation::ColumnMap map;
