@@ -10,7 +10,8 @@ namespace trainsim::report {
 
 namespace {
 // Per kind, the largest slowdown the pods' shared uplinks give one of its collectives: a ring's
-// or tree's link (cost::congestion_factor), an all-to-all's uplink bound over its node bound.
+// or tree's link (cost::congestion_factor; also ring attention's exchanges, point-to-point steps
+// of a ring), an all-to-all's uplink bound over its node bound.
 std::array<double, parallel::kCommPurposes> congestion_by_kind(const parallel::Plan& plan) {
   std::array<double, parallel::kCommPurposes> worst;
   worst.fill(1.0);
@@ -18,7 +19,6 @@ std::array<double, parallel::kCommPurposes> congestion_by_kind(const parallel::P
     const parallel::CommWork& w = op.comm;
     if (w.pod_members == 0) return;
     const bool tensor = op.tp_collectives > 0;
-    if (!tensor && op.kind == parallel::OpKind::p2p) return;
     double f = 1;
     if (op.kind == parallel::OpKind::all_to_all) {
       const double node = core::to_seconds(cost::all_to_all_across_nodes(
