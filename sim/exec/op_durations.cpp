@@ -2,6 +2,7 @@
 // the macro templates' profiles, kept in the plan digest for the plan's next plays.
 
 #include "sim/cost/all_to_all.hpp"
+#include "sim/cost/congestion.hpp"
 #include "sim/cost/nccl.hpp"
 #include "sim/exec/player_internal.hpp"
 #include "sim/exec/tp_overlap.hpp"
@@ -9,15 +10,23 @@
 namespace trainsim::exec {
 namespace {
 
+// The link a group spanning nodes sees: its NICs' share (cost::spanning_link), and where it
+// spans pods, what the oversubscribed uplinks leave it (cost::congested_link, docs/scale.md).
+hw::LinkSpec group_link(const Plan& plan, const parallel::CommWork& w) {
+  const hw::LinkSpec link = cost::spanning_link(plan.intra_node, plan.inter_node, w.ranks_per_node);
+  if (w.pod_members == 0) return link;
+  return cost::congested_link(link, plan.inter_node, w.pod_members, plan.oversubscription);
+}
+
 // A collective inside a node as NCCL runs it (cost::nccl_best). A group spanning nodes keeps
 // the alpha-beta formulas over the spanning link, every step at the network's latency: NCCL's
 // model, which charges NVLink latency to a ring's steps inside the nodes and picks trees across
 // them, predicts the cross-node tensor-parallel rows of vTrain's table 5-16% too fast
-// (docs/collectives.md, "Groups across nodes").
+// (docs/collectives.md, "Groups across nodes"). Across pods the link is congested (group_link).
 core::Duration nccl(const Plan& plan, cost::NcclColl coll, const parallel::CommWork& w,
                     std::optional<cost::CollectiveAlgo> only = std::nullopt) {
   if (w.inter_node) {
-    const hw::LinkSpec link = cost::spanning_link(plan.intra_node, plan.inter_node, w.ranks_per_node);
+    const hw::LinkSpec link = group_link(plan, w);
     switch (coll) {
       case cost::NcclColl::all_reduce:
         return cost::all_reduce_time(w.bytes, w.ranks, link, only.value_or(cost::CollectiveAlgo::ring));
@@ -75,10 +84,7 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
     case OpKind::reduce_scatter:
     case OpKind::all_gather:
     case OpKind::all_to_all: {
-      const hw::LinkSpec link =
-          op.comm.inter_node
-              ? cost::spanning_link(plan.intra_node, plan.inter_node, op.comm.ranks_per_node)
-              : plan.intra_node;
+      const hw::LinkSpec link = op.comm.inter_node ? group_link(plan, op.comm) : plan.intra_node;
       if (op.kind == OpKind::p2p)
         return cost::p2p_time(op.comm.bytes, link) +
                cost::all_gather_time(op.comm.bytes * op.comm.gather_ranks, op.comm.gather_ranks,
@@ -91,12 +97,16 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
       if (op.kind == OpKind::reduce_scatter)
         return nccl(plan, cost::NcclColl::reduce_scatter, op.comm);
       // All-to-all is grouped sends and receives in NCCL, outside its collective tuning model;
-      // across nodes each rank's messages to other nodes leave through its own NIC.
+      // across nodes each rank's messages to other nodes leave through its own NIC, and those
+      // to other pods through the pod's shared uplinks too.
       if (op.kind == OpKind::all_to_all)
         return op.comm.inter_node
-                   ? cost::all_to_all_across_nodes(op.comm.bytes, op.comm.ranks,
-                                                   op.comm.ranks_per_node, plan.intra_node,
-                                                   plan.inter_node)
+                   ? std::max(cost::all_to_all_across_nodes(op.comm.bytes, op.comm.ranks,
+                                                            op.comm.ranks_per_node,
+                                                            plan.intra_node, plan.inter_node),
+                              cost::all_to_all_uplink_time(op.comm.bytes, op.comm.ranks,
+                                                           op.comm.pod_members, plan.inter_node,
+                                                           plan.oversubscription))
                    : cost::all_to_all_time(op.comm.bytes, op.comm.ranks, link);
       return nccl(plan, cost::NcclColl::all_gather, op.comm);
     }
@@ -165,7 +175,8 @@ inline bool Player::kept_profiles_fit() const {
   if (!k.intra_node_only &&
       (!cost::same_link_speed(k.inter_node, plan.inter_node) ||
        !cost::same_link_speed(k.pcie, plan.pcie) || k.data_allreduce != plan.data_allreduce ||
-       !(k.host_bandwidth_per_gpu == plan.host_bandwidth_per_gpu)))
+       !(k.host_bandwidth_per_gpu == plan.host_bandwidth_per_gpu) ||
+       k.oversubscription != plan.oversubscription))
     return false;
   for (std::size_t p = 0; p < plan.programs.size(); ++p)
     if (!cost::same_kernel_speed(k.devices[p], plan.programs[p].device)) return false;
@@ -198,6 +209,7 @@ void Player::keep_profiles() {
   k.pcie = plan.pcie;
   k.data_allreduce = plan.data_allreduce;
   k.host_bandwidth_per_gpu = plan.host_bandwidth_per_gpu;
+  k.oversubscription = plan.oversubscription;
   k.profiles = std::move(profiles);
 }
 

@@ -85,6 +85,7 @@ struct PlayProfiles {
   hw::LinkSpec intra_node, inter_node, pcie;
   std::optional<cost::CollectiveAlgo> data_allreduce;
   core::Bandwidth host_bandwidth_per_gpu{};
+  double oversubscription = 1;  // Plan::oversubscription
   // Every template op is a compute op whose tensor-parallel collectives (if any) stay within a
   // node: of the links and host figures only the intra-node link matters.
   bool intra_node_only = true;

@@ -283,7 +283,8 @@ struct Player : PlayState {
 
   static bool same_transfer(const parallel::CommWork& a, const parallel::CommWork& b) {
     return a.bytes == b.bytes && a.ranks == b.ranks && a.inter_node == b.inter_node &&
-           a.ranks_per_node == b.ranks_per_node && a.gather_ranks == b.gather_ranks;
+           a.ranks_per_node == b.ranks_per_node && a.gather_ranks == b.gather_ranks &&
+           a.pod_members == b.pod_members;
   }
 
   // Whether the digest holds profiles costed as this play would cost them.

@@ -34,6 +34,7 @@ struct WorkKey {
   std::uint64_t kind_and_flags = 0;
   std::uint64_t kernels_launches = 0;  // kernels, work.launches
   std::uint64_t ranks = 0;             // comm.ranks, comm.ranks_per_node
+  std::uint64_t pod_members = 0;       // comm.pod_members (groups spanning pods)
   // The op's GEMMs, Program::gemm_shapes[gemm_begin, gemm_end): their tile and wave quantization
   // (cost::gemms_efficiency) and the userbuffers overlap's split (tp_overlap.cpp).
   std::uint64_t gemms = 0;  // gemm_begin, gemm_end
@@ -64,6 +65,7 @@ inline WorkKey work_key(const parallel::Op& op) {
                         bit(op.data_reduction, 61),
       .kernels_launches = two(op.kernels, w.launches),
       .ranks = two(op.comm.ranks, op.comm.ranks_per_node),
+      .pod_members = static_cast<std::uint64_t>(op.comm.pod_members),
       .gemms = two(op.gemm_begin, op.gemm_end),
       .shape_efficiency = bits(w.shape_efficiency),
       .flash_model_flops = bits(w.flash_model_flops),
@@ -81,7 +83,8 @@ struct WorkHash {
         k.kernels_launches * 0xFF51AFD7ED558CCDULL + k.ranks * 0xC4CEB9FE1A85EC53ULL +
         k.gemms * 0x27D4EB2F165667C5ULL;
     return core::hash_mix(sum, k.shape_efficiency ^ k.flash_model_flops * 3 ^
-                                   k.flash_forward * 5 ^ k.flash_backward * 7);
+                                   k.flash_forward * 5 ^ k.flash_backward * 7 ^
+                                   k.pod_members * 11);
   }
 };
 

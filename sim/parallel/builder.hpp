@@ -171,7 +171,8 @@ inline Op shaped(Op op, const LayerShard& sh, int gemm_multiplier) {
 // A collective or transfer of `bytes` per rank over `ranks` ranks.
 inline Op comm_op(OpKind kind, StreamKind stream, CommPurpose purpose, std::int32_t layer,
                   std::int32_t microbatch, std::int32_t chunk, core::Bytes bytes,
-                  std::int64_t ranks, bool inter, std::int64_t ranks_per_node = 1) {
+                  std::int64_t ranks, bool inter, std::int64_t ranks_per_node = 1,
+                  std::int64_t pod_members = 0) {
   Op op;
   op.kind = kind;
   op.stream = stream;
@@ -180,7 +181,8 @@ inline Op comm_op(OpKind kind, StreamKind stream, CommPurpose purpose, std::int3
   op.microbatch = microbatch;
   op.chunk = chunk;
   op.comm = CommWork{bytes, static_cast<std::int32_t>(ranks), inter,
-                     static_cast<std::int32_t>(ranks_per_node)};
+                     static_cast<std::int32_t>(ranks_per_node), 1,
+                     static_cast<std::int32_t>(pod_members)};
   op.model_flops = false;
   return op;
 }

@@ -121,7 +121,8 @@ class AccumulatePass final : public LoweringPass {
       left -= n;
       Op op = comm_op(OpKind::all_reduce, StreamKind::comm, CommPurpose::data, u.range.first,
                       u.microbatch(), u.chunk(), core::Bytes{n} * kFp32Bytes, L.data,
-                      L.data_span.inter_node, L.data_span.per_node);
+                      L.data_span.inter_node, L.data_span.per_node,
+                      L.data_span.pod_members);
       op.data_reduction = true;
       c.last_comm = c.B.emit(op, {}, {}, {c.B.ref(c.layer_end)});
     }

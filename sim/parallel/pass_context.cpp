@@ -155,7 +155,7 @@ class ContextPass final : public LoweringPass {
   Op exchange(OpKind kind, const UnitStep& u, std::int32_t i, core::Bytes bytes,
               std::int64_t ranks) const {
     return comm_op(kind, StreamKind::comm, CommPurpose::context_kv, i, u.microbatch(), u.chunk(),
-                   bytes, ranks, span_.inter_node, span_.per_node);
+                   bytes, ranks, span_.inter_node, span_.per_node, span_.pod_members);
   }
 
   std::int64_t C_ = 1;

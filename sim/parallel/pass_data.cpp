@@ -120,7 +120,7 @@ class DataPass final : public LoweringPass {
     const std::span<const MemEffect> booked(&buffer, L.s.buckets_kept() ? 0 : 1);
     Op op = comm_op(kind, StreamKind::comm, L.zero == 0 ? CommPurpose::data : CommPurpose::zero,
                     f.layer, u.microbatch(), u.chunk(), f.bytes, L.data, L.data_span.inter_node,
-                    L.data_span.per_node);
+                    L.data_span.per_node, L.data_span.pod_members);
     op.data_reduction = kind == OpKind::all_reduce;
     c.last_comm = c.B.emit(op, booked, booked, {c.B.ref(f.after)});
     c.reduced(u, c.last_comm, f.layer);
@@ -155,7 +155,8 @@ class DataPass final : public LoweringPass {
     flatten.work.launches = 2;
     const std::int32_t packed = c.B.emit(flatten, {buffer}, {}, {});
     Op op = comm_op(OpKind::all_reduce, StreamKind::comm, CommPurpose::data, r.first, mb, k, bytes,
-                    L.data, L.data_span.inter_node, L.data_span.per_node);
+                    L.data, L.data_span.inter_node, L.data_span.per_node,
+                    L.data_span.pod_members);
     op.data_reduction = true;
     c.last_comm = c.B.emit(op, {}, {}, {c.B.ref(packed)});
     Op copy = compute_op(OpKind::optimizer, r.first, mb, k, 0.0, bytes * 2, false);

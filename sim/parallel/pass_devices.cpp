@@ -8,11 +8,17 @@ namespace trainsim::parallel {
 
 namespace {
 
-constexpr std::string_view kKeys[] = {"parallel.stage_devices"};
+// The pods (cluster.pod_nodes) shape each group's CommWork::pod_members (topology.cpp); their
+// uplinks' oversubscription prices the groups that span them (Plan::oversubscription).
+constexpr std::string_view kKeys[] = {"parallel.stage_devices", "cluster.pod_nodes",
+                                      "cluster.oversubscription"};
 constexpr std::string_view kSettings[] = {"device", "cluster.intra_node", "cluster.inter_node"};
 
 class DevicesPass final : public LoweringPass {
  public:
+  void finish(const LowerContext& L, Plan& plan) override {
+    plan.oversubscription = L.s.cluster.oversubscription;
+  }
   static void apply_settings(Plan& plan, const scenario::Scenario& s) {
     plan.intra_node = s.cluster.intra_node;
     plan.inter_node = s.cluster.inter_node;

@@ -146,7 +146,8 @@ class ExpertPass final : public LoweringPass {
       const OpKind kind = L.zero == 0 ? OpKind::all_reduce : OpKind::reduce_scatter;
       Op reduce = comm_op(kind, StreamKind::comm, L.zero == 0 ? CommPurpose::data : CommPurpose::zero,
                           i, u.microbatch(), u.chunk(), bytes, reduce_ranks_,
-                          reduce_span_.inter_node, reduce_span_.per_node);
+                          reduce_span_.inter_node, reduce_span_.per_node,
+                          reduce_span_.pod_members);
       reduce.data_reduction = kind == OpKind::all_reduce;
       c.last_comm = c.B.emit(reduce, booked, booked, {c.B.ref(op)});
     }
@@ -156,7 +157,7 @@ class ExpertPass final : public LoweringPass {
   Op all_to_all(const UnitStep& u, std::int32_t i) const {
     return comm_op(OpKind::all_to_all, StreamKind::comm, CommPurpose::all_to_all, i,
                    u.microbatch(), u.chunk(), routed_[i], E_, expert_span_.inter_node,
-                   expert_span_.per_node);
+                   expert_span_.per_node, expert_span_.pod_members);
   }
 
   std::int64_t E_ = 1, reduce_ranks_ = 1;

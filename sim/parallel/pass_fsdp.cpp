@@ -64,15 +64,18 @@ using hw::MemCategory;
 constexpr std::string_view kKeys[] = {"parallel.fsdp",      "parallel.data",
                                       "training.precision", "training.optimizer",
                                       "training.lora",      "cluster.placement",
-                                      "cluster.gpus_per_node"};
+                                      "cluster.gpus_per_node", "cluster.pod_nodes"};
 
 std::int64_t dtype_bytes(scenario::Precision p) { return p == scenario::Precision::fp32 ? 4 : 2; }
 
-// A group of n ranks `stride` apart on nodes of gpn GPUs (as topology.cpp's group_span).
-GroupSpan span_of(std::int64_t stride, std::int64_t n, std::int64_t gpn) {
+// A group of n ranks `stride` apart on the cluster's nodes and pods (as topology.cpp's
+// group_span).
+GroupSpan span_of(const scenario::Scenario& s, std::int64_t stride, std::int64_t n) {
+  const std::int64_t gpn = s.cluster.gpus_per_node;
   GroupSpan g;
   g.per_node = stride >= gpn ? 1 : std::min(n, gpn / stride);
   g.inter_node = n > 1 && stride * n > gpn;
+  g.pod_members = pod_members(s, stride, n);
   return g;
 }
 
@@ -95,11 +98,11 @@ class FsdpPass final : public LoweringPass {
     // Shard groups: shard_ consecutive data ranks; replica groups: every shard_-th data rank
     // (PyTorch's 2-D device mesh (replicate, shard)).
     const std::int64_t stride = rank_stride(s, scenario::ParallelDim::data);
-    shard_span_ = span_of(stride, shard_, s.cluster.gpus_per_node);
-    replica_span_ = span_of(stride * shard_, replicas_, s.cluster.gpus_per_node);
+    shard_span_ = span_of(s, stride, shard_);
+    replica_span_ = span_of(s, stride * shard_, replicas_);
     experts_ = s.parallel.expert;
     expert_shard_ = shard_ / experts_;
-    expert_span_ = span_of(stride * experts_, expert_shard_, s.cluster.gpus_per_node);
+    expert_span_ = span_of(s, stride * experts_, expert_shard_);
     expert_of_.assign(L.m.order.size(), 0);
     if (experts_ > 1)  // LoRA with experts is refused: a layer's experts are trained
       for (std::size_t i = 0; i < L.m.order.size(); ++i) expert_of_[i] = L.shards[i].expert_params;
@@ -211,13 +214,14 @@ class FsdpPass final : public LoweringPass {
       c.last_comm = c.B.emit(
           comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::fsdp_all_gather, i,
                   u.microbatch(), u.chunk(), dense, shard_, shard_span_.inter_node,
-                  shard_span_.per_node),
+                  shard_span_.per_node, shard_span_.pod_members),
           {gathered(unit)}, {staged}, {c.ref_or_none(after)});
       if (unit.experts > 0)
         c.last_comm = c.B.emit(
             comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::fsdp_all_gather,
                     unit.expert_layer, u.microbatch(), u.chunk(), expert_bytes, expert_shard_,
-                    expert_span_.inter_node, expert_span_.per_node),
+                    expert_span_.inter_node, expert_span_.per_node,
+                    expert_span_.pod_members),
             {}, {}, {c.ref_or_none(after)});
       c.param_ready = c.last_comm;
     }
@@ -382,7 +386,8 @@ class FsdpPass final : public LoweringPass {
       if (first && offload_) allocs[n++] = reduced;
       c.last_comm = c.B.emit(
           comm_op(OpKind::reduce_scatter, StreamKind::comm, CommPurpose::fsdp_reduce_scatter,
-                  layer, u.microbatch(), u.chunk(), full, ranks, span.inter_node, span.per_node),
+                  layer, u.microbatch(), u.chunk(), full, ranks, span.inter_node, span.per_node,
+                  span.pod_members),
           std::span<const MemEffect>(allocs, n),
           std::span<const MemEffect>(freed, !last ? 0 : copy_in ? 2 : 1),
           {c.ref_or_none(after)});
@@ -390,7 +395,8 @@ class FsdpPass final : public LoweringPass {
         c.last_comm = c.B.emit(
             comm_op(OpKind::all_reduce, StreamKind::comm, CommPurpose::hsdp_all_reduce, layer,
                     u.microbatch(), u.chunk(), core::ceil_div(full, ranks), replicas_,
-                    replica_span_.inter_node, replica_span_.per_node),
+                    replica_span_.inter_node, replica_span_.per_node,
+                    replica_span_.pod_members),
             none, none, {});
     };
     scatter(unit.first, unit.trainable - unit.experts, shard_, shard_span_, true, !experts);

@@ -101,14 +101,15 @@ class ModelStatesPass final : public LoweringPass {
     if (L.zero != 1 && L.zero != 2) return;
     const core::Bytes params_bytes = core::Bytes{c.trainable - experts_} * L.state_bytes.weights;
     c.B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, -1, -1, 0,
-                     params_bytes, L.data, L.data_span.inter_node, L.data_span.per_node),
+                     params_bytes, L.data, L.data_span.inter_node, L.data_span.per_node,
+                     L.data_span.pod_members),
              {}, {}, {c.B.ref(c.update_op)});
     if (experts_ == 0) return;
     // The routed experts' updated shards, gathered over their expert-data-parallel group.
     const GroupSpan g = expert_data_span(L.s);
     c.B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, -1, -1, 0,
                      core::Bytes{experts_} * L.state_bytes.weights,
-                     L.data / L.s.parallel.expert, g.inter_node, g.per_node),
+                     L.data / L.s.parallel.expert, g.inter_node, g.per_node, g.pod_members),
              {}, {}, {c.B.ref(c.update_op)});
   }
 

@@ -38,7 +38,8 @@ class TensorPass final : public LoweringPass {
     o.tp_collectives = static_cast<std::uint8_t>(count);
     o.tp_sequence_parallel = L.s.parallel.sequence_parallel && L.tensor > 1;
     o.comm = CommWork{full * L.mb_samples, static_cast<std::int32_t>(L.tensor),
-                      L.tensor_span.inter_node, static_cast<std::int32_t>(L.tensor_span.per_node)};
+                      L.tensor_span.inter_node, static_cast<std::int32_t>(L.tensor_span.per_node),
+                      1, static_cast<std::int32_t>(L.tensor_span.pod_members)};
     if (L.s.parallel.tp_comm_overlap && o.tp_sequence_parallel && count == 1 &&
         op.first == op.last && !o.comm.inter_node) {
       const models::Layer& l = L.m.graph[L.m.order[op.first]];

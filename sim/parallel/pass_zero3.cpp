@@ -112,7 +112,8 @@ class Zero3Pass final : public LoweringPass {
     open_.issue_after = c.recent[1];
     const std::int32_t g = c.B.emit(
         comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, i, u.microbatch(),
-                u.chunk(), bytes, L.data, L.data_span.inter_node, L.data_span.per_node),
+                u.chunk(), bytes, L.data, L.data_span.inter_node, L.data_span.per_node,
+                L.data_span.pod_members),
         allocs, {}, {after, c.ref_or_none(c.param_ready)});
     open_.gather = g;
     c.last_comm = g;

@@ -113,6 +113,9 @@ struct CommWork {
   // p2p with Megatron's scatter/gather: each of `gather_ranks` tensor ranks sends 1/t of the
   // activation, then they all-gather it over the intra-node fabric.
   std::int32_t gather_ranks = 1;
+  // Members of the group inside one pod when the group spans pods (cluster.pod_nodes), else 0:
+  // what the pods' oversubscribed uplinks leave each of its rings (cost::congested_link).
+  std::int32_t pod_members = 0;
   bool operator==(const CommWork&) const = default;
 };
 
@@ -229,6 +232,8 @@ struct Plan {
   std::int64_t samples = 0;       // samples per step (global batch)
   std::int64_t tokens = 0;        // tokens per step (0 for non-sequence models)
   hw::LinkSpec intra_node, inter_node;
+  // cluster.oversubscription: a pod's downlink to uplink ratio, for groups spanning pods.
+  double oversubscription = 1;
   // parallel.allreduce: the algorithm data-parallel all-reduces are forced to (NCCL_ALGO), or
   // none: NCCL's own choice (cost::nccl_best).
   std::optional<cost::CollectiveAlgo> data_allreduce;

@@ -18,6 +18,14 @@ std::int64_t degree(const scenario::Scenario& s, scenario::ParallelDim d) {
 }
 }  // namespace
 
+std::int64_t pod_members(const scenario::Scenario& s, std::int64_t stride, std::int64_t n) {
+  const std::int64_t pod_nodes = s.cluster.pod_nodes;
+  if (pod_nodes <= 0 || pod_nodes >= s.cluster.nodes || n <= 1) return 0;
+  const std::int64_t pod_gpus = pod_nodes * s.cluster.gpus_per_node;
+  if (stride * n <= pod_gpus) return 0;  // the group stays inside one pod
+  return stride >= pod_gpus ? 1 : std::min(n, pod_gpus / stride);
+}
+
 std::int64_t rank_stride(const scenario::Scenario& s, scenario::ParallelDim dim) {
   std::int64_t stride = 1;
   for (auto d : s.cluster.placement) {
@@ -33,6 +41,7 @@ GroupSpan group_span(const scenario::Scenario& s, scenario::ParallelDim dim) {
   GroupSpan g;
   g.per_node = stride >= gpn ? 1 : std::min(n, gpn / stride);
   g.inter_node = n > 1 && stride * n > gpn;
+  g.pod_members = pod_members(s, stride, n);
   return g;
 }
 
@@ -42,6 +51,7 @@ GroupSpan context_span(const scenario::Scenario& s) {
   GroupSpan g;
   g.per_node = stride >= gpn ? 1 : std::min(n, gpn / stride);
   g.inter_node = n > 1 && stride * n > gpn;
+  g.pod_members = pod_members(s, stride, n);
   return g;
 }
 
@@ -58,6 +68,7 @@ GroupSpan data_subgroup_span(const scenario::Scenario& s, std::int64_t size, std
   GroupSpan g;
   g.per_node = std::clamp<std::int64_t>(gpn / stride, 1, size);
   g.inter_node = size > g.per_node;
+  g.pod_members = pod_members(s, stride, size);
   return g;
 }
 

@@ -15,10 +15,16 @@ std::int64_t rank_stride(const scenario::Scenario& s, scenario::ParallelDim dim)
 // How a group of the ranks of `dim` sits on the nodes: whether it crosses a node boundary and
 // how many of its members share each node (the ranks_per_node of cost::spanning_link). Exact
 // when gpus_per_node is a multiple of the stride or the stride a multiple of it.
+// pod_members: how many of its members share one pod (cluster.pod_nodes) when the group spans
+// several pods, else 0 (also when the cluster is one pod).
 struct GroupSpan {
   bool inter_node = false;
   std::int64_t per_node = 1;
+  std::int64_t pod_members = 0;
 };
+// The pod_members of a group of n ranks `stride` ranks apart, the first rank of the group's
+// pod-aligned block: as per_node with a pod's GPUs in place of a node's.
+std::int64_t pod_members(const scenario::Scenario& s, std::int64_t stride, std::int64_t n);
 // The data dimension holds data x context ranks, the context ranks varying fastest: its group
 // is the gradient group (data x context ranks), context_span one sequence's context ranks.
 GroupSpan group_span(const scenario::Scenario& s, scenario::ParallelDim dim);

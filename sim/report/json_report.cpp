@@ -192,6 +192,7 @@ void write_json(std::ostream& out, const Summary& r, bool pretty) {
     j.key(c.kind).begin_object();
     j.field("time_s", c.time_s);
     j.field("exposed_s", c.exposed_s);
+    if (c.congestion > 1) j.field("congestion", c.congestion);  // only across oversubscribed pods
     j.end_object();
   }
   j.end_object();

@@ -1,10 +1,45 @@
 #include "sim/report/summary.hpp"
 
 #include <algorithm>
+#include <array>
+
+#include "sim/cost/all_to_all.hpp"
+#include "sim/cost/congestion.hpp"
 
 namespace trainsim::report {
 
 namespace {
+// Per kind, the largest slowdown the pods' shared uplinks give one of its collectives: a ring's
+// or tree's link (cost::congestion_factor; also ring attention's exchanges, point-to-point steps
+// of a ring), an all-to-all's uplink bound over its node bound.
+std::array<double, parallel::kCommPurposes> congestion_by_kind(const parallel::Plan& plan) {
+  std::array<double, parallel::kCommPurposes> worst;
+  worst.fill(1.0);
+  const auto visit = [&](const parallel::Op& op) {
+    const parallel::CommWork& w = op.comm;
+    if (w.pod_members == 0) return;
+    const bool tensor = op.tp_collectives > 0;
+    double f = 1;
+    if (op.kind == parallel::OpKind::all_to_all) {
+      const double node = core::to_seconds(cost::all_to_all_across_nodes(
+          w.bytes, w.ranks, w.ranks_per_node, plan.intra_node, plan.inter_node));
+      const double up = core::to_seconds(cost::all_to_all_uplink_time(
+          w.bytes, w.ranks, w.pod_members, plan.inter_node, plan.oversubscription));
+      if (node > 0) f = std::max(1.0, up / node);
+    } else {
+      f = cost::congestion_factor(cost::spanning_link(plan.intra_node, plan.inter_node, w.ranks_per_node),
+                                  plan.inter_node, w.pod_members, plan.oversubscription);
+    }
+    auto& slot = worst[static_cast<std::size_t>(tensor ? parallel::CommPurpose::tensor : op.purpose)];
+    slot = std::max(slot, f);
+  };
+  for (const auto& P : plan.programs) {
+    for (const auto& op : P.ops) visit(op);
+    for (const auto& op : P.macro_ops) visit(op);
+  }
+  return worst;
+}
+
 std::string layer_name(const scenario::Scenario& s, std::int32_t layer) {
   if (layer < 0 || layer >= static_cast<std::int32_t>(s.model.order.size())) return "";
   return s.model.graph[s.model.order[layer]].name;
@@ -127,9 +162,11 @@ Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,
   r.ooms_dropped = tl.ooms_dropped;
   // Communication per device: the stages' totals averaged over the stages.
   const double stages = plan.programs.empty() ? 1.0 : static_cast<double>(plan.programs.size());
+  const auto congestion = congestion_by_kind(plan);
   for (const auto& [purpose, c] : tl.comm)
     r.comm.push_back({std::string(parallel::to_string(purpose)), core::to_seconds(c.time) / stages,
-                      core::to_seconds(c.exposed) / stages});
+                      core::to_seconds(c.exposed) / stages,
+                      congestion[static_cast<std::size_t>(purpose)]});
   r.time_breakdown = time_breakdown(plan, tl);
   return r;
 }

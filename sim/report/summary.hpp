@@ -56,6 +56,9 @@ struct CommSummary {
                      // | fsdp_all_gather | fsdp_reduce_scatter | hsdp_all_reduce | all_to_all
   double time_s = 0;
   double exposed_s = 0;
+  // How many times slower than on a full-bisection fabric the most congested of these
+  // collectives runs across pods (cluster.oversubscription; docs/scale.md): 1 when none is.
+  double congestion = 1;
 };
 
 struct Summary {

@@ -219,6 +219,12 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
                     seconds(c.exposed_s).c_str());
       out << line;
     }
+    for (const auto& c : r.comm)
+      if (c.congestion > 1) {
+        std::snprintf(line, sizeof line, "  %s: up to %.2fx slower across the oversubscribed pods\n",
+                      c.kind.c_str(), c.congestion);
+        out << line;
+      }
   }
   write_time_breakdown(out, r.time_breakdown);
   if (r.diagnosis) {

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "sim/scenario/ranges.hpp"
+
 namespace trainsim::scenario {
 
 namespace {
@@ -75,6 +77,32 @@ cost::Jitter read_jitter(const YamlContext& ctx, const YAML::Node& node, const s
   }
   m.finish();
   return j;
+}
+
+void read_pods(const YamlContext& ctx, MapReader& m, ClusterSpec& c) {
+  c.pod_nodes = m.int_in_or("pod_nodes", ranges::kClusterCount, 0);
+  if (!m.has("oversubscription")) return;
+  const YAML::Node n = m.node("oversubscription");
+  const std::string path = m.path_of("oversubscription");
+  std::string s = read_string(ctx, n, path);
+  // Papers write the ratio as uplink:downlink, 1:7 (Llama 3, section 3.3.1).
+  const std::string text = s;
+  if (s.starts_with("1:")) s = s.substr(2);
+  bool ok = false;
+  try {
+    std::size_t used = 0;
+    c.oversubscription = std::stod(s, &used);
+    ok = used == s.size() && c.oversubscription >= 1 && c.oversubscription <= 1024;
+  } catch (...) {
+  }
+  if (!ok)
+    ctx.fail(n, path,
+             "expected a pod's downlink to uplink bandwidth ratio from 1 to 1024 (e.g. 7, or "
+             "1:7), got '" + text + "'");
+  if (c.oversubscription > 1 && c.pod_nodes == 0)
+    ctx.fail(n, path,
+             "an oversubscription above 1 applies between pods: set cluster.pod_nodes (the "
+             "nodes under one full-bisection pod)");
 }
 
 }  // namespace trainsim::scenario

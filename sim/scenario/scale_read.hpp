@@ -1,6 +1,7 @@
 #pragma once
-// Reading `parallel.zero3` (DeepSpeed ZeRO-3's parameter fetch) and `cluster.jitter` (per-rank
-// variation of compute time); docs/scenarios.md.
+// Reading `parallel.zero3` (DeepSpeed ZeRO-3's parameter fetch), `cluster.jitter` (per-rank
+// variation of compute time) and the pods above the nodes (`cluster.pod_nodes`,
+// `cluster.oversubscription`); docs/scenarios.md.
 #include <string>
 
 #include "sim/scenario/scenario.hpp"
@@ -15,5 +16,10 @@ Zero3Spec read_zero3(const YamlContext& ctx, const YAML::Node& node, const std::
 
 // A mapping {distribution: normal | lognormal, cv: X}, cv in [0, 1].
 cost::Jitter read_jitter(const YamlContext& ctx, const YAML::Node& node, const std::string& path);
+
+// `pod_nodes` (an integer from 1) and `oversubscription` (a ratio from 1 to 1024, as 7 or 7.0,
+// or "1:7" as papers write it) of the cluster mapping `m` into c; an oversubscription above 1
+// needs pod_nodes (without pods no uplink is shared).
+void read_pods(const YamlContext& ctx, MapReader& m, ClusterSpec& c);
 
 }  // namespace trainsim::scenario

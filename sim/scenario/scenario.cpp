@@ -444,6 +444,7 @@ ClusterSpec read_cluster(const YamlContext& ctx, const YAML::Node& node, const h
     std::copy(dims.begin(), dims.end(), c.placement.begin());
   }
   if (m.has("jitter")) c.jitter = read_jitter(ctx, m.node("jitter"), m.path_of("jitter"));
+  read_pods(ctx, m, c);
   m.finish();
   return c;
 }

@@ -284,6 +284,12 @@ struct ClusterSpec {
   hw::LinkSpec pcie;
   // Per-rank variation of compute time (`cluster.jitter`; sim/cost/jitter.hpp): off by default.
   cost::Jitter jitter;
+  // The fabric above the nodes (`cluster.pod_nodes`, `cluster.oversubscription`; docs/scale.md,
+  // sim/cost/congestion.hpp): nodes under one full-bisection block (a pod), 0 for one block
+  // holding every node, and the ratio of a pod's downlink to its uplink bandwidth (1: full
+  // bisection between pods, nothing congests).
+  std::int64_t pod_nodes = 0;
+  double oversubscription = 1;
 };
 
 // Most ops a step's lowered plan may hold (`limits.max_ops` raises it). A plan and its play take

@@ -533,6 +533,16 @@ TEST_CASE("cluster.host_memory_bandwidth is a bandwidth, cluster.pcie a link") {
                {7, 38, "cluster.pcie.latency", "missing unit"});
 }
 
+TEST_CASE("cluster.oversubscription is a ratio of at least 1 between pods, cluster.pod_nodes a count") {
+  expect_error(kBase + "cluster:\n  oversubscription: 0.5\n",
+               {7, 21, "cluster.oversubscription", "ratio from 1 to 1024"});
+  expect_error(kBase + "cluster:\n  oversubscription: 7:1\n",
+               {7, 21, "cluster.oversubscription", "got '7:1'"});
+  expect_error(kBase + "cluster:\n  oversubscription: 7\n",
+               {7, 21, "cluster.oversubscription", "set cluster.pod_nodes"});
+  expect_error(kBase + "cluster:\n  pod_nodes: 0\n", {7, 14, "cluster.pod_nodes", "an integer in 1.."});
+}
+
 TEST_CASE("an offload value given with --set is located in the argument") {
   expect_error(kBase, {1, 29, "training.offload.parameters", "parameter offload needs parallel.zero: 3",
                        "--set training.offload.parameters=cpu"},

@@ -246,6 +246,20 @@ TEST_CASE("cluster links take presets or a preset with overrides") {
   CHECK(s.cluster.inter_node.latency == core::Duration{5000});
 }
 
+TEST_CASE("cluster pods: pod_nodes and an oversubscription written as a ratio or as papers write it") {
+  TempDir dir;
+  const Scenario none = load_text(dir, kBase + "parallel: {data: 16}\ncluster: {nodes: 2, gpus_per_node: 8}\n");
+  CHECK(none.cluster.pod_nodes == 0);
+  CHECK(none.cluster.oversubscription == 1);
+  const Scenario a = load_text(
+      dir, kBase + "parallel: {data: 16}\ncluster: {nodes: 2, gpus_per_node: 8, pod_nodes: 1, oversubscription: 7}\n");
+  CHECK(a.cluster.pod_nodes == 1);
+  CHECK(a.cluster.oversubscription == 7);
+  const Scenario b = load_text(
+      dir, kBase + "parallel: {data: 16}\ncluster: {nodes: 2, gpus_per_node: 8, pod_nodes: 1, oversubscription: '1:7'}\n");
+  CHECK(b.cluster.oversubscription == 7);
+}
+
 TEST_CASE("a cluster section without sizes packs devices like no section") {
   TempDir dir;
   const Scenario s = load_text(dir, kBase + "parallel: {data: 4}\ncluster: {intra_node: nvlink4}\n");
