@@ -381,8 +381,16 @@ class FsdpPass final : public LoweringPass {
   // returns when it ends (the caching allocator's record_stream on the reduce-scatter stream).
   void reduce(StageContext& c, UnitStep& u, std::int32_t k, std::int32_t after, bool copy_in) {
     const Unit& unit = units_state_[k];
+    // FSDP1's FlatParameter (flat_parameter) reduce-scatters its accumulated gradient itself when
+    // it is already in reduce_dtype (torch/distributed/fsdp/_runtime_utils.py, _reduce_grad and
+    // _get_reduce_scatter_tensors: a copy only to pad or to cast); FSDP2 copies it into a new
+    // reduce-scatter input (foreach_reduce).
+    const bool in_place = copy_in && flat_ && param_bytes_ == reduce_bytes_;
     const MemEffect input = reduce_input(unit);
-    const MemEffect freed[] = {input, accumulated_grad(unit)};
+    const MemEffect both[] = {input, accumulated_grad(unit)};
+    const std::span<const MemEffect> freed =
+        in_place ? std::span<const MemEffect>(both + 1, 1)
+                 : std::span<const MemEffect>(both, !copy_in ? 1 : 2);
     const std::span<const MemEffect> none;
     // The dense part over the shard group, then the experts over theirs; the last frees. With CPU
     // offload the dense reduce-scatter's output (1/S of the input) waits on the GPU for its copy
@@ -397,13 +405,13 @@ class FsdpPass final : public LoweringPass {
       const core::Bytes full = core::Bytes{params} * reduce_bytes_;
       MemEffect allocs[2];
       std::size_t n = 0;
-      if (first && copy_in) allocs[n++] = input;
+      if (first && copy_in && !in_place) allocs[n++] = input;
       if (first && offload_) allocs[n++] = reduced;
       c.last_comm = c.B.emit(
           comm_op(OpKind::reduce_scatter, StreamKind::comm, CommPurpose::fsdp_reduce_scatter,
                   layer, u.microbatch(), u.chunk(), full, ranks, span.inter_node, span.per_node),
           std::span<const MemEffect>(allocs, n),
-          std::span<const MemEffect>(freed, !last ? 0 : copy_in ? 2 : 1),
+          last ? freed : none,
           {c.ref_or_none(after)});
       if (replicas_ > 1)
         c.last_comm = c.B.emit(
