@@ -90,6 +90,8 @@ class FsdpPass final : public LoweringPass {
     param_bytes_ = dtype_bytes(param_dtype);
     reduce_bytes_ = dtype_bytes(f.reduce_dtype);
     accumulate_ = L.stages > 1;  // PyTorch pipelining's schedules
+    no_sync_ = f.sync_last_microbatch && !accumulate_;
+    flat_ = f.flat_parameter;
     accumulated_bytes_ = f.reduce_dtype == param_dtype ? param_bytes_ : reduce_bytes_;
     shard_bytes_ = scenario::fsdp_state_bytes(s.training.precision, s.training.optimizer);
     reshard_ = f.reshard_after_forward;
@@ -142,7 +144,9 @@ class FsdpPass final : public LoweringPass {
         sharded(dense * sb.optimizer_states, experts * sb.optimizer_states);
     P.model_states[MemCategory::weights] = P.persistent[MemCategory::weights];
     P.model_states[MemCategory::optimizer_states] = P.persistent[MemCategory::optimizer_states];
-    P.model_states[MemCategory::gradients] = sharded(dense * sb.gradients, experts * sb.gradients);
+    // flat_parameter: every parameter of a unit holding a trained one has a gradient.
+    const core::Bytes graded = flat_ ? core::Bytes{flat_graded(c)} : dense;
+    P.model_states[MemCategory::gradients] = sharded(graded * sb.gradients, experts * sb.gradients);
     c.update_params = per_rank(c.trainable, e);
   }
 
@@ -228,7 +232,7 @@ class FsdpPass final : public LoweringPass {
     // The unit that just finished its backward reduces after this gather (the prefetch goes first
     // on the comm stream).
     if (pending_ >= 0 && pending_ != k) {
-      reduce(c, u, pending_, pending_op_, false);
+      reduce(c, u, pending_, pending_op_, pending_accumulated_);
       pending_ = pending_op_ = -1;
     }
   }
@@ -242,13 +246,16 @@ class FsdpPass final : public LoweringPass {
       if (i == unit.last && reshard_ && k != 0) free_params(unit, lo);
       return;
     }
-    const std::int64_t params = L.shards[i].trainable;  // frozen weights get no gradient
+    // Frozen weights get no gradient, unless they share a FlatParameter with a trained one.
+    const std::int64_t params = flat_ && unit.trainable > 0 ? L.shards[i].params
+                                                            : L.shards[i].trainable;
     if (params > 0) {
       const MemEffect grad = tensor(MemCategory::gradients, core::Bytes{params} * param_bytes_,
                                     TensorKind::unsharded_grad, i);
       lo.allocs.push_back(grad);
       unit.grads.push_back(grad);
-      if (!grads_held_[i] && !offload_) {
+      // Under no_sync the sharded gradients come with the last micro-batch's reduce-scatters.
+      if (!grads_held_[i] && !offload_ && (!no_sync_ || u.last_microbatch)) {
         grads_held_[i] = 1;
         const core::Bytes experts{expert_of_[i]};
         MemEffect held = tensor(MemCategory::gradients,
@@ -260,7 +267,7 @@ class FsdpPass final : public LoweringPass {
         c.held_grads.push_back(held);
       }
     }
-    if (i == unit.first) post_backward(unit, k, lo);
+    if (i == unit.first) post_backward(unit, k, lo, no_sync_ && !u.last_microbatch);
     // Pipelining: after the chunk's last backward, every unit's post-backward with gradient sync.
     if (accumulate_ && u.last_microbatch && i == u.range.first) final_post_backward(u, lo);
   }
@@ -272,7 +279,7 @@ class FsdpPass final : public LoweringPass {
   }
 
   void end_unit(StageContext& c, UnitStep& u, std::int32_t) override {
-    if (pending_ >= 0) reduce(c, u, pending_, pending_op_, false);
+    if (pending_ >= 0) reduce(c, u, pending_, pending_op_, pending_accumulated_);
     for (const std::int32_t k : final_) reduce(c, u, k, final_op_, true);
     final_.clear();
     final_op_ = -1;
@@ -307,9 +314,15 @@ class FsdpPass final : public LoweringPass {
     return e;
   }
 
+  // The parameters a unit's gradients cover: its trained ones, or with flat_parameter all of a
+  // unit that holds a trained one (one FlatParameter, its gradient as large as itself).
+  std::int64_t grad_params(const Unit& unit) const {
+    return flat_ && unit.trainable > 0 ? unit.params : unit.trainable;
+  }
+
   // The unit's accumulated unsharded gradients, across micro-batches.
   MemEffect accumulated_grad(const Unit& unit) const {
-    MemEffect e = tensor(MemCategory::gradients, core::Bytes{unit.trainable} * accumulated_bytes_,
+    MemEffect e = tensor(MemCategory::gradients, core::Bytes{grad_params(unit)} * accumulated_bytes_,
                          TensorKind::unsharded_grad, unit.first);
     e.per_microbatch = false;
     return e;
@@ -318,14 +331,20 @@ class FsdpPass final : public LoweringPass {
   // The unit's post-backward hook. With gradient sync: copy-in to the reduce-scatter input, free
   // the unsharded gradients and parameters. Without (pipelining): add the unsharded gradients
   // into the accumulated gradient and keep the parameters (reshard_after_backward: false).
-  void post_backward(Unit& unit, std::int32_t k, LayerOp& lo) {
-    if (unit.trainable > 0) {
-      if (accumulate_) {
+  // Under no_sync (`held`, gradient_sync: last-micro-batch) the gradients are accumulated the
+  // same way but the parameters freed (FSDP1's FULL_SHARD reshards after backward under no_sync
+  // too); the last micro-batch's post-backward then reduce-scatters the accumulated gradient,
+  // which its reduce-scatter copies in and frees (`pending_accumulated_`).
+  void post_backward(Unit& unit, std::int32_t k, LayerOp& lo, bool held) {
+    if (grad_params(unit) > 0) {
+      if (accumulate_ || held) {
         if (!unit.accumulated) lo.allocs.push_back(accumulated_grad(unit));
         unit.accumulated = true;
       } else {
-        lo.allocs.push_back(reduce_input(unit));
+        if (!unit.accumulated) lo.allocs.push_back(reduce_input(unit));
         pending_ = k;
+        pending_accumulated_ = unit.accumulated;
+        unit.accumulated = false;
       }
       for (const MemEffect& g : unit.grads) lo.frees.push_back(g);
     }
@@ -350,7 +369,7 @@ class FsdpPass final : public LoweringPass {
   }
 
   MemEffect reduce_input(const Unit& unit) const {
-    return tensor(MemCategory::buffers, core::Bytes{unit.trainable} * reduce_bytes_,
+    return tensor(MemCategory::buffers, core::Bytes{grad_params(unit)} * reduce_bytes_,
                   TensorKind::reduce_input, unit.first);
   }
 
@@ -366,8 +385,16 @@ class FsdpPass final : public LoweringPass {
   // returns when it ends (the caching allocator's record_stream on the reduce-scatter stream).
   void reduce(StageContext& c, UnitStep& u, std::int32_t k, std::int32_t after, bool copy_in) {
     const Unit& unit = units_state_[k];
+    // FSDP1's FlatParameter (flat_parameter) reduce-scatters its accumulated gradient itself when
+    // it is already in reduce_dtype (torch/distributed/fsdp/_runtime_utils.py, _reduce_grad and
+    // _get_reduce_scatter_tensors: a copy only to pad or to cast); FSDP2 copies it into a new
+    // reduce-scatter input (foreach_reduce).
+    const bool in_place = copy_in && flat_ && param_bytes_ == reduce_bytes_;
     const MemEffect input = reduce_input(unit);
-    const MemEffect freed[] = {input, accumulated_grad(unit)};
+    const MemEffect both[] = {input, accumulated_grad(unit)};
+    const std::span<const MemEffect> freed =
+        in_place ? std::span<const MemEffect>(both + 1, 1)
+                 : std::span<const MemEffect>(both, !copy_in ? 1 : 2);
     const std::span<const MemEffect> none;
     // The dense part over the shard group, then the experts over theirs; the last frees. With CPU
     // offload the dense reduce-scatter's output (1/S of the input) waits on the GPU for its copy
@@ -375,21 +402,21 @@ class FsdpPass final : public LoweringPass {
     const bool experts = unit.experts > 0;
     const MemEffect reduced =
         tensor(MemCategory::gradients,
-               core::ceil_div(core::Bytes{unit.trainable - unit.experts} * reduce_bytes_, shard_),
+               core::ceil_div(core::Bytes{grad_params(unit) - unit.experts} * reduce_bytes_, shard_),
                TensorKind::offload_grad, unit.first);
     const auto scatter = [&](std::int32_t layer, std::int64_t params, std::int64_t ranks,
                              const GroupSpan& span, bool first, bool last) {
       const core::Bytes full = core::Bytes{params} * reduce_bytes_;
       MemEffect allocs[2];
       std::size_t n = 0;
-      if (first && copy_in) allocs[n++] = input;
+      if (first && copy_in && !in_place) allocs[n++] = input;
       if (first && offload_) allocs[n++] = reduced;
       c.last_comm = c.B.emit(
           comm_op(OpKind::reduce_scatter, StreamKind::comm, CommPurpose::fsdp_reduce_scatter,
                   layer, u.microbatch(), u.chunk(), full, ranks, span.inter_node, span.per_node,
                   span.pod_members),
           std::span<const MemEffect>(allocs, n),
-          std::span<const MemEffect>(freed, !last ? 0 : copy_in ? 2 : 1),
+          last ? freed : none,
           {c.ref_or_none(after)});
       if (replicas_ > 1)
         c.last_comm = c.B.emit(
@@ -399,14 +426,28 @@ class FsdpPass final : public LoweringPass {
                     replica_span_.pod_members),
             none, none, {});
     };
-    scatter(unit.first, unit.trainable - unit.experts, shard_, shard_span_, true, !experts);
+    scatter(unit.first, grad_params(unit) - unit.experts, shard_, shard_span_, true, !experts);
     if (experts)
       scatter(unit.expert_layer, unit.experts, expert_shard_, expert_span_, false, true);
     if (offload_)
       last_d2h_ = copy_fsdp_grad_out(
           c, u, unit.first, reduced,
-          core::ceil_div(core::Bytes{unit.trainable} * shard_bytes_.gradients, shard_),
+          core::ceil_div(core::Bytes{grad_params(unit)} * shard_bytes_.gradients, shard_),
           c.last_comm);
+  }
+
+  // The stage's parameters in units that hold a trained parameter (flat_parameter).
+  std::int64_t flat_graded(const StageContext& c) const {
+    const LowerContext& L = c.L;
+    std::vector<std::int64_t> params(units_, 0), trained(units_, 0);
+    for (std::int32_t g = c.stage(); g < L.chunk_count(); g += L.stages)
+      for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) {
+        params[unit_of_[i]] += L.shards[i].params;
+        trained[unit_of_[i]] += L.shards[i].trainable;
+      }
+    std::int64_t n = 0;
+    for (std::int32_t k = 0; k < units_; ++k) n += trained[k] > 0 ? params[k] : 0;
+    return n;
   }
 
   // Parameters per device of `n`, `experts` of them routed experts, each part over its group.
@@ -428,6 +469,8 @@ class FsdpPass final : public LoweringPass {
   scenario::StateBytes shard_bytes_;  // per trained parameter: shard, gradient, states
   bool reshard_ = true;
   bool accumulate_ = false;  // pipelining: no gradient sync until the chunk's last backward
+  bool no_sync_ = false;     // gradient_sync: last-micro-batch (without pipelining)
+  bool flat_ = false;        // flat_parameter: a unit's frozen parameters share its gradient
   std::int64_t accumulated_bytes_ = 4;
   bool offload_ = false;  // parallel.fsdp.offload: cpu
   bool quantized_base_ = false;  // LoRA over an NF4 / int8 base
@@ -440,6 +483,7 @@ class FsdpPass final : public LoweringPass {
   std::int32_t walk_unit_ = -1;               // the unit whose layers the walk is in
   std::int32_t walk_last_ = -1, walk_prev_ = -1;  // last compute op of that unit, of the one before
   std::int32_t pending_ = -1, pending_op_ = -1;   // unit to reduce-scatter, its copy-in op
+  bool pending_accumulated_ = false;  // its reduce-scatter copies an accumulated gradient in
   std::vector<std::int32_t> final_;  // pipelining: the chunk's units to reduce-scatter at its end
   std::int32_t final_op_ = -1;       // the chunk's last backward op, which they wait for
   std::int32_t last_d2h_ = -1;                    // the last reduced shard's copy to the host

@@ -20,7 +20,8 @@ FsdpSpec read_fsdp(const YamlContext& ctx, const YAML::Node& node, const std::st
     else if (v != "false" && v != "no" && v != "off")
       ctx.fail(node, path,
                "expected true, false or a mapping {reshard_after_forward, param_dtype, "
-               "reduce_dtype, shard_size, offload, separate_outer_layers}, got '" + v + "'");
+               "reduce_dtype, shard_size, offload, separate_outer_layers, gradient_sync, "
+               "flat_parameter}, got '" + v + "'");
   } else if (node.IsMap()) {
     f.enabled = true;
     MapReader m(ctx, node, path);
@@ -37,11 +38,16 @@ FsdpSpec read_fsdp(const YamlContext& ctx, const YAML::Node& node, const std::st
     }
     f.cpu_offload = m.choice("offload", {"none", "cpu"}, "none") == "cpu";
     f.separate_outer_layers = m.bool_or("separate_outer_layers", false);
+    f.sync_last_microbatch =
+        m.choice("gradient_sync", {"every-micro-batch", "last-micro-batch"},
+                 "every-micro-batch") == "last-micro-batch";
+    f.flat_parameter = m.bool_or("flat_parameter", false);
     m.finish();
   } else {
     ctx.fail(node, path,
              "expected true, false or a mapping {reshard_after_forward, param_dtype, "
-             "reduce_dtype, shard_size, offload, separate_outer_layers}");
+             "reduce_dtype, shard_size, offload, separate_outer_layers, gradient_sync, "
+             "flat_parameter}");
   }
   if (!f.enabled) return f;
   if (p.zero > 0)

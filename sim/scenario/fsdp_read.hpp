@@ -8,9 +8,9 @@
 namespace trainsim::scenario {
 
 // `true` / `false`, `{}` (every default) or a mapping of reshard_after_forward, param_dtype,
-// reduce_dtype, shard_size, offload and
-// separate_outer_layers. Checks what the parallel section alone decides, located at the
-// key: shard_size divides parallel.data; no ZeRO stage beside it; no pipeline parallelism yet.
+// reduce_dtype, shard_size, offload, separate_outer_layers, gradient_sync and flat_parameter.
+// Checks what the parallel section alone decides, located at the key: shard_size divides
+// parallel.data; no ZeRO stage beside it; no pipeline parallelism yet.
 FsdpSpec read_fsdp(const YamlContext& ctx, const YAML::Node& node, const std::string& path,
                    const ParallelSpec& p);
 

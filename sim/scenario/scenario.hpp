@@ -222,6 +222,16 @@ struct FsdpSpec {
   // final norm, head) is an FSDP unit of its own, resharded like a block (torchtune's
   // custom_sharded_layers), instead of all of them in the root unit.
   bool separate_outer_layers = false;
+  // `gradient_sync: last-micro-batch`: every micro-batch but the last runs under FSDP1's
+  // no_sync() (Lightning Fabric's no_backward_sync; FSDP2's set_requires_gradient_sync(False)):
+  // each unit keeps its unsharded gradients, accumulated across micro-batches, and reduce-scatters
+  // them in the last micro-batch's backward. false: every micro-batch reduces (FSDP2's default).
+  bool sync_last_microbatch = false;
+  // `flat_parameter: true`: FSDP1 with use_orig_params=True flattens a unit's parameters into one
+  // FlatParameter, which requires grad when any of them does; the frozen parameters of a unit
+  // holding a trained one then get gradients too ("gradient memory ... equivalent to not
+  // freezing those parameters", torch.distributed.fsdp docs).
+  bool flat_parameter = false;
 };
 
 // `parallel.zero3`: how DeepSpeed's ZeRO-3 fetches parameters (deepspeed/runtime/zero/config.py
