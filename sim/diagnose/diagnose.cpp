@@ -390,6 +390,27 @@ void state_remedies(const scenario::Scenario& s, Search& search, bool states_exc
                      {{"parallel.zero", "0"}, {"parallel.fsdp", "true"}}});
 }
 
+// FSDP1's levers where a unit's frozen weights carry gradients (docs/fsdp.md, "Gradient
+// accumulation without sync, and FSDP1's flat parameters"), each the same training: the LoRA
+// adapters in FSDP units of their own (torchtune's lora_fsdp_wrap_policy), so no FlatParameter
+// mixes frozen and trained parameters and the frozen ones get no gradient; and a reduce-scatter
+// every micro-batch instead of no_sync's unsharded accumulation; then both.
+void fsdp1_remedies(const scenario::Scenario& s, Search& search) {
+  const auto& f = s.parallel.fsdp;
+  if (!f.enabled) return;
+  const bool flat = f.flat_parameter && s.training.lora;
+  const Sets apart = {{"parallel.fsdp.flat_parameter", "false"}};
+  const Sets every = {{"parallel.fsdp.gradient_sync", "every-micro-batch"}};
+  const bool a = flat && search.consider({"FSDP: the LoRA adapters in units of their own (frozen "
+                                          "weights get no gradient)", apart});
+  const bool e = f.sync_last_microbatch &&
+                 search.consider({"FSDP: reduce-scatter every micro-batch (no no_sync: gradients "
+                                  "sharded between micro-batches)", every});
+  if (flat && f.sync_last_microbatch && !a && !e)
+    search.consider({"FSDP: the LoRA adapters in units of their own, reduce-scatter every "
+                     "micro-batch", {apart[0], every[0]}});
+}
+
 // Mixture-of-experts model states: expert parallelism holds 1/E of each MoE layer's routed
 // experts, most of such a model's parameters, per device (pass_expert.cpp): E a power of two
 // dividing every MoE layer's experts, first over the scenario's data-parallel ranks (data x
@@ -601,6 +622,7 @@ report::Diagnosis diagnose(const Loader& load, const std::vector<std::string>& s
     activation_remedies(s, search);
   }
   state_remedies(s, search, fullest.states_exceed);
+  fsdp1_remedies(s, search);
   expert_remedies(s, search, fullest.states_exceed);
   split_remedies(s, search, fullest.states_exceed);
   optimizer_remedies(s, search, fullest.states_exceed);

@@ -319,3 +319,37 @@ TEST_CASE("when 8-bit states do not fit, 4-bit AdamW is offered before paged 8-b
   }
   CHECK(four_bit);
 }
+
+TEST_CASE("an FSDP1 LoRA run whose frozen weights carry gradients is offered FSDP1's levers",
+          "[diagnose][fsdp]") {
+  // LitGPT's Llama-2-13B on 2 A100-40GB (flat_parameter, gradient_sync: last-micro-batch) runs
+  // out of memory as measured. The adapters in units of their own leave the frozen weights
+  // without gradients; reducing every micro-batch shards them between micro-batches. Both are
+  // the same training, and each fits when re-simulated.
+  const std::string file = kRoot + "/scenarios/validation/litgpt/l2_13b_lora_fsdp2_mb1.yaml";
+  const Run r = run(file);
+  REQUIRE_FALSE(r.summary.fits);
+  const auto d = diagnose::diagnose(file, {}, r.s, r.summary);
+  bool apart = false, every = false;
+  for (const auto& remedy : d.remedies) {
+    if (remedy.set.size() != 1) continue;
+    const auto& [k, v] = remedy.set[0];
+    if (k == "parallel.fsdp.flat_parameter") apart = v == "false";
+    if (k == "parallel.fsdp.gradient_sync") every = v == "every-micro-batch";
+    if (k != "parallel.fsdp.flat_parameter" && k != "parallel.fsdp.gradient_sync") continue;
+    CHECK_FALSE(remedy.changes_workload);
+    const Run again = run(file, {k + "=" + v});
+    CHECK(again.summary.fits);
+    CHECK(again.summary.peak == remedy.peak);
+  }
+  CHECK(apart);
+  CHECK(every);
+  // Without the FSDP1 keys (FSDP2's defaults) neither is offered.
+  const std::vector<std::string> fsdp2 = {"parallel.fsdp.flat_parameter=false",
+                                          "parallel.fsdp.gradient_sync=every-micro-batch",
+                                          "device.memory=14GiB"};
+  const Run small = run(file, fsdp2);
+  REQUIRE_FALSE(small.summary.fits);
+  for (const auto& remedy : diagnose::diagnose(file, fsdp2, small.s, small.summary).remedies)
+    for (const auto& [k, v] : remedy.set) CHECK(k.rfind("parallel.fsdp.", 0) != 0);
+}
