@@ -1,5 +1,7 @@
 #include "sim/cost/congestion.hpp"
 
+#include "sim/cost/all_to_all.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -44,6 +46,14 @@ core::Duration all_to_all_uplink_time(core::Bytes bytes, std::int64_t n, std::in
                             static_cast<double>(bytes.value);
   return core::duration_from_seconds(out_of_pod * oversubscription / inter.bandwidth.bytes_per_s) +
          inter.latency * (n - 1);
+}
+
+core::Duration all_to_all_across_pods(core::Bytes bytes, std::int64_t n,
+                                      std::int64_t ranks_per_node, std::int64_t pod_members,
+                                      const hw::LinkSpec& intra, const hw::LinkSpec& inter,
+                                      double oversubscription) {
+  return std::max(all_to_all_across_nodes(bytes, n, ranks_per_node, intra, inter),
+                  all_to_all_uplink_time(bytes, n, pod_members, inter, oversubscription));
 }
 
 }  // namespace trainsim::cost

@@ -38,4 +38,11 @@ double congestion_factor(const hw::LinkSpec& spanning, const hw::LinkSpec& inter
 core::Duration all_to_all_uplink_time(core::Bytes bytes, std::int64_t n, std::int64_t pod_members,
                                       const hw::LinkSpec& inter, double oversubscription);
 
+// An all-to-all over a group spanning nodes: the larger of the nodes' bound
+// (cost::all_to_all_across_nodes) and the pods' uplinks' (all_to_all_uplink_time).
+core::Duration all_to_all_across_pods(core::Bytes bytes, std::int64_t n,
+                                      std::int64_t ranks_per_node, std::int64_t pod_members,
+                                      const hw::LinkSpec& intra, const hw::LinkSpec& inter,
+                                      double oversubscription);
+
 }  // namespace trainsim::cost

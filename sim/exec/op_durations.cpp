@@ -1,7 +1,6 @@
 // Op durations: each op's cost (roofline or alpha-beta), costed once per duration class, and
 // the macro templates' profiles, kept in the plan digest for the plan's next plays.
 
-#include "sim/cost/all_to_all.hpp"
 #include "sim/cost/congestion.hpp"
 #include "sim/cost/nccl.hpp"
 #include "sim/exec/player_internal.hpp"
@@ -101,12 +100,10 @@ core::Duration op_duration(const Plan& plan, const Program& program, const Op& o
       // to other pods through the pod's shared uplinks too.
       if (op.kind == OpKind::all_to_all)
         return op.comm.inter_node
-                   ? std::max(cost::all_to_all_across_nodes(op.comm.bytes, op.comm.ranks,
-                                                            op.comm.ranks_per_node,
-                                                            plan.intra_node, plan.inter_node),
-                              cost::all_to_all_uplink_time(op.comm.bytes, op.comm.ranks,
-                                                           op.comm.pod_members, plan.inter_node,
-                                                           plan.oversubscription))
+                   ? cost::all_to_all_across_pods(op.comm.bytes, op.comm.ranks,
+                                                  op.comm.ranks_per_node, op.comm.pod_members,
+                                                  plan.intra_node, plan.inter_node,
+                                                  plan.oversubscription)
                    : cost::all_to_all_time(op.comm.bytes, op.comm.ranks, link);
       return nccl(plan, cost::NcclColl::all_gather, op.comm);
     }

@@ -68,17 +68,6 @@ constexpr std::string_view kKeys[] = {"parallel.fsdp",      "parallel.data",
 
 std::int64_t dtype_bytes(scenario::Precision p) { return p == scenario::Precision::fp32 ? 4 : 2; }
 
-// A group of n ranks `stride` apart on the cluster's nodes and pods (as topology.cpp's
-// group_span).
-GroupSpan span_of(const scenario::Scenario& s, std::int64_t stride, std::int64_t n) {
-  const std::int64_t gpn = s.cluster.gpus_per_node;
-  GroupSpan g;
-  g.per_node = stride >= gpn ? 1 : std::min(n, gpn / stride);
-  g.inter_node = n > 1 && stride * n > gpn;
-  g.pod_members = pod_members(s, stride, n);
-  return g;
-}
-
 class FsdpPass final : public LoweringPass {
  public:
   void prepare(LowerContext& L) override {
@@ -100,11 +89,11 @@ class FsdpPass final : public LoweringPass {
     // Shard groups: shard_ consecutive data ranks; replica groups: every shard_-th data rank
     // (PyTorch's 2-D device mesh (replicate, shard)).
     const std::int64_t stride = rank_stride(s, scenario::ParallelDim::data);
-    shard_span_ = span_of(s, stride, shard_);
-    replica_span_ = span_of(s, stride * shard_, replicas_);
+    shard_span_ = strided_span(s, stride, shard_);
+    replica_span_ = strided_span(s, stride * shard_, replicas_);
     experts_ = s.parallel.expert;
     expert_shard_ = shard_ / experts_;
-    expert_span_ = span_of(s, stride * experts_, expert_shard_);
+    expert_span_ = strided_span(s, stride * experts_, expert_shard_);
     expert_of_.assign(L.m.order.size(), 0);
     if (experts_ > 1)  // LoRA with experts is refused: a layer's experts are trained
       for (std::size_t i = 0; i < L.m.order.size(); ++i) expert_of_[i] = L.shards[i].expert_params;
@@ -126,6 +115,7 @@ class FsdpPass final : public LoweringPass {
   void book_states(StageContext& c) override {
     const LowerContext& L = c.L;
     Program& P = c.P;
+    count_units(c);
     // Trained parameters: shards of weights and gradients and the optimizer states; frozen ones
     // (LoRA): their stored bytes only.
     const core::Bytes trained{c.trainable};
@@ -145,7 +135,7 @@ class FsdpPass final : public LoweringPass {
     P.model_states[MemCategory::weights] = P.persistent[MemCategory::weights];
     P.model_states[MemCategory::optimizer_states] = P.persistent[MemCategory::optimizer_states];
     // flat_parameter: every parameter of a unit holding a trained one has a gradient.
-    const core::Bytes graded = flat_ ? core::Bytes{flat_graded(c)} : dense;
+    const core::Bytes graded = flat_ ? core::Bytes{flat_graded()} : dense;
     P.model_states[MemCategory::gradients] = sharded(graded * sb.gradients, experts * sb.gradients);
     c.update_params = per_rank(c.trainable, e);
   }
@@ -156,26 +146,6 @@ class FsdpPass final : public LoweringPass {
 
   void begin_stage(StageContext& c) override {
     const LowerContext& L = c.L;
-    units_state_.assign(units_, Unit{});
-    for (std::int32_t g = c.stage(); g < L.chunk_count(); g += L.stages)
-      for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) {
-        Unit& u = units_state_[unit_of_[i]];
-        u.params += L.shards[i].params;
-        u.trainable += L.shards[i].trainable;
-        u.experts += expert_of_[i];
-        if (expert_of_[i] > 0 && u.expert_layer < 0) u.expert_layer = i;
-        const core::Bytes trained{L.shards[i].trainable};
-        const core::Bytes frozen = L.shards[i].weight_bytes - trained * L.state_bytes.weights;
-        u.stored += frozen + trained * shard_bytes_.weights;
-        // A quantized frozen base is gathered as stored (torchao's NF4Tensor implements FSDP2's
-        // all-gather extension: its packed data and scales are gathered, not a bf16 copy);
-        // every other parameter in param_dtype.
-        u.unsharded += quantized_base_
-                          ? frozen + trained * param_bytes_
-                          : core::Bytes{L.shards[i].params} * param_bytes_;
-        if (u.first < 0) u.first = i;
-        u.last = i;
-      }
     grads_held_.assign(L.m.order.size(), 0);
     walk_unit_ = -1;
     walk_last_ = walk_prev_ = -1;
@@ -436,17 +406,36 @@ class FsdpPass final : public LoweringPass {
           c.last_comm);
   }
 
-  // The stage's parameters in units that hold a trained parameter (flat_parameter).
-  std::int64_t flat_graded(const StageContext& c) const {
+  // The stage's units: what each holds of the stage's layers (before the step's state).
+  void count_units(const StageContext& c) {
     const LowerContext& L = c.L;
-    std::vector<std::int64_t> params(units_, 0), trained(units_, 0);
+    units_state_.assign(units_, Unit{});
     for (std::int32_t g = c.stage(); g < L.chunk_count(); g += L.stages)
       for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) {
-        params[unit_of_[i]] += L.shards[i].params;
-        trained[unit_of_[i]] += L.shards[i].trainable;
+        Unit& u = units_state_[unit_of_[i]];
+        u.params += L.shards[i].params;
+        u.trainable += L.shards[i].trainable;
+        u.experts += expert_of_[i];
+        if (expert_of_[i] > 0 && u.expert_layer < 0) u.expert_layer = i;
+        const core::Bytes trained{L.shards[i].trainable};
+        const core::Bytes frozen = L.shards[i].weight_bytes - trained * L.state_bytes.weights;
+        u.stored += frozen + trained * shard_bytes_.weights;
+        // A quantized frozen base is gathered as stored (torchao's NF4Tensor implements FSDP2's
+        // all-gather extension: its packed data and scales are gathered, not a bf16 copy);
+        // every other parameter in param_dtype.
+        u.unsharded += quantized_base_
+                          ? frozen + trained * param_bytes_
+                          : core::Bytes{L.shards[i].params} * param_bytes_;
+        if (u.first < 0) u.first = i;
+        u.last = i;
       }
+  }
+
+  // The stage's parameters that have gradients: the trained ones, or with flat_parameter all of
+  // each unit holding a trained one.
+  std::int64_t flat_graded() const {
     std::int64_t n = 0;
-    for (std::int32_t k = 0; k < units_; ++k) n += trained[k] > 0 ? params[k] : 0;
+    for (const Unit& unit : units_state_) n += grad_params(unit);
     return n;
   }
 

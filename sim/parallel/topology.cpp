@@ -35,9 +35,8 @@ std::int64_t rank_stride(const scenario::Scenario& s, scenario::ParallelDim dim)
   return stride;
 }
 
-GroupSpan group_span(const scenario::Scenario& s, scenario::ParallelDim dim) {
+GroupSpan strided_span(const scenario::Scenario& s, std::int64_t stride, std::int64_t n) {
   const std::int64_t gpn = s.cluster.gpus_per_node;
-  const std::int64_t stride = rank_stride(s, dim), n = degree(s, dim);
   GroupSpan g;
   g.per_node = stride >= gpn ? 1 : std::min(n, gpn / stride);
   g.inter_node = n > 1 && stride * n > gpn;
@@ -45,14 +44,12 @@ GroupSpan group_span(const scenario::Scenario& s, scenario::ParallelDim dim) {
   return g;
 }
 
+GroupSpan group_span(const scenario::Scenario& s, scenario::ParallelDim dim) {
+  return strided_span(s, rank_stride(s, dim), degree(s, dim));
+}
+
 GroupSpan context_span(const scenario::Scenario& s) {
-  const std::int64_t gpn = s.cluster.gpus_per_node;
-  const std::int64_t stride = rank_stride(s, scenario::ParallelDim::data), n = s.parallel.context;
-  GroupSpan g;
-  g.per_node = stride >= gpn ? 1 : std::min(n, gpn / stride);
-  g.inter_node = n > 1 && stride * n > gpn;
-  g.pod_members = pod_members(s, stride, n);
-  return g;
+  return strided_span(s, rank_stride(s, scenario::ParallelDim::data), s.parallel.context);
 }
 
 bool inter_node_boundary(const scenario::Scenario& s, int from_stage, int to_stage) {
@@ -63,13 +60,7 @@ bool inter_node_boundary(const scenario::Scenario& s, int from_stage, int to_sta
 }
 
 GroupSpan data_subgroup_span(const scenario::Scenario& s, std::int64_t size, std::int64_t step) {
-  const std::int64_t stride = rank_stride(s, scenario::ParallelDim::data) * step;
-  const std::int64_t gpn = s.cluster.gpus_per_node;
-  GroupSpan g;
-  g.per_node = std::clamp<std::int64_t>(gpn / stride, 1, size);
-  g.inter_node = size > g.per_node;
-  g.pod_members = pod_members(s, stride, size);
-  return g;
+  return strided_span(s, rank_stride(s, scenario::ParallelDim::data) * step, size);
 }
 
 GroupSpan expert_data_span(const scenario::Scenario& s) {

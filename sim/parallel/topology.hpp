@@ -25,6 +25,9 @@ struct GroupSpan {
 // The pod_members of a group of n ranks `stride` ranks apart, the first rank of the group's
 // pod-aligned block: as per_node with a pod's GPUs in place of a node's.
 std::int64_t pod_members(const scenario::Scenario& s, std::int64_t stride, std::int64_t n);
+// The span of a group of n ranks `stride` ranks apart (group_span, context_span and
+// data_subgroup_span are such groups; FSDP's shard and replica groups too).
+GroupSpan strided_span(const scenario::Scenario& s, std::int64_t stride, std::int64_t n);
 // The data dimension holds data x context ranks, the context ranks varying fastest: its group
 // is the gradient group (data x context ranks), context_span one sequence's context ranks.
 GroupSpan group_span(const scenario::Scenario& s, scenario::ParallelDim dim);

@@ -15,6 +15,8 @@ namespace {
 std::array<double, parallel::kCommPurposes> congestion_by_kind(const parallel::Plan& plan) {
   std::array<double, parallel::kCommPurposes> worst;
   worst.fill(1.0);
+  // Full bisection above the pods leaves every link as it is (no op needs a look).
+  if (plan.oversubscription <= 1) return worst;
   const auto visit = [&](const parallel::Op& op) {
     const parallel::CommWork& w = op.comm;
     if (w.pod_members == 0) return;
@@ -23,9 +25,10 @@ std::array<double, parallel::kCommPurposes> congestion_by_kind(const parallel::P
     if (op.kind == parallel::OpKind::all_to_all) {
       const double node = core::to_seconds(cost::all_to_all_across_nodes(
           w.bytes, w.ranks, w.ranks_per_node, plan.intra_node, plan.inter_node));
-      const double up = core::to_seconds(cost::all_to_all_uplink_time(
-          w.bytes, w.ranks, w.pod_members, plan.inter_node, plan.oversubscription));
-      if (node > 0) f = std::max(1.0, up / node);
+      const double pods = core::to_seconds(cost::all_to_all_across_pods(
+          w.bytes, w.ranks, w.ranks_per_node, w.pod_members, plan.intra_node, plan.inter_node,
+          plan.oversubscription));
+      if (node > 0) f = pods / node;
     } else {
       f = cost::congestion_factor(cost::spanning_link(plan.intra_node, plan.inter_node, w.ranks_per_node),
                                   plan.inter_node, w.pod_members, plan.oversubscription);
