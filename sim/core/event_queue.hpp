@@ -66,6 +66,22 @@ class EventQueue {
     now_ = now_ + dt;
     popped_ += events;
   }
+  // Moves the first waiting event for which `later(event)` gives a time after its own to that
+  // time (its key and sequence number stay); false when none does. For an event a change of
+  // circumstance delays: `later` sees each event at most once, in no particular order.
+  template <class F>
+  bool postpone_first(F&& later) {
+    drop_taken_root();
+    for (std::size_t i = 0; i < heap_.size(); ++i) {
+      const TimePoint t = later(std::as_const(heap_[i]));
+      if (!(heap_[i].time < t)) continue;
+      Event e = heap_[i];
+      e.time = t;
+      sift_down(std::move(e), i);
+      return true;
+    }
+    return false;
+  }
   // Removes the earliest event and advances the clock to it. The clock never goes back.
   Event pop() {
     drop_taken_root();
@@ -90,10 +106,10 @@ class EventQueue {
     heap_.pop_back();
     if (!heap_.empty()) sift_down(std::move(last));
   }
-  // Puts `e` in the root slot (whose event is gone) and moves it down to its place.
-  void sift_down(Event e) {
+  // Puts `e` in slot `hole` (the root by default; whose event is gone) and moves it down to its
+  // place (e is not earlier than the slot's parent).
+  void sift_down(Event e, std::size_t hole = 0) {
     const std::size_t n = heap_.size();
-    std::size_t hole = 0;
     for (;;) {
       std::size_t child = 2 * hole + 1;
       if (child >= n) break;

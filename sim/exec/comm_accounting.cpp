@@ -98,6 +98,8 @@ void Player::account() {
       if (op.stream == StreamKind::compute) {
         const core::Duration span = d.finish[i] - d.start[i];
         d.compute_busy += span;
+        if (!class_beside.empty())
+          d.contention += span - duration(offset[p] + static_cast<std::uint32_t>(i));
         if (op.kind != OpKind::optimizer) {
           d.pipeline_busy += span;
           pipe_end = std::max(pipe_end, d.finish[i]);

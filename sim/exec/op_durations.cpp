@@ -2,6 +2,7 @@
 // the macro templates' profiles, kept in the plan digest for the plan's next plays.
 
 #include "sim/cost/congestion.hpp"
+#include "sim/cost/contention.hpp"
 #include "sim/cost/nccl.hpp"
 #include "sim/exec/player_internal.hpp"
 #include "sim/exec/tp_overlap.hpp"
@@ -56,28 +57,53 @@ core::Duration tensor_parallel_time(const Plan& plan, const Program& program, co
   return one * op.tp_collectives;
 }
 
+namespace {
+
+// A compute op on `device` (the program's, or what a collective beside it leaves: contention.hpp).
+core::Duration compute_duration(const Plan& plan, const Program& program, const Op& op,
+                                const hw::DeviceSpec& device) {
+  // The tensor-parallel collectives run on the compute stream after the kernels; the host
+  // issues them asynchronously too, so its dispatch overlaps them (docs/devices.md).
+  const core::Duration tp = tensor_parallel_time(plan, program, op);
+  const int tp_launches = op.tp_collectives * (op.tp_sequence_parallel ? 2 : 1);
+  cost::KernelWork work = op.work;
+  if (op.gemm_end > op.gemm_begin)
+    work.shape_efficiency = cost::gemms_efficiency(
+        std::span(program.gemm_shapes).subspan(op.gemm_begin, op.gemm_end - op.gemm_begin),
+        device.sm_count);
+  // Under cluster.jitter the kernels last until the slowest of the program's ranks is done.
+  core::Duration kernels = cost::device_time(work, device, plan.math, op.kernels);
+  if (program.straggler != 1)
+    kernels = core::duration_from_seconds(core::to_seconds(kernels) * program.straggler);
+  return std::max(kernels + tp, cost::host_time(work, device, op.kernels,
+                                                op.tp_collectives > 0 ? tp_launches : 0));
+}
+
+}  // namespace
+
+bool is_compute(OpKind k) {
+  return k == OpKind::forward || k == OpKind::backward || k == OpKind::recompute ||
+         k == OpKind::optimizer;
+}
+
+bool takes_sms(OpKind k) {
+  return k == OpKind::all_reduce || k == OpKind::reduce_scatter || k == OpKind::all_gather ||
+         k == OpKind::all_to_all;
+}
+
+core::Duration contended_op_duration(const Plan& plan, const Program& program, const Op& op) {
+  if (!is_compute(op.kind) || plan.collective_sms <= 0) return op_duration(plan, program, op);
+  return compute_duration(plan, program, op,
+                          cost::beside_collective(program.device, plan.collective_sms));
+}
+
 core::Duration op_duration(const Plan& plan, const Program& program, const Op& op) {
   switch (op.kind) {
     case OpKind::forward:
     case OpKind::backward:
     case OpKind::recompute:
-    case OpKind::optimizer: {
-      // The tensor-parallel collectives run on the compute stream after the kernels; the host
-      // issues them asynchronously too, so its dispatch overlaps them (docs/devices.md).
-      const core::Duration tp = tensor_parallel_time(plan, program, op);
-      const int tp_launches = op.tp_collectives * (op.tp_sequence_parallel ? 2 : 1);
-      cost::KernelWork work = op.work;
-      if (op.gemm_end > op.gemm_begin)
-        work.shape_efficiency = cost::gemms_efficiency(
-            std::span(program.gemm_shapes).subspan(op.gemm_begin, op.gemm_end - op.gemm_begin),
-            program.device.sm_count);
-      // Under cluster.jitter the kernels last until the slowest of the program's ranks is done.
-      core::Duration kernels = cost::device_time(work, program.device, plan.math, op.kernels);
-      if (program.straggler != 1)
-        kernels = core::duration_from_seconds(core::to_seconds(kernels) * program.straggler);
-      return std::max(kernels + tp, cost::host_time(work, program.device, op.kernels,
-                                                    op.tp_collectives > 0 ? tp_launches : 0));
-    }
+    case OpKind::optimizer:
+      return compute_duration(plan, program, op, program.device);
     case OpKind::p2p:
     case OpKind::all_reduce:
     case OpKind::reduce_scatter:
@@ -234,13 +260,20 @@ void Player::compute_durations() {
     profiles.assign(plan.programs.size(), {});
   DurationTable& memo = spare_memos().memo;
   DurationTable& tp_memo = spare_memos().tp_memo;
+  const bool contention = plan.collective_sms > 0;
   // Each class once: the work classes on their program's device, the templates by profile.
   const std::vector<std::uint32_t>& class_op = layout->class_op;
   class_time.resize(layout->templates + class_op.size());
+  class_beside.assign(contention ? class_time.size() : 0, core::Duration{});
+  class_takes_sms.assign(contention ? class_time.size() : 0, 0);
   for (std::size_t c = 0; c < class_op.size(); ++c) {
     std::int32_t prog, idx;
     const Op& op = op_at(class_op[c], prog, idx);
-    class_time[layout->templates + c] = op_duration(plan, plan.programs[prog], op);
+    const std::size_t k = layout->templates + c;
+    class_time[k] = op_duration(plan, plan.programs[prog], op);
+    if (!contention) continue;
+    class_beside[k] = contended_op_duration(plan, plan.programs[prog], op);
+    class_takes_sms[k] = takes_sms(op.kind) ? 1 : 0;
   }
   for (std::size_t p = 0; p < plan.programs.size(); ++p) {
     const Program& P = plan.programs[p];
@@ -249,8 +282,11 @@ void Player::compute_durations() {
       tp_memo.clear();
       for (const auto& t : P.macros) profiles[p].push_back(profile(P, t, memo, tp_memo));
     }
-    for (std::size_t t = 0; t < P.macros.size(); ++t)
+    for (std::size_t t = 0; t < P.macros.size(); ++t) {
       class_time[layout->template_base[p] + t] = profiles[p][t].total;
+      // (a plan under contention has no macro ops: lower.cpp)
+      if (contention) class_beside[layout->template_base[p] + t] = profiles[p][t].total;
+    }
   }
   // The folded transfers, a class (equal CommWork in one program) at a time.
   transfer_time.resize(layout->transfer_op.size());

@@ -207,6 +207,8 @@ struct PlayState {
   core::EventQueue<std::uint32_t> queue;
   std::vector<InFlight> inflight;              // per program: its macro op in flight
   std::vector<std::vector<MemRecord>> memlog;  // per program, with the allocator model
+  // Per program: until when the NCCL kernels started on it so far hold SMs (Plan::collective_sms).
+  std::vector<core::TimePoint> sms_busy_until;
 };
 
 // A play's event loop paused before an event (see PlanDigest::snapshots): everything the loop
@@ -220,6 +222,7 @@ struct PlaySnapshot {
   std::vector<hw::MemBreakdown> persistent;
   core::Bytes host_capacity{}, host_per_node{};
   std::vector<core::Duration> class_time, transfer_class_time;  // per duration / transfer class
+  std::vector<core::Duration> class_beside;  // per duration class, under contention (Player)
   // The classes of the ops started by then (of their folded transfers): those a play taking it
   // up must cost alike.
   std::vector<std::uint32_t> started_classes, started_transfers;

@@ -1,5 +1,8 @@
 #include "sim/exec/player.hpp"
 
+#include <cmath>
+
+#include "sim/cost/contention.hpp"
 #include "sim/exec/paging.hpp"
 #include "sim/exec/player_internal.hpp"
 
@@ -152,6 +155,42 @@ inline void Player::catch_up(std::int32_t prog, core::TimePoint t, std::uint64_t
   apply_points(prog, f, lo);
 }
 
+// Contention (cluster.collective_sms; docs/collectives.md): the collectives started on a device
+// hold their SMs until they end, and a compute op runs on the rest while one is in flight: one
+// in flight when it starts sets its duration (compute_time), one started during it postpones
+// its end (hold_sms).
+inline core::Duration Player::compute_time(std::uint32_t id, std::int32_t prog,
+                                           core::TimePoint now) const {
+  const std::uint32_t c = work_class[id];
+  const core::TimePoint busy = sms_busy_until[prog];
+  if (!(now < busy)) return class_time[c];
+  return cost::contended(class_time[c], class_beside[c], busy - now);
+}
+
+inline void Player::hold_sms(std::int32_t prog, std::int32_t idx, core::TimePoint now,
+                             core::Duration d) {
+  // (a collective on the compute stream runs between compute kernels, not beside them)
+  if (plan.programs[prog].ops[idx].stream == StreamKind::compute) return;
+  const core::TimePoint held = sms_busy_until[prog], until = now + d;
+  if (!(held < until)) return;
+  sms_busy_until[prog] = until;
+  // The compute op in flight on the device (the one event of its program whose class a
+  // collective slows) runs beside it from `from` on, at full speed until then: what was left of
+  // it at `from` becomes contended(left, left x beside / alone, until - from).
+  queue.postpone_first([&](const core::EventQueue<std::uint32_t>::Event& e) {
+    if (e.payload & kTapEvent || program_of[e.payload] != prog) return e.time;
+    const std::uint32_t c = work_class[e.payload];
+    if (!(class_time[c] < class_beside[c])) return e.time;
+    const core::TimePoint began = tl.devices[prog].start[e.payload - offset[prog]];
+    const core::TimePoint from = std::max({now, held, began});
+    if (!(from < e.time)) return e.time;
+    const core::Duration left = e.time - from;
+    const double ratio = static_cast<double>(class_beside[c].ns) / class_time[c].ns;
+    const core::Duration slow{std::llround(static_cast<double>(left.ns) * ratio)};
+    return from + cost::contended(left, slow, until - from);
+  });
+}
+
 inline void Player::start(std::uint32_t id, core::TimePoint now, std::uint64_t trigger) {
   std::int32_t prog, idx;
   const EventOp op = event_op(id, prog, idx);
@@ -163,7 +202,14 @@ inline void Player::start(std::uint32_t id, core::TimePoint now, std::uint64_t t
   }
   const Program& P = plan.programs[prog];
   tl.devices[prog].start[idx] = now;
-  queue.schedule(now + duration(id), id, finish_key(id));
+  core::Duration d = duration(id);
+  if (!class_beside.empty()) {
+    if (class_takes_sms[work_class[id]])
+      hold_sms(prog, idx, now, d);
+    else
+      d = compute_time(id, prog, now);
+  }
+  queue.schedule(now + d, id, finish_key(id));
   if (op.alloc_begin == op.alloc_end) return;
   catch_up(prog, now, trigger);  // (a macro op returned above: its allocs are its transfer's)
   log(prog, {MemRecord::Kind::allocs, idx, op.alloc_begin, op.alloc_end, now, fine_first[id]});
@@ -290,6 +336,7 @@ Timeline Player::run() {
   tl.devices.resize(progs.size());
   oom_seen.assign(progs.size(), 0);
   inflight.assign(progs.size(), InFlight{});
+  sms_busy_until.assign(progs.size(), core::TimePoint{});
   // Logs reuse the buffers of this thread's last play (a sweep's points log similar amounts:
   // growing them anew would reallocate and fault in megabytes per point).
   memlog = std::move(spare_logs);

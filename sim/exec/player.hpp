@@ -92,6 +92,11 @@ Timeline play(const parallel::Plan& plan, const PlayOptions& options = {});
 // tensor-parallel collectives folded into a compute op.
 core::Duration op_duration(const parallel::Plan& plan, const parallel::Program& program,
                            const parallel::Op& op);
+// The op with a collective beside it for its whole run (Plan::collective_sms): a compute op on
+// the SMs the collective leaves (cost::beside_collective, docs/collectives.md); any other op as
+// op_duration.
+core::Duration contended_op_duration(const parallel::Plan& plan, const parallel::Program& program,
+                                     const parallel::Op& op);
 // The tensor-parallel collectives' share of a compute op's duration (zero when none).
 core::Duration tensor_parallel_time(const parallel::Plan& plan, const parallel::Program& program,
                                     const parallel::Op& op);

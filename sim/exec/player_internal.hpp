@@ -29,6 +29,12 @@ using parallel::Plan;
 using parallel::Program;
 using parallel::StreamKind;
 
+// Kernels on the compute stream (forward, backward, recompute, optimizer), and the NCCL
+// collectives, whose kernels hold SMs while they run (pipeline transfers, a few channels per
+// peer and folded into macro ops in compressed plans, are not charged): op_durations.cpp.
+bool is_compute(OpKind k);
+bool takes_sms(OpKind k);
+
 // Per op of program P, its steady-state anchor key where P has no macro ops (-1: none); `keys`
 // is set to the number of keys (expanded_anchors.cpp).
 std::vector<std::int32_t> expanded_anchor_keys(const Program& P, std::size_t& keys);
@@ -51,6 +57,17 @@ struct Player : PlayState {
   std::vector<core::Duration> class_time;
   std::span<const std::uint32_t> work_class;
   core::Duration duration(std::uint32_t id) const { return class_time[work_class[id]]; }
+  // Per class: its duration with a collective beside it the whole time (contended_op_duration),
+  // and whether its ops hold SMs (takes_sms) when off the compute stream. Empty without
+  // contention (Plan::collective_sms 0; a plan with it has no macro ops, lower.cpp).
+  std::vector<core::Duration> class_beside;
+  std::vector<char> class_takes_sms;
+  // Op `id` of program `prog`, on the compute stream, starting at `now`: its duration with the
+  // collectives in flight on its device by then (player.cpp).
+  inline core::Duration compute_time(std::uint32_t id, std::int32_t prog, core::TimePoint now) const;
+  // Op idx of program prog started at `now` for `d`: where it holds SMs off the compute stream, its device's
+  // compute kernels share them until it ends.
+  inline void hold_sms(std::int32_t prog, std::int32_t idx, core::TimePoint now, core::Duration d);
   // Events at one instant run in the order of the expanded plan's op numbering (a macro op's
   // ops numbered as if expanded), so a compressed plan replays the expanded plan's order.
   // Macro ops with a folded transfer (Op::arrival) wait for arrival_from; the transfer's

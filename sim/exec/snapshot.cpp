@@ -23,6 +23,7 @@ void Player::keep_snapshot(bool at_end) {
   s->host_capacity = plan.host_capacity;
   s->host_per_node = plan.host_per_node;
   s->class_time = class_time;
+  s->class_beside = class_beside;
   s->transfer_class_time = transfer_time;
   // The classes of the ops started by now (all of them at the end).
   std::vector<char> seen(class_time.size() + transfer_time.size(), 0);
@@ -49,7 +50,8 @@ void Player::keep_snapshot(bool at_end) {
 
 inline bool Player::same_start(const PlaySnapshot& s) const {
   if (s.transfer_class_time.size() != transfer_time.size() ||
-      s.class_time.size() != class_time.size() || s.profiles_generation != profiles_generation() ||
+      s.class_time.size() != class_time.size() || s.class_beside.size() != class_beside.size() ||
+      s.profiles_generation != profiles_generation() ||
       s.max_oom_points != opt.max_oom_points || !(s.host_capacity == plan.host_capacity) ||
       !(s.host_per_node == plan.host_per_node))
     return false;
@@ -59,7 +61,9 @@ inline bool Player::same_start(const PlaySnapshot& s) const {
       if (!(s.persistent[p].bytes[c] == plan.programs[p].persistent.bytes[c])) return false;
   }
   for (const std::uint32_t c : s.started_classes)
-    if (!(s.class_time[c] == class_time[c])) return false;
+    if (!(s.class_time[c] == class_time[c]) ||
+        (!class_beside.empty() && !(s.class_beside[c] == class_beside[c])))
+      return false;
   for (const std::uint32_t t : s.started_transfers)
     if (!(s.transfer_class_time[t] == transfer_time[t])) return false;
   return true;

@@ -37,9 +37,12 @@ inline std::size_t Player::program_of_fine(std::uint64_t fine) const {
 inline void Player::mark_steady(SteadyMark& m, core::TimePoint now, bool full) {
   // Every member of PlayState by name (read-only): a member added there does not compile here
   // until it has its place in the projection.
-  const auto& [tl, ledgers, waiting, done, oom_seen, arrival_start, queue, inflight, memlog] =
-      static_cast<const PlayState&>(*this);
+  const auto& [tl, ledgers, waiting, done, oom_seen, arrival_start, queue, inflight, memlog,
+               sms_busy_until] = static_cast<const PlayState&>(*this);
   (void)oom_seen;  // set with its program's first OOM point: follows the OOM points counted
+  // Only compressed plans skip periods (start_steady), and a plan under contention is not
+  // compressed (lower.cpp): nothing ever holds SMs here.
+  (void)sms_busy_until;
   const std::size_t n = plan.programs.size();
   const Steady& st = *steady;
   m.valid = true;

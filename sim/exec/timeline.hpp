@@ -54,6 +54,9 @@ struct DeviceTimeline {
   core::Bytes tensor_peak{};
   core::Duration compute_busy{};  // forward/backward/recompute/TP collectives on compute
   core::Duration pipeline_busy{}; // compute busy before the optimizer step
+  // Of compute_busy, what compute ops lost to collectives holding SMs beside them
+  // (Plan::collective_sms; docs/collectives.md): their spans less their durations alone.
+  core::Duration contention{};
   core::TimePoint end{};
   bool fits = true;
   // Paged optimizer states the driver evicted to host memory so that the step fits

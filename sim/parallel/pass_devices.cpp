@@ -10,14 +10,16 @@ namespace {
 
 // The pods (cluster.pod_nodes) shape each group's CommWork::pod_members (topology.cpp); their
 // uplinks' oversubscription prices the groups that span them (Plan::oversubscription).
+// cluster.collective_sms keeps the plan expanded (lower.cpp), so it shapes the plan too.
 constexpr std::string_view kKeys[] = {"parallel.stage_devices", "cluster.pod_nodes",
-                                      "cluster.oversubscription"};
+                                      "cluster.oversubscription", "cluster.collective_sms"};
 constexpr std::string_view kSettings[] = {"device", "cluster.intra_node", "cluster.inter_node"};
 
 class DevicesPass final : public LoweringPass {
  public:
   void finish(const LowerContext& L, Plan& plan) override {
     plan.oversubscription = L.s.cluster.oversubscription;
+    plan.collective_sms = static_cast<int>(L.s.cluster.collective_sms);
   }
   static void apply_settings(Plan& plan, const scenario::Scenario& s) {
     plan.intra_node = s.cluster.intra_node;

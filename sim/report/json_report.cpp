@@ -110,6 +110,7 @@ void devices_json(JsonWriter& j, const std::vector<DeviceSummary>& devices) {
     breakdown(j, d.peak_breakdown);
     j.field("model_state_bytes", d.model_states.total().value);
     j.field("compute_busy_s", d.compute_busy_s);
+    j.field("contention_s", d.contention_s);
     j.field("host_bytes", d.host.total().value);
     j.key("host_breakdown");
     breakdown(j, d.host);

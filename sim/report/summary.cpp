@@ -128,6 +128,7 @@ Summary summarize(const scenario::Scenario& s, const parallel::Plan& plan,
     ds.reserved_peak = d.reserved_peak;
     ds.model_states = P.model_states;
     ds.compute_busy_s = core::to_seconds(d.compute_busy);
+    ds.contention_s = core::to_seconds(d.contention);
     ds.fits = d.fits;
     ds.host = P.host;
     ds.optimizer_spilled = d.paged_spill;

@@ -29,6 +29,7 @@ struct DeviceSummary {
   core::Bytes allocated_peak{}, reserved_peak{};
   hw::MemBreakdown model_states;  // weights + gradients + optimizer states + reserved
   double compute_busy_s = 0;
+  double contention_s = 0;  // of it, lost to collectives holding SMs (DeviceTimeline::contention)
   bool fits = true;
   hw::MemBreakdown host;  // host memory held for each of these devices (offload)
   core::Bytes optimizer_spilled{};  // paged optimizer states evicted to host (exec/paging.hpp)

@@ -445,6 +445,7 @@ ClusterSpec read_cluster(const YamlContext& ctx, const YAML::Node& node, const h
   }
   if (m.has("jitter")) c.jitter = read_jitter(ctx, m.node("jitter"), m.path_of("jitter"));
   read_pods(ctx, m, c);
+  c.collective_sms = m.int_in_or("collective_sms", ranges::kSmCount, 0);
   m.finish();
   return c;
 }

@@ -300,6 +300,9 @@ struct ClusterSpec {
   // bisection between pods, nothing congests).
   std::int64_t pod_nodes = 0;
   double oversubscription = 1;
+  // SMs an NCCL collective's kernel holds while it runs beside compute (`cluster.collective_sms`;
+  // docs/collectives.md, "SMs a collective takes from compute"): 0, the default, for none.
+  std::int64_t collective_sms = 0;
 };
 
 // Most ops a step's lowered plan may hold (`limits.max_ops` raises it). A plan and its play take

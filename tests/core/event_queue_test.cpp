@@ -107,3 +107,23 @@ TEST_CASE("a shifted queue runs its renumbered events later in the same order", 
   CHECK(times == std::vector<std::int64_t>{115, 120, 120, 120});
   CHECK(q.events_run() == 11);
 }
+
+TEST_CASE("a postponed event runs at its new time among the others, its key kept", "[engine]") {
+  EventQueue<int> q;
+  for (int i = 0; i < 6; ++i) q.schedule(TimePoint{10 * (i + 1)}, i, 0);  // 10, 20, ..., 60
+  (void)q.pop();  // 0 at 10: its slot waits for the next event
+  // 1 (at 20) moves to 45; `later` that asks for no change leaves every other event.
+  CHECK(q.postpone_first([](const auto& e) { return e.payload == 1 ? TimePoint{45} : e.time; }));
+  CHECK_FALSE(q.postpone_first([](const auto& e) { return e.time; }));
+  // An earlier time is not a postponement.
+  CHECK_FALSE(q.postpone_first([](const auto&) { return TimePoint{15}; }));
+  std::vector<int> order;
+  std::vector<std::int64_t> times;
+  while (!q.empty()) {
+    const auto e = q.pop();
+    order.push_back(e.payload);
+    times.push_back(e.time.ns);
+  }
+  CHECK(order == std::vector<int>{2, 3, 1, 4, 5});
+  CHECK(times == std::vector<std::int64_t>{30, 40, 45, 50, 60});
+}
