@@ -31,20 +31,6 @@ std::optional<LinearRole> role_of(std::string_view name) {
   return std::nullopt;
 }
 
-double read_number(const YamlContext& ctx, const YAML::Node& n, const std::string& path,
-                   double min, bool min_open, double max, bool max_open, const std::string& expected) {
-  const std::string s = read_string(ctx, n, path);
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(s, &used);
-    const bool above = min_open ? v > min : v >= min;
-    const bool below = max_open ? v < max : v <= max;
-    if (used == s.size() && above && below) return v;
-  } catch (...) {
-  }
-  ctx.fail(n, path, expected + ", got '" + s + "'");
-}
-
 }  // namespace
 
 LoraSpec read_lora(const YamlContext& ctx, const YAML::Node& node, const std::string& path) {
@@ -53,12 +39,11 @@ LoraSpec read_lora(const YamlContext& ctx, const YAML::Node& node, const std::st
   LoraSpec l;
   MapReader m(ctx, node, path);
   l.rank = m.int_in("rank", kRank);
-  l.alpha = m.has("alpha") ? read_number(ctx, m.node("alpha"), m.path_of("alpha"), 0, true, 1e9,
-                                         false, "expected a positive number")
-                           : 8.0;  // PEFT LoraConfig.lora_alpha default
-  if (m.has("dropout"))
-    l.dropout = read_number(ctx, m.node("dropout"), m.path_of("dropout"), 0, false, 1, true,
-                            "expected a probability in [0, 1)");
+  // PEFT LoraConfig.lora_alpha's default, 8.
+  l.alpha = m.number_or("alpha", {.min = 0, .max = 1e9, .min_open = true}, "expected a positive number",
+                        8.0);
+  l.dropout = m.number_or("dropout", {.min = 0, .max = 1, .max_open = true},
+                          "expected a probability in [0, 1)", l.dropout);
   m.require("targets");
   const YAML::Node t = m.node("targets");
   const std::string tpath = m.path_of("targets");

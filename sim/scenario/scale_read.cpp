@@ -16,17 +16,11 @@ std::int64_t element_count(const YamlContext& ctx, MapReader& m, const std::stri
   const YAML::Node n = m.node(key);
   const std::string path = m.path_of(key);
   const std::string s = read_string(ctx, n, path);
-  const std::string expected = "expected a whole number of parameter elements from " +
-                               std::to_string(min) + " to 1e15 (e.g. 50000000 or 5e7)";
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(s, &used);
-    if (used == s.size() && std::isfinite(v) && v >= static_cast<double>(min) && v <= 1e15 &&
-        v == std::floor(v))
-      return static_cast<std::int64_t>(v);
-  } catch (...) {
-  }
-  ctx.fail(n, path, expected + ", got '" + s + "'");
+  const auto v = parse_number(s, {.min = static_cast<double>(min), .max = 1e15});
+  if (v && *v == std::floor(*v)) return static_cast<std::int64_t>(*v);
+  ctx.fail(n, path,
+           "expected a whole number of parameter elements from " + std::to_string(min) +
+               " to 1e15 (e.g. 50000000 or 5e7), got '" + s + "'");
 }
 
 }  // namespace
@@ -61,20 +55,8 @@ cost::Jitter read_jitter(const YamlContext& ctx, const YAML::Node& node, const s
   j.distribution = m.choice("distribution", {"normal", "lognormal"}, "normal") == "lognormal"
                        ? cost::JitterDistribution::lognormal
                        : cost::JitterDistribution::normal;
-  if (m.has("cv")) {
-    const YAML::Node n = m.node("cv");
-    const std::string s = read_string(ctx, n, m.path_of("cv"));
-    bool ok = false;
-    try {
-      std::size_t used = 0;
-      j.cv = std::stod(s, &used);
-      ok = used == s.size() && j.cv >= 0 && j.cv <= 1;
-    } catch (...) {
-    }
-    if (!ok)
-      ctx.fail(n, m.path_of("cv"),
-               "expected a coefficient of variation from 0 to 1 (e.g. 0.02), got '" + s + "'");
-  }
+  j.cv = m.number_or("cv", {.min = 0, .max = 1},
+                     "expected a coefficient of variation from 0 to 1 (e.g. 0.02)", j.cv);
   m.finish();
   return j;
 }
@@ -88,17 +70,12 @@ void read_pods(const YamlContext& ctx, MapReader& m, ClusterSpec& c) {
   // Papers write the ratio as uplink:downlink, 1:7 (Llama 3, section 3.3.1).
   const std::string text = s;
   if (s.starts_with("1:")) s = s.substr(2);
-  bool ok = false;
-  try {
-    std::size_t used = 0;
-    c.oversubscription = std::stod(s, &used);
-    ok = used == s.size() && c.oversubscription >= 1 && c.oversubscription <= 1024;
-  } catch (...) {
-  }
-  if (!ok)
+  const auto ratio = parse_number(s, {.min = 1, .max = 1024});
+  if (!ratio)
     ctx.fail(n, path,
              "expected a pod's downlink to uplink bandwidth ratio from 1 to 1024 (e.g. 7, or "
              "1:7), got '" + text + "'");
+  c.oversubscription = *ratio;
   if (c.oversubscription > 1 && c.pod_nodes == 0)
     ctx.fail(n, path,
              "an oversubscription above 1 applies between pods: set cluster.pod_nodes (the "

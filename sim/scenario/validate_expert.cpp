@@ -14,20 +14,10 @@ namespace {
 std::string str(std::int64_t v) { return std::to_string(v); }
 }  // namespace
 
-double read_expert_imbalance(const YamlContext& ctx, MapReader& m) {
-  if (!m.has("expert_imbalance")) return 1.0;
-  const YAML::Node n = m.node("expert_imbalance");
-  const std::string path = m.path_of("expert_imbalance");
-  const std::string s = read_string(ctx, n, path);
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(s, &used);
-    if (used == s.size() && v >= 1 && v <= 1e6) return v;
-  } catch (...) {
-  }
-  ctx.fail(n, path,
-           "expected a number >= 1 (the busiest expert's tokens over the balanced share), got '" +
-               s + "'");
+double read_expert_imbalance(const YamlContext&, MapReader& m) {
+  return m.number_or("expert_imbalance", {.min = 1, .max = 1e6},
+                     "expected a number >= 1 (the busiest expert's tokens over the balanced share)",
+                     1.0);
 }
 
 void validate_expert(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {

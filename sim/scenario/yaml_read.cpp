@@ -191,17 +191,31 @@ std::int64_t MapReader::int_in_or(const std::string& key, ranges::IntRange range
   return has(key) ? int_in(key, range) : fallback;
 }
 
-double MapReader::fraction_or(const std::string& key, double fallback) {
-  if (!has(key)) return fallback;
-  YAML::Node n = node(key);
-  const std::string s = read_string(ctx_, n, path_of(key));
+std::optional<double> parse_number(const std::string& s, NumberRange range) {
   try {
     std::size_t used = 0;
-    double v = std::stod(s, &used);
-    if (used == s.size() && v > 0 && v <= 1) return v;
-  } catch (...) {
+    const double v = std::stod(s, &used);
+    if (used == s.size() && range.holds(v)) return v;
+  } catch (...) {  // not a number, or out of double's range
   }
-  ctx_.fail(n, path_of(key), "expected a fraction in (0, 1], got '" + s + "'");
+  return std::nullopt;
+}
+
+double read_number(const YamlContext& ctx, const YAML::Node& n, const std::string& path,
+                   NumberRange range, const std::string& expected) {
+  const std::string s = read_string(ctx, n, path);
+  if (const auto v = parse_number(s, range)) return *v;
+  ctx.fail(n, path, expected + ", got '" + s + "'");
+}
+
+double MapReader::number_or(const std::string& key, NumberRange range,
+                            const std::string& expected, double fallback) {
+  return has(key) ? read_number(ctx_, node(key), path_of(key), range, expected) : fallback;
+}
+
+double MapReader::fraction_or(const std::string& key, double fallback) {
+  return number_or(key, {.min = 0, .max = 1, .min_open = true}, "expected a fraction in (0, 1]",
+                   fallback);
 }
 
 bool MapReader::bool_or(const std::string& key, bool fallback) {

@@ -50,6 +50,15 @@ class YamlContext {
   std::map<std::string, OverrideOrigin> overrides_;
 };
 
+// The bounds of a plain number a key holds (no unit); an open end excludes its bound.
+struct NumberRange {
+  double min = 0, max = 0;
+  bool min_open = false, max_open = false;
+  bool holds(double v) const {
+    return (min_open ? v > min : v >= min) && (max_open ? v < max : v <= max);
+  }
+};
+
 // Reads one YAML mapping key by key; `finish()` rejects keys nobody asked for.
 class MapReader {
  public:
@@ -69,6 +78,9 @@ class MapReader {
   std::int64_t int_in(const std::string& key, ranges::IntRange range);  // required
   std::int64_t int_in_or(const std::string& key, ranges::IntRange range, std::int64_t fallback);
   double fraction_or(const std::string& key, double fallback);  // in (0, 1]
+  // A plain number within `range` (read_number; `expected` opens the error's text).
+  double number_or(const std::string& key, NumberRange range, const std::string& expected,
+                   double fallback);
   bool bool_or(const std::string& key, bool fallback);
   core::Bytes bytes(const std::string& key);
   core::Bytes bytes_or(const std::string& key, core::Bytes fallback);
@@ -103,6 +115,12 @@ std::int64_t read_int(const YamlContext& ctx, const YAML::Node& n, const std::st
 std::int64_t read_int(const YamlContext& ctx, const YAML::Node& n, const std::string& path,
                       ranges::IntRange range);
 std::string read_string(const YamlContext& ctx, const YAML::Node& n, const std::string& path);
+
+// The whole of `s` as a number within `range` (NaN never is); nullopt otherwise.
+std::optional<double> parse_number(const std::string& s, NumberRange range);
+// The number node `n` holds within `range`; otherwise fails at n with "<expected>, got '<s>'".
+double read_number(const YamlContext& ctx, const YAML::Node& n, const std::string& path,
+                   NumberRange range, const std::string& expected);
 
 // Parses a file's text: a syntax error or a duplicate key is a ConfigError located in `path`.
 YAML::Node parse_yaml_text(const std::string& text, const std::string& path);
