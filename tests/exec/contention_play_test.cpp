@@ -133,8 +133,12 @@ TEST_CASE("contention: a play resumed from a kept snapshot reports as a fresh pl
       {"model={preset: gpt3, layers: 4, hidden: 4096, heads: 32, vocab: 1024, max_positions: 2048}",
        "training.seq_len=2048", "training.gradient_accumulation=2", "parallel={data: 8}",
        "cluster={nodes: 1, gpus_per_node: 8, collective_sms: 24}"});
-  const parallel::Plan plan = parallel::lower(s);
-  REQUIRE_FALSE(plan.compressed);  // contention plays the expanded plan
+  const parallel::Plan plan = parallel::lower(s, {.compress = true});
+  CHECK(plan.collective_sms == 24);
+  REQUIRE_FALSE(plan.compressed);  // contention plays the expanded plan, asked or not
+  auto without = s;
+  without.cluster.collective_sms = 0;
+  CHECK(parallel::lower(without, {.compress = true}).compressed);
   const exec::Timeline fresh = exec::play(plan);
   REQUIRE(fresh.devices[0].contention.ns > 0);
 

@@ -260,6 +260,15 @@ TEST_CASE("cluster pods: pod_nodes and an oversubscription written as a ratio or
   CHECK(b.cluster.oversubscription == 7);
 }
 
+TEST_CASE("cluster.collective_sms: none by default, a count of SMs when given") {
+  TempDir dir;
+  const Scenario none = load_text(dir, kBase + "parallel: {data: 8}\ncluster: {nodes: 1, gpus_per_node: 8}\n");
+  CHECK(none.cluster.collective_sms == 0);
+  const Scenario s = load_text(
+      dir, kBase + "parallel: {data: 8}\ncluster: {nodes: 1, gpus_per_node: 8, collective_sms: 24}\n");
+  CHECK(s.cluster.collective_sms == 24);
+}
+
 TEST_CASE("a cluster section without sizes packs devices like no section") {
   TempDir dir;
   const Scenario s = load_text(dir, kBase + "parallel: {data: 4}\ncluster: {intra_node: nvlink4}\n");
