@@ -284,7 +284,7 @@ void Player::compute_durations() {
     }
     for (std::size_t t = 0; t < P.macros.size(); ++t) {
       class_time[layout->template_base[p] + t] = profiles[p][t].total;
-      // (a plan under contention has no macro ops: lower.cpp)
+      // (a plan under contention has no macro ops: pass_devices.cpp)
       if (contention) class_beside[layout->template_base[p] + t] = profiles[p][t].total;
     }
   }

@@ -166,6 +166,7 @@ struct SteadyMark {
   std::vector<std::uint32_t> state_begin;  // per program: its window's first OpState
   std::vector<OpState> states;  // tl's op times, arrival_start, waiting, done: the window's ops
   std::vector<InFlight> inflight;                               // inflight, per program
+  std::vector<core::TimePoint> sms_busy;  // sms_busy_until, per program (at least `at`)
   std::vector<core::EventQueue<std::uint32_t>::Event> pending;  // queue: in (time, key) order
   std::vector<std::size_t> logged;                              // memlog: per program, its size
 };

@@ -59,7 +59,7 @@ struct Player : PlayState {
   core::Duration duration(std::uint32_t id) const { return class_time[work_class[id]]; }
   // Per class: its duration with a collective beside it the whole time (contended_op_duration),
   // and whether its ops hold SMs (takes_sms) when off the compute stream. Empty without
-  // contention (Plan::collective_sms 0; a plan with it has no macro ops, lower.cpp).
+  // contention (Plan::collective_sms 0; a plan with it has no macro ops, pass_devices.cpp).
   std::vector<core::Duration> class_beside;
   std::vector<char> class_takes_sms;
   // Op `id` of program `prog`, on the compute stream, starting at `now`: its duration with the

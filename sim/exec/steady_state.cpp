@@ -40,9 +40,6 @@ inline void Player::mark_steady(SteadyMark& m, core::TimePoint now, bool full) {
   const auto& [tl, ledgers, waiting, done, oom_seen, arrival_start, queue, inflight, memlog,
                sms_busy_until] = static_cast<const PlayState&>(*this);
   (void)oom_seen;  // set with its program's first OOM point: follows the OOM points counted
-  // Only compressed plans skip periods (start_steady), and a plan under contention is not
-  // compressed (lower.cpp): nothing ever holds SMs here.
-  (void)sms_busy_until;
   const std::size_t n = plan.programs.size();
   const Steady& st = *steady;
   m.valid = true;
@@ -71,6 +68,9 @@ inline void Player::mark_steady(SteadyMark& m, core::TimePoint now, bool full) {
   }
   m.state_begin[n] = static_cast<std::uint32_t>(m.states.size());
   m.inflight = inflight;
+  // SMs held until a time already past hold nothing from now on: now stands for it.
+  m.sms_busy.clear();
+  for (const core::TimePoint b : sms_busy_until) m.sms_busy.push_back(std::max(b, now));
   m.pending.clear();
   queue.for_each([&](const auto& e) { m.pending.push_back(e); });
   std::sort(m.pending.begin(), m.pending.end(), pending_before);
@@ -133,6 +133,8 @@ inline bool Player::moved_by(const SteadyMark& then, const SteadyMark& now,
         b.start_key != a.start_key + s.fine_shift[program_of_fine(a.start_key)])
       return false;
   }
+  for (std::size_t p = 0; p < now.sms_busy.size(); ++p)
+    if (now.sms_busy[p] != then.sms_busy[p] + s.period) return false;
   // The ops between the first not done and the last touched (windows as wide: moved_on).
   for (std::size_t p = 0; p < n; ++p)
     for (std::uint32_t i = 0; i < then.end[p] - then.lo[p]; ++i) {
@@ -313,6 +315,7 @@ inline void Player::write_down(const SteadyMark& m, std::uint64_t k, const Perio
       ledgers[p].raise_peak(highest);
     }
     ledgers[p].apply_run(hw::MemBreakdown{}, moved);
+    sms_busy_until[p] = sms_busy_until[p] + span;
     InFlight& f = inflight[p];
     if (f.id != kNone) {
       const std::uint64_t trigger_shift = fine_shift[program_of_fine(f.start_key)];

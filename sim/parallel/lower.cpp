@@ -42,10 +42,7 @@ void LowerContext::check_size(const Program& P, std::int32_t microbatch) const {
                                  std::to_string(microbatches)
                            : "") +
           ")" +
-          (compress ? ""
-           : s.cluster.collective_sms > 0
-               ? ", expanded for cluster.collective_sms (contention plays every layer as an op)"
-               : ", expanded for a trace or memory series: every layer an op"),
+          (compress ? "" : ", expanded for a trace or memory series: every layer an op"),
       " (a plan and its play take about 300-500 bytes per op)");
 }
 
@@ -144,11 +141,7 @@ bool under(std::string_view key, std::string_view prefix) {
 
 }  // namespace
 
-Plan lower(const scenario::Scenario& s, const LowerOptions& asked) {
-  // Contention (cluster.collective_sms) times each op by what runs beside it when it runs: a
-  // macro op's ops would not all share one profile, so the plan stays expanded.
-  LowerOptions options = asked;
-  if (s.cluster.collective_sms > 0) options.compress = options.copy_units = false;
+Plan lower(const scenario::Scenario& s, const LowerOptions& options) {
   check_work(s, options);  // before anything is reserved (sim/parallel/work_estimate.hpp)
   LowerContext L(s);
   L.compress = options.compress;

@@ -236,7 +236,7 @@ struct Plan {
   double oversubscription = 1;
   // SMs each NCCL kernel (collective or pipeline transfer) off the compute stream holds while it
   // runs: compute kernels beside it run on the rest (cluster.collective_sms; cost/contention.hpp,
-  // exec/player.cpp). 0: none. A plan with it is not compressed (lower.cpp).
+  // exec/player.cpp). 0: none. A plan with it has no macro ops (pass_devices.cpp).
   int collective_sms = 0;
   // parallel.allreduce: the algorithm data-parallel all-reduces are forced to (NCCL_ALGO), or
   // none: NCCL's own choice (cost::nccl_best).

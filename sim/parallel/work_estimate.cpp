@@ -27,7 +27,7 @@ std::int64_t ops_at_least(const scenario::Scenario& s, const LowerOptions& optio
       p.pipeline * (p.schedule == scenario::Schedule::interleaved ? p.virtual_stages : 1);
   const bool zero3 = p.data > 1 && p.zero == 3;
   const bool fetches = s.training.offload.parameters_on_cpu();
-  const bool expanded = !options.compress || zero3 || fetches;
+  const bool expanded = !options.compress || zero3 || fetches || s.cluster.collective_sms > 0;
   try {
     const std::int64_t mcount = s.training.gradient_accumulation;
     if (!expanded) return core::checked_mul(core::checked_mul(mcount, 2), chunks);
@@ -50,11 +50,13 @@ void check_work(const scenario::Scenario& s, const LowerOptions& options) {
   const bool zero3 = s.parallel.data > 1 && s.parallel.zero == 3;
   const bool fetches = s.training.offload.parameters_on_cpu();
   std::string how = "micro-batches x ";
-  if (!options.compress || zero3 || fetches)
+  const bool contention = s.cluster.collective_sms > 0;
+  if (!options.compress || zero3 || fetches || contention)
     how += "layers x forward and backward" +
-           std::string(fetches ? ", each with its fetch"
-                       : zero3 ? ", expanded for ZeRO-3's gathers"
-                               : "") +
+           std::string(fetches      ? ", each with its fetch"
+                       : zero3      ? ", expanded for ZeRO-3's gathers"
+                       : contention ? ", expanded for cluster.collective_sms"
+                                    : "") +
            (!options.compress ? "; expanded for a trace or memory series: every layer an op" : "");
   else
     how += "pipeline chunks x forward and backward";
