@@ -49,6 +49,7 @@ TimeBreakdown time_breakdown(const parallel::Plan& plan, const exec::Timeline& t
   // compute ops, and communication ops placed on the compute stream), all exposed.
   std::array<core::Duration, kComputeKinds.size() + 1> kernels{};
   std::array<core::Duration, parallel::kCommPurposes> exposed{};
+  core::Duration contention{};  // compute ops' spans beyond their durations alone
   std::vector<std::pair<core::TimePoint, core::TimePoint>> busy;
   std::vector<Window> comm;
   for (std::size_t i = 0; i < P.ops.size() && i < d.start.size(); ++i) {
@@ -82,7 +83,12 @@ TimeBreakdown time_breakdown(const parallel::Plan& plan, const exec::Timeline& t
       continue;
     }
     const core::Duration tp = exec::tensor_parallel_time(plan, P, op);
-    kernels[compute_slot(op.kind)] += span - tp;
+    // Under cluster.collective_sms (no macro ops then) a compute op may outlast its duration
+    // alone: the collectives beside it held SMs (exec/player.cpp).
+    const core::Duration slowed =
+        plan.collective_sms > 0 ? span - exec::op_duration(plan, P, op) : core::Duration{};
+    kernels[compute_slot(op.kind)] += span - tp - slowed;
+    contention += slowed;
     exposed[static_cast<std::size_t>(CommPurpose::tensor)] += tp;
   }
 
@@ -153,6 +159,7 @@ TimeBreakdown time_breakdown(const parallel::Plan& plan, const exec::Timeline& t
     if (kernels[i].ns != 0)
       out.parts.push_back({"compute." + std::string(parallel::to_string(kComputeKinds[i])), kernels[i]});
   if (kernels.back().ns != 0) out.parts.push_back({"compute.other", kernels.back()});
+  if (contention.ns != 0) out.parts.push_back({"contention", contention});
   for (std::size_t k = 0; k < exposed.size(); ++k)
     if (exposed[k].ns != 0)
       out.parts.push_back(

@@ -14,7 +14,7 @@
 namespace trainsim::report {
 
 struct TimePart {
-  std::string kind;  // compute.forward ... | exposed_comm.<purpose> | idle
+  std::string kind;  // compute.forward ... | contention | exposed_comm.<purpose> | idle
   core::Duration time{};
 };
 

@@ -13,6 +13,7 @@
 #include "sim/parallel/lower.hpp"
 #include "sim/parallel/program.hpp"
 #include "sim/report/summary.hpp"
+#include "sim/report/time_breakdown.hpp"
 #include "sim/report/writers.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -106,6 +107,17 @@ TEST_CASE("a GEMM beside collectives is slowed for the time they overlap it, by 
   // The collectives are not slowed.
   CHECK(d.finish[3] - d.start[2] == c * 2);
   CHECK(tl.step_time == d.finish[1] - core::TimePoint{});
+  // The time breakdown: the ops' durations alone by kind, the rest as contention.
+  const report::TimeBreakdown b = report::time_breakdown(on, tl);
+  core::Duration sum{}, forward{}, contention{};
+  for (const auto& part : b.parts) {
+    sum += part.time;
+    if (part.kind == "compute.forward") forward = part.time;
+    if (part.kind == "contention") contention = part.time;
+  }
+  CHECK(sum == tl.step_time);
+  CHECK(forward.ns == 11'000'000);  // 1 ms + 10 ms alone
+  CHECK(contention == d.contention);
 }
 
 TEST_CASE("a collective on the compute stream takes no SMs from the compute beside it", "[exec][contention]") {
