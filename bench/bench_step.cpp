@@ -98,6 +98,13 @@ void BM_Llama70B_64(benchmark::State& state) {
 
 void BM_Quickstart(benchmark::State& state) { run_scenario(state, "scenarios/quickstart.yaml", {}); }
 
+// Fast play with contention (cluster.collective_sms): every unit stays expanded, the steady-state
+// skip still writes periods down. Arg 0: without, 1: with 24 SMs.
+void BM_Gpt3_175B_1024_Fast_Contention(benchmark::State& state) {
+  run_scenario(state, "scenarios/parallel/06_gpt3_175b_megatron.yaml",
+               {"cluster.collective_sms=" + std::to_string(state.range(0) ? 24 : 0)}, true);
+}
+
 }  // namespace
 
 BENCHMARK(BM_Load)->Unit(benchmark::kMillisecond);
@@ -112,4 +119,5 @@ BENCHMARK(BM_Gpt3_175B_1024_Zero3_Lower)->DenseRange(0, 1)->Unit(benchmark::kMil
 BENCHMARK(BM_Gpt3_175B_16384)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Llama70B_64)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Quickstart)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Gpt3_175B_1024_Fast_Contention)->DenseRange(0, 1)->Unit(benchmark::kMillisecond);
 TRAINSIM_BENCHMARK_MAIN()
