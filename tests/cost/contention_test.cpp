@@ -2,6 +2,7 @@
 // collective and an op's duration with one in flight for part of it, computed by hand.
 #include <catch2/catch.hpp>
 
+#include "../support/toy_device.hpp"
 #include "sim/cost/contention.hpp"
 #include "sim/cost/cost.hpp"
 
@@ -9,23 +10,11 @@ using namespace trainsim;
 using core::Duration;
 
 namespace {
-hw::DeviceSpec hundred_sms() {
-  hw::DeviceSpec d;
-  d.name = "test";
-  d.sm_count = 100;
-  d.peak_16bit = {100e12};
-  d.peak_fp32 = {10e12};
-  d.memory_bandwidth = {1e12};
-  d.matmul_efficiency = 1;
-  d.memory_efficiency = 1;
-  d.matmul_ramp_s = 0;  // full efficiency at any size
-  return d;
-}
 Duration ms(double x) { return core::duration_from_seconds(x * 1e-3); }
 }  // namespace
 
 TEST_CASE("a collective's SMs leave a kernel the rest of the SMs and their share of the peaks", "[cost][contention]") {
-  const hw::DeviceSpec d = hundred_sms();
+  const hw::DeviceSpec d = testing::hundred_sm_device();
   const hw::DeviceSpec s = cost::beside_collective(d, 20);
   CHECK(s.sm_count == 80);
   CHECK(s.peak_16bit.per_s == Approx(80e12));

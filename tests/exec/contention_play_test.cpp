@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/toy_device.hpp"
 #include "sim/cost/contention.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
@@ -24,20 +25,6 @@ using parallel::OpKind;
 using parallel::StreamKind;
 
 namespace {
-
-hw::DeviceSpec hundred_sms() {
-  hw::DeviceSpec d;
-  d.name = "test";
-  d.sm_count = 100;
-  d.peak_16bit = {100e12};
-  d.peak_fp32 = {10e12};
-  d.memory_bandwidth = {1e12};
-  d.matmul_efficiency = 1;
-  d.memory_efficiency = 1;
-  d.matmul_ramp_s = 0;  // full efficiency at any size
-  d.memory = core::Bytes{std::int64_t{1} << 40};
-  return d;
-}
 
 Op compute(double flops, std::int64_t bytes) {
   Op op;
@@ -68,7 +55,7 @@ parallel::Plan plan_with(int collective_sms) {
   plan.intra_node.latency = Duration{0};
   plan.intra_node.sm = 80;
   parallel::Program P;
-  P.device = hundred_sms();
+  P.device = testing::hundred_sm_device();
   P.ops = {compute(0, 1'000'000'000), compute(1e12, 0), gather(300'000'000), gather(300'000'000)};
   plan.programs.push_back(P);
   return plan;

@@ -23,4 +23,17 @@ inline hw::DeviceSpec toy_device() {
   return d;
 }
 
+// The contention tests' device: the toy device's peaks (100 TFLOP/s 16-bit, 10 fp32, 1 TB/s) on
+// 100 SMs, every kernel at its peak and no launch time, so a 1e12-FLOP GEMM takes 10 ms alone
+// and 12.5 ms on 80 of its SMs.
+inline hw::DeviceSpec hundred_sm_device() {
+  hw::DeviceSpec d = toy_device();
+  d.name = "hundred-sm";
+  d.sm_count = 100;
+  d.matmul_efficiency = 1;
+  d.memory_efficiency = 1;
+  d.kernel_launch = core::Duration{0};
+  return d;
+}
+
 }  // namespace trainsim::testing
