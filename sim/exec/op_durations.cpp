@@ -221,9 +221,7 @@ void Player::keep_profiles() {
   for (const Program& P : plan.programs) {
     k.devices.push_back(P.device);
     for (const Op& op : P.macro_ops) {
-      const bool compute = op.kind == OpKind::forward || op.kind == OpKind::backward ||
-                           op.kind == OpKind::recompute || op.kind == OpKind::optimizer;
-      if (!compute || (op.tp_collectives > 0 && op.comm.inter_node)) k.intra_node_only = false;
+      if (!is_compute(op.kind) || (op.tp_collectives > 0 && op.comm.inter_node)) k.intra_node_only = false;
     }
   }
   k.math = plan.math;
@@ -282,11 +280,9 @@ void Player::compute_durations() {
       tp_memo.clear();
       for (const auto& t : P.macros) profiles[p].push_back(profile(P, t, memo, tp_memo));
     }
-    for (std::size_t t = 0; t < P.macros.size(); ++t) {
+    // (a plan under contention has no macro ops, pass_devices.cpp: no template is beside)
+    for (std::size_t t = 0; t < P.macros.size(); ++t)
       class_time[layout->template_base[p] + t] = profiles[p][t].total;
-      // (a plan under contention has no macro ops: pass_devices.cpp)
-      if (contention) class_beside[layout->template_base[p] + t] = profiles[p][t].total;
-    }
   }
   // The folded transfers, a class (equal CommWork in one program) at a time.
   transfer_time.resize(layout->transfer_op.size());

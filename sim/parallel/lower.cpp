@@ -41,8 +41,7 @@ void LowerContext::check_size(const Program& P, std::int32_t microbatch) const {
           (microbatch >= 0 ? ", micro-batch " + std::to_string(microbatch + 1) + " of " +
                                  std::to_string(microbatches)
                            : "") +
-          ")" +
-          (compress ? "" : ", expanded for a trace or memory series: every layer an op"),
+          ")" + (compress ? "" : ", expanded for a trace or memory series: every layer an op"),
       " (a plan and its play take about 300-500 bytes per op)");
 }
 

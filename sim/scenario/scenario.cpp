@@ -214,7 +214,7 @@ TrainingSpec read_training(const YamlContext& ctx, const YAML::Node& node, bool&
   t.recompute_layers = m.has("recompute_layers") ? m.non_negative_int_or("recompute_layers", 0) : -1;
   t.flash_attention = m.choice("attention", {"standard", "flash"}, "standard") == "flash";
   t.caching_allocator = m.choice("allocator", {"caching", "none"}, "caching") == "caching";
-  t.expert_imbalance = read_expert_imbalance(ctx, m);
+  t.expert_imbalance = read_expert_imbalance(m);
   if (m.has("offload")) {
     // {optimizer: none|cpu, parameters: none|cpu}; the ZeRO stage is checked with the layout.
     YAML::Node off = m.node("offload");

@@ -28,7 +28,7 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
 void validate_expert(const YamlContext& ctx, const Scenario& s, const LayoutNodes& nodes);
 
 // training.expert_imbalance: a number >= 1 (1 when absent).
-double read_expert_imbalance(const YamlContext& ctx, MapReader& training);
+double read_expert_imbalance(MapReader& training);
 
 // training.optimizer and training.optimizer_in_backward (optimizer_read.cpp).
 void read_optimizer(MapReader& training, TrainingSpec& t);

@@ -14,7 +14,7 @@ namespace {
 std::string str(std::int64_t v) { return std::to_string(v); }
 }  // namespace
 
-double read_expert_imbalance(const YamlContext&, MapReader& m) {
+double read_expert_imbalance(MapReader& m) {
   return m.number_or("expert_imbalance", {.min = 1, .max = 1e6},
                      "expected a number >= 1 (the busiest expert's tokens over the balanced share)",
                      1.0);
