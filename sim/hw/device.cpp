@@ -116,6 +116,13 @@ constexpr double kA100Mamf = 0.869;
 constexpr double kHopperMatmul = kA100Matmul * 0.803 / kA100Mamf;  // 0.739
 constexpr double kGh200Matmul = kA100Matmul * 0.838 / kA100Mamf;   // 0.771
 constexpr double kB200Matmul = kA100Matmul * 0.776 / kA100Mamf;    // 0.714
+// Volta has no row in that table. A cuBLAS FP16 GEMM of M = N = K = 8192 on a Tesla V100 PCIe
+// reaches about 101 TFLOPS of the 112 its 1.38 GHz boost clock gives, about 90% (NVIDIA developer
+// forum, "Understanding IPC and issue slot utilization when using Tensor Cores", 2019: kernel
+// volta_h884gemm_128x128_ldg8_nn); a single shape, so the best over a search is at least that:
+// 0.80 x (101 / 112) / 86.9 = 0.83 for both V100 parts (the SXM2's 125 TFLOPS is the same
+// tensor cores at 1.53 GHz).
+constexpr double kVoltaMatmul = kA100Matmul * (101.0 / 112.0) / kA100Mamf;  // 0.830
 
 // FP8 (float8_e4m3fn) GEMMs, from the same table's FP8 rows: H100 SXM 70.9% of 1,979, H200 SXM
 // 73.4%, GH200 77.6%, B200 76.3%, each scaled the same way.
@@ -151,11 +158,11 @@ void set_flash_efficiencies(std::vector<DeviceSpec>& v) {
 void add_datacenter_devices(std::vector<DeviceSpec>& v) {
   // NVIDIA Volta: no TF32 and no BF16; peak_16bit is the FP16 tensor-core peak.
   v.push_back({"v100-16gb", "NVIDIA Tesla V100 SXM2 16GB", mib(16160), tflops(15.7), tflops(0),
-               tflops(125), gb_per_s(900), kRuntimeOlder, 0.70, 0.85, us(4),
+               tflops(125), gb_per_s(900), kRuntimeOlder, kVoltaMatmul, 0.85, us(4),
                "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOPS FP32, 125 TFLOPS FP16 tensor, "
                "900 GB/s HBM2; no TF32/BF16; PyTorch total_memory 16160 MiB"});
   v.push_back({"v100-32gb", "NVIDIA Tesla V100 SXM2 32GB", Bytes{34089730048}, tflops(15.7),
-               tflops(0), tflops(125), gb_per_s(900), kRuntimeOlder, 0.70, 0.85, us(4),
+               tflops(0), tflops(125), gb_per_s(900), kRuntimeOlder, kVoltaMatmul, 0.85, us(4),
                "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOPS FP32, 125 TFLOPS FP16 tensor, "
                "900 GB/s HBM2; no TF32/BF16; totalGlobalMem 32510 MiB"});
   v.push_back({"a100-40gb", "NVIDIA A100 40GB SXM4", Bytes{42298834944}, tflops(19.5),
