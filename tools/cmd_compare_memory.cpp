@@ -37,6 +37,18 @@ void write_json(const std::vector<validation::MemoryResult>& results,
     j.field("reserved_peak_bytes", r.simulated.reserved.value);
     j.field("nvidia_smi_bytes", r.simulated.nvidia_smi.value);
     j.field("fits", r.simulated.fits);
+    j.field("step_time_s", r.simulated.step_time_s);
+    if (r.throughput) {
+      j.key("throughput").begin_object();
+      j.field("unit", r.throughput->unit);
+      j.field("scope", validation::scope_name(r.throughput->scope));
+      j.field("measured", r.throughput->measured);
+      j.field("predicted", r.throughput->predicted);
+      j.field("step_error", r.throughput->step_error);
+      j.end_object();
+    } else {
+      j.key("throughput").null();
+    }
     j.end_object();
   }
   j.end_array();
@@ -54,8 +66,16 @@ void write_json(const std::vector<validation::MemoryResult>& results,
   j.end_object();
 }
 
+void write_subsets(const std::map<std::string, validation::ErrorStats>& groups) {
+  std::printf("\n%-40s %5s %8s %8s %8s %8s\n", "subset", "cases", "MAPE", "median", "worst", "bias");
+  for (const auto& [name, s] : groups)
+    std::printf("%-40s %5zu %7.1f%% %7.1f%% %7.1f%% %+7.1f%%\n", name.c_str(), s.n, 100 * s.mape,
+                100 * s.median, 100 * s.worst, 100 * s.bias);
+}
+
 void write_text(const std::vector<validation::MemoryResult>& results,
-                const std::map<std::string, validation::ErrorStats>& groups) {
+                const std::map<std::string, validation::ErrorStats>& groups,
+                const std::map<std::string, validation::ErrorStats>& time_groups) {
   std::printf("%-40s %-10s %9s %9s %8s   %9s %9s %10s\n", "case", "kind", "measured", "predicted",
               "error", "allocated", "reserved", "nvidia-smi");
   for (const auto& r : results)
@@ -63,10 +83,16 @@ void write_text(const std::vector<validation::MemoryResult>& results,
                 r.id.c_str(), validation::kind_name(r.kind).c_str(), r.measured_gib, r.predicted_gib,
                 100 * r.error, core::to_gib(r.simulated.allocated), core::to_gib(r.simulated.reserved),
                 core::to_gib(r.simulated.nvidia_smi), r.simulated.fits ? "" : "  (OOM in simulation)");
-  std::printf("\n%-40s %5s %8s %8s %8s %8s\n", "subset", "cases", "MAPE", "median", "worst", "bias");
-  for (const auto& [name, s] : groups)
-    std::printf("%-40s %5zu %7.1f%% %7.1f%% %7.1f%% %+7.1f%%\n", name.c_str(), s.n, 100 * s.mape,
-                100 * s.median, 100 * s.worst, 100 * s.bias);
+  write_subsets(groups);
+  if (time_groups.empty()) return;
+  std::printf("\nThroughput, where the source prints one (step error: measured rate / predicted - 1)\n");
+  std::printf("%-40s %-8s %10s %10s %-9s %10s\n", "case", "scope", "measured", "predicted", "unit", "step error");
+  for (const auto& r : results)
+    if (r.throughput)
+      std::printf("%-40s %-8s %10.2f %10.2f %-9s %+9.1f%%\n", r.id.c_str(),
+                  validation::scope_name(r.throughput->scope).c_str(), r.throughput->measured,
+                  r.throughput->predicted, r.throughput->unit.c_str(), 100 * r.throughput->step_error);
+  write_subsets(time_groups);
 }
 
 }  // namespace
@@ -89,7 +115,8 @@ int cmd_compare_memory(const std::vector<std::string>& args) {
     std::cout << opts
               << "\nSimulates the scenario of every case and compares its peak memory with the "
                  "measured one,\nas the figure the source reports: allocated, active, reserved "
-                 "or nvidia-smi (docs/validation.md).\nexit codes: 0 ok, 2 bad input or usage, 4 "
+                 "or nvidia-smi, and its\nstep time with the source's throughput where it prints "
+                 "one (subsets time:...; docs/validation.md).\nexit codes: 0 ok, 2 bad input or usage, 4 "
                  "a subset is worse than the --ratchet file, 5 resources exhausted, 1 internal "
                  "error\n";
     return kExitFits;
@@ -103,13 +130,20 @@ int cmd_compare_memory(const std::vector<std::string>& args) {
   Progress progress("cases", cases.size(), progress_wanted(vm.count("quiet") > 0));
   const auto results = validation::compare_memory(cases, measured, progress.callback());
   progress.end();
-  const auto groups = validation::memory_subsets(results);
-  if (format == "json") write_json(results, groups);
-  else write_text(results, groups);
+  auto groups = validation::memory_subsets(results);
+  const auto time_groups = validation::throughput_subsets(results);
+  if (format == "json") {
+    auto all = groups;
+    all.insert(time_groups.begin(), time_groups.end());
+    write_json(results, all);
+  } else {
+    write_text(results, groups, time_groups);
+  }
 
   if (vm.count("ratchet")) {
     std::map<std::string, double> mape;
     for (const auto& [name, g] : groups) mape[name] = g.mape;
+    for (const auto& [name, g] : time_groups) mape[name] = g.mape;
     if (validation::ratchet_failures(vm["ratchet"].as<std::string>(), mape, "cases") > 0)
       return kExitRatchet;
   }

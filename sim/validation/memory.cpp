@@ -51,6 +51,16 @@ std::optional<MemoryKind> classify_kind(const std::string& description) {
   return std::nullopt;
 }
 
+std::string scope_name(ThroughputScope s) {
+  switch (s) {
+    case ThroughputScope::unset: return "unset";
+    case ThroughputScope::per_gpu: return "per-gpu";
+    case ThroughputScope::total: return "total";
+    case ThroughputScope::none: return "none";
+  }
+  return "?";
+}
+
 core::Bytes SimulatedMemory::of(MemoryKind k) const {
   switch (k) {
     case MemoryKind::allocated:
@@ -87,7 +97,13 @@ std::vector<MemoryCase> read_memory_cases(const std::string& path) {
       const std::string k = e.choice("kind", {"allocated", "active", "reserved", "nvidia-smi"}, "");
       c.kind = kind_from_name(k);
     }
-    e.finish({"id", "scenario", "kind"});
+    if (e.has("throughput")) {
+      const std::string t = e.choice("throughput", {"per-gpu", "total", "none"}, "");
+      c.throughput = t == "per-gpu" ? ThroughputScope::per_gpu
+                     : t == "total" ? ThroughputScope::total
+                                    : ThroughputScope::none;
+    }
+    e.finish({"id", "scenario", "kind", "throughput"});
     out.push_back(std::move(c));
   }
   return out;
@@ -120,6 +136,14 @@ std::map<std::string, MeasuredMemory> read_measured_memory(const std::string& pa
     }
     if (meas["kind"].IsDefined())
       m.kind_text = scenario::read_string(ctx, meas["kind"], at + ".measured.kind");
+    for (const char* key : {"tokens_per_s", "samples_per_s"}) {
+      const YAML::Node n = meas[key];
+      if (!n.IsDefined() || n.IsNull()) continue;
+      double v = 0;
+      if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || !(v > 0) || !std::isfinite(v))
+        ctx.fail(n, at + ".measured." + key, "expected a positive finite rate or null");
+      (std::string(key) == "tokens_per_s" ? m.tokens_per_s : m.samples_per_s) = v;
+    }
     if (!out.emplace(m.id, m).second)
       ctx.fail(e["id"], at + ".id", "expected an id not listed before, got '" + m.id + "' again");
   }
@@ -139,15 +163,43 @@ SimulatedMemory simulate_memory(const std::string& scenario_path) {
     out.fits = out.fits && d.fits;
   }
   out.fits = out.fits && tl.host_fits;
+  out.step_time_s = core::to_seconds(tl.step_time);
+  out.samples = plan.samples;
+  out.tokens = plan.tokens;
+  out.gpus = plan.devices_total;
   return out;
 }
+
+namespace {
+
+// The throughput comparison of one case, once simulated: the source's rate against the
+// simulated one of the same scope (per GPU: the step's tokens or samples over the GPUs).
+std::optional<MemoryResult::Throughput> compare_throughput(const MeasuredMemory& m, ThroughputScope scope,
+                                                           const SimulatedMemory& sim) {
+  if (scope == ThroughputScope::none || sim.step_time_s <= 0) return std::nullopt;
+  const bool tokens = m.tokens_per_s && sim.tokens > 0;
+  if (!tokens && !m.samples_per_s) return std::nullopt;
+  MemoryResult::Throughput t;
+  t.unit = tokens ? "tokens/s" : "samples/s";
+  t.scope = scope == ThroughputScope::total ? ThroughputScope::total : ThroughputScope::per_gpu;
+  t.measured = tokens ? *m.tokens_per_s : *m.samples_per_s;
+  const double per_step = static_cast<double>(tokens ? sim.tokens : sim.samples);
+  const double gpus = t.scope == ThroughputScope::total ? 1.0 : static_cast<double>(sim.gpus);
+  t.predicted = per_step / gpus / sim.step_time_s;
+  t.step_error = t.measured / t.predicted - 1;
+  return t;
+}
+
+}  // namespace
 
 std::vector<MemoryResult> compare_memory(const std::vector<MemoryCase>& cases,
                                          const std::map<std::string, MeasuredMemory>& measured,
                                          const std::function<void(int)>& on_progress) {
   // Every case is paired with its measurement before anything is simulated.
   std::vector<MemoryResult> out;
+  std::map<std::string, ThroughputScope> scopes;
   for (const MemoryCase& c : cases) {
+    scopes[c.id] = c.throughput;
     const auto it = measured.find(c.id);
     if (it == measured.end())
       throw core::ConfigError(c.at, c.key_path + ".id", "expected an id of the measured set; '" + c.id + "' is not in it");
@@ -162,6 +214,12 @@ std::vector<MemoryResult> compare_memory(const std::vector<MemoryCase>& cases,
     if (!c.kind && !stated)
       throw core::ConfigError(c.at, c.key_path + ".kind", "expected a kind for '" + c.id + "': its source does not say "
                                             "which figure it reports (\"" + m.kind_text + "\")");
+    const bool has_rate = m.tokens_per_s || m.samples_per_s;
+    if (has_rate && c.throughput == ThroughputScope::unset &&
+        scenario::load_scenario(c.scenario).parallel.devices() > 1)
+      throw core::ConfigError(c.at, c.key_path + ".throughput", "expected throughput: per-gpu, total or none for '" +
+                                    c.id + "': its source prints a rate of a run on several GPUs, which "
+                                    "may be one GPU's or the whole run's");
     MemoryResult r;
     r.id = c.id;
     r.group = m.group;
@@ -174,6 +232,7 @@ std::vector<MemoryResult> compare_memory(const std::vector<MemoryCase>& cases,
     r.simulated = simulate_memory(r.scenario);
     r.predicted_gib = core::to_gib(r.simulated.of(r.kind));
     r.error = (r.predicted_gib - r.measured_gib) / r.measured_gib;
+    r.throughput = compare_throughput(measured.at(r.id), scopes.at(r.id), r.simulated);
     if (on_progress) on_progress(1);
   }
   return out;
@@ -188,6 +247,21 @@ std::map<std::string, ErrorStats> memory_subsets(const std::vector<MemoryResult>
     groups["all"].push_back(&rows[i]);
     if (!results[i].group.empty()) groups["group=" + results[i].group].push_back(&rows[i]);
     groups["kind=" + kind_name(results[i].kind)].push_back(&rows[i]);
+  }
+  std::map<std::string, ErrorStats> out;
+  for (const auto& [name, members] : groups) out[name] = stats(members);
+  return out;
+}
+
+std::map<std::string, ErrorStats> throughput_subsets(const std::vector<MemoryResult>& results) {
+  std::vector<RowResult> rows(results.size());
+  std::map<std::string, std::vector<const RowResult*>> groups;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].throughput) continue;
+    rows[i].row = i + 1;
+    rows[i].error = results[i].throughput->step_error;
+    groups["time:all"].push_back(&rows[i]);
+    if (!results[i].group.empty()) groups["time:group=" + results[i].group].push_back(&rows[i]);
   }
   std::map<std::string, ErrorStats> out;
   for (const auto& [name, members] : groups) out[name] = stats(members);

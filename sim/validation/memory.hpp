@@ -4,6 +4,7 @@
 // from the case's stated settings; the measured figures are read at run time from the public
 // calibration set (measured_memory_public.yaml, kept outside the repository). Each source
 // reports a different figure, so each case is compared with the simulated figure of its kind.
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -30,11 +31,19 @@ std::string kind_name(MemoryKind k);
 // "nvidia-smi used memory"), or nullopt when it names none or says it does not say.
 std::optional<MemoryKind> classify_kind(const std::string& description);
 
+// How a source's throughput relates to the run's GPUs: `per_gpu` (torchtune's logged
+// tokens_per_second_per_gpu, one rank's tokens over its step), `total` (every rank's tokens),
+// `none` (not compared). One GPU: both readings agree, so `unset` is taken as per GPU; several:
+// the case must say.
+enum class ThroughputScope { unset, per_gpu, total, none };
+std::string scope_name(ThroughputScope s);
+
 // One line of the case file.
 struct MemoryCase {
   std::string id;
   std::string scenario;              // path, resolved against the case file's folder
   std::optional<MemoryKind> kind;    // unset: the kind the measured description names
+  ThroughputScope throughput = ThroughputScope::unset;
   core::SourceLocation at;           // the case's entry in the case file
   std::string key_path;              // "cases[3]"
 };
@@ -47,6 +56,8 @@ struct MeasuredMemory {
   std::string id, group;
   std::optional<double> gib;  // null in the source: a bound, an OOM or throughput only
   std::string kind_text;
+  // measured.tokens_per_s / measured.samples_per_s, where the source prints a throughput
+  std::optional<double> tokens_per_s, samples_per_s;
   core::SourceLocation at;
 };
 std::map<std::string, MeasuredMemory> read_measured_memory(const std::string& path);
@@ -55,6 +66,8 @@ std::map<std::string, MeasuredMemory> read_measured_memory(const std::string& pa
 struct SimulatedMemory {
   core::Bytes allocated{}, reserved{}, nvidia_smi{};
   bool fits = true;
+  double step_time_s = 0;                       // the played step
+  std::int64_t samples = 0, tokens = 0, gpus = 1;  // per step, over every GPU
   core::Bytes of(MemoryKind k) const;
 };
 SimulatedMemory simulate_memory(const std::string& scenario_path);
@@ -65,6 +78,14 @@ struct MemoryResult {
   double measured_gib = 0, predicted_gib = 0;
   double error = 0;  // (predicted - measured) / measured
   SimulatedMemory simulated;
+  // The throughput comparison, where the measured case has one and the case compares it.
+  struct Throughput {
+    std::string unit;  // "tokens/s" or "samples/s"
+    ThroughputScope scope = ThroughputScope::per_gpu;
+    double measured = 0, predicted = 0;
+    double step_error = 0;  // predicted step / measured step - 1 = measured / predicted - 1
+  };
+  std::optional<Throughput> throughput;
 };
 // Pairs every case with its measurement (a case the measured set lacks, or whose measurement
 // is null or of no stated kind while the case names none, is a ConfigError at the case) and
@@ -75,5 +96,7 @@ std::vector<MemoryResult> compare_memory(const std::vector<MemoryCase>& cases,
 
 // Error statistics over "all", "group=<group>" and "kind=<kind>".
 std::map<std::string, ErrorStats> memory_subsets(const std::vector<MemoryResult>& results);
+// Step-time error statistics of the cases with a throughput: "time:all", "time:group=<group>".
+std::map<std::string, ErrorStats> throughput_subsets(const std::vector<MemoryResult>& results);
 
 }  // namespace trainsim::validation

@@ -118,3 +118,70 @@ training:
   CHECK(states[hw::MemCategory::gradients].value == 4'194'304);
   CHECK(states[hw::MemCategory::optimizer_states].value == 8'388'608);
 }
+
+TEST_CASE("compare-memory compares a printed throughput as the step time it implies", "[validation]") {
+  // One GPU (4 x 128 tokens a step) and eight (data 8: 32 x 128 tokens a step).
+  const std::string one = write("t1.yaml", R"(name: one
+model: gpt2
+device: a100-80gb
+training: {micro_batch: 4, seq_len: 128, precision: bf16, optimizer: adamw}
+)");
+  const std::string eight = write("t8.yaml", R"(name: eight
+model: gpt2
+device: a100-80gb
+training: {micro_batch: 4, seq_len: 128, precision: bf16, optimizer: adamw}
+parallel: {data: 8}
+cluster: {nodes: 1, gpus_per_node: 8, intra_node: nvlink3}
+)");
+  const auto s1 = validation::simulate_memory(one);
+  const auto s8 = validation::simulate_memory(eight);
+  REQUIRE(s1.tokens == 512);
+  REQUIRE(s8.tokens == 4096);
+  REQUIRE(s8.gpus == 8);
+  REQUIRE(s1.step_time_s > 0);
+
+  const std::string measured = write("tm.yaml", R"(cases:
+  - {id: one, group: g, measured: {peak_memory_GiB: 1.0, kind: reserved, tokens_per_s: 1000}}
+  - {id: per, group: g, measured: {peak_memory_GiB: 1.0, kind: reserved, tokens_per_s: 1000}}
+  - {id: tot, group: g, measured: {peak_memory_GiB: 1.0, kind: reserved, samples_per_s: 50}}
+  - {id: off, group: g, measured: {peak_memory_GiB: 1.0, kind: reserved, tokens_per_s: 1000}}
+  - {id: mem, group: g, measured: {peak_memory_GiB: 1.0, kind: reserved}}
+)");
+  const auto m = validation::read_measured_memory(measured);
+  CHECK(*m.at("tot").samples_per_s == 50);
+  CHECK(!m.at("mem").tokens_per_s);
+  const std::string cases = write("tc.yaml", R"(cases:
+  - {id: one, scenario: t1.yaml}
+  - {id: per, scenario: t8.yaml, throughput: per-gpu}
+  - {id: tot, scenario: t8.yaml, throughput: total}
+  - {id: off, scenario: t8.yaml, throughput: none}
+  - {id: mem, scenario: t1.yaml}
+)");
+  const auto r = validation::compare_memory(validation::read_memory_cases(cases), m);
+  REQUIRE(r.size() == 5);
+  // One GPU: 512 tokens per step; the step error is measured / predicted - 1.
+  REQUIRE(r[0].throughput);
+  CHECK(r[0].throughput->unit == "tokens/s");
+  CHECK(r[0].throughput->predicted == Approx(512 / s1.step_time_s));
+  CHECK(r[0].throughput->step_error == Approx(1000 / (512 / s1.step_time_s) - 1));
+  // Per GPU: the step's 4,096 tokens over 8 GPUs; total: the step's 32 samples.
+  REQUIRE(r[1].throughput);
+  CHECK(r[1].throughput->predicted == Approx(4096.0 / 8 / s8.step_time_s));
+  REQUIRE(r[2].throughput);
+  CHECK(r[2].throughput->unit == "samples/s");
+  CHECK(r[2].throughput->predicted == Approx(32 / s8.step_time_s));
+  CHECK(!r[3].throughput);
+  CHECK(!r[4].throughput);
+  const auto t = validation::throughput_subsets(r);
+  CHECK(t.at("time:all").n == 3);
+  CHECK(t.at("time:group=g").n == 3);
+
+  // A rate of a run on several GPUs must say whose it is, before anything is simulated.
+  const std::string unsaid = write("tu.yaml", "cases:\n  - {id: per, scenario: t8.yaml}\n");
+  CHECK_THROWS_AS(validation::compare_memory(validation::read_memory_cases(unsaid), m), core::ConfigError);
+  const std::string bad = write("tb.yaml", "cases:\n  - {id: per, scenario: t8.yaml, throughput: both}\n");
+  CHECK_THROWS_AS(validation::read_memory_cases(bad), core::ConfigError);
+  const std::string negative = write("tn.yaml",
+                                     "cases:\n  - {id: x, measured: {peak_memory_GiB: 1, tokens_per_s: -3}}\n");
+  CHECK_THROWS_AS(validation::read_measured_memory(negative), core::ConfigError);
+}
