@@ -75,8 +75,9 @@ class ComputePass final : public LoweringPass {
     const auto& sh = L.shards[i];
     lo.op = shaped(
         compute_op(OpKind::forward, i, u.microbatch(), u.chunk(), sh.flops * mb_samples,
-                   sh.io * mb_samples + sh.weight_bytes, sh.matmul),
+                   sh.io * mb_samples + sh.weight_bytes + sh.dequant_traffic, sh.matmul),
         sh, 1);
+    lo.op.work.launches += sh.dequant_launches;
     add_flash_core(lo.op, L.s, L.m.graph[L.m.order[i]], sh.core_flops * double(mb_samples), false);
     dequantize(lo, sh, i, TensorKind::dequantized);
     lo.allocs.push_back(activation(sh.output * mb_samples, TensorKind::output, i));
@@ -112,11 +113,12 @@ class ComputePass final : public LoweringPass {
     const std::int64_t gb = L.state_bytes.gradients;
     // Below the lowest trained parameter nothing runs backward (LoRA).
     const core::Bytes traffic = sh.grad_out ? sh.io * mb_samples * 2 + sh.weight_bytes +
-                                                  core::Bytes{sh.trainable} * gb
+                                                  core::Bytes{sh.trainable} * gb + sh.dequant_traffic
                                             : core::Bytes{};
     lo.op = shaped(compute_op(OpKind::backward, i, u.microbatch(), u.chunk(),
                               sh.flops * sh.backward_factor * mb_samples, traffic, sh.matmul),
                    sh, 2);
+    if (sh.grad_out) lo.op.work.launches += sh.dequant_launches;
     if (sh.backward_factor > 0)  // the core's backward: dQ, dK and dV, twice its forward FLOPs
       add_flash_core(lo.op, L.s, L.m.graph[L.m.order[i]], 2 * sh.core_flops * double(mb_samples),
                      true);

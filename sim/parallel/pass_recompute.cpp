@@ -80,7 +80,8 @@ class RecomputePass final : public LoweringPass {
         }
         allocs_.push_back(activation(sk.saved * mb_samples, TensorKind::saved, k));
         flops += sk.flops * mb_samples;
-        bytes += sk.io * mb_samples;
+        bytes += sk.io * mb_samples + sk.dequant_traffic;  // the replay dequantizes again
+        launches += sk.dequant_launches;
         gemms += sk.matmul ? kernel_shape(sk.kind).gemms : 0;
       }
       // The replayed forward runs the block's kernels (and its tensor-parallel collectives).

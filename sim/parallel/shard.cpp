@@ -66,6 +66,8 @@ void apply_training(const scenario::Scenario& s, std::int64_t t, std::vector<Lay
     sh.trainable = lt.trainable;
     sh.weight_bytes = lt.weight_bytes;
     sh.dequantized = lt.dequantized;
+    sh.dequant_traffic = lt.dequant_traffic;
+    sh.dequant_launches = lt.dequant_launches;
     if (!lora) continue;
     sh.params += lt.trainable;  // the device holds its adapters beside the base
     if (lt.trainable > 0 && lowest == shards.size()) lowest = i;

@@ -30,6 +30,8 @@ struct LayerShard {
   std::int64_t trainable = 0;
   core::Bytes weight_bytes{};
   core::Bytes dequantized{};
+  core::Bytes dequant_traffic{};   // per pass: the NF4 weights dequantized and read (finetune.hpp)
+  std::int32_t dequant_launches = 0;
   bool grad_out = true;
 };
 

@@ -150,6 +150,10 @@ LayerTraining layer_training(const models::Layer& l, std::int64_t params,
     linear_params += in * o * w.count;
     base += base_weight_bytes(lora->base, in, o, weight_bytes) * w.count;
     if (lora->quantized()) out.dequantized = std::max(out.dequantized, Bytes{in * o * e});
+    if (lora->base == BaseWeights::nf4 || lora->base == BaseWeights::nf4_dq) {
+      out.dequant_traffic += Bytes{2 * in * o * e * w.count};
+      out.dequant_launches += static_cast<std::int32_t>(w.count) * (lora->base == BaseWeights::nf4_dq ? 2 : 1);
+    }
     // MatMul8bitLt keeps CAt, A's int8 transpose, per linear whenever A needs a gradient.
     const auto role = static_cast<LinearRole>(k);
     const bool first_input = role != LinearRole::o && role != LinearRole::down;

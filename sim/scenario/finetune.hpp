@@ -92,6 +92,12 @@ struct LayerTraining {
   core::Bytes quantized_saved{};
   double adapter_flops = 0;      // per sample: the adapters' forward GEMMs
   core::Bytes dequantized{};     // the largest quantized linear weight in the compute dtype
+  // What dequantizing the NF4 linears costs each pass that runs them (forward, its replay and
+  // backward): each weight written in the compute dtype and read back by its GEMM (the packed
+  // read is in weight_bytes), and the kernels that do it (bitsandbytes' dequantize_4bit, with
+  // its absmax dequantize_blockwise first under double quantization).
+  core::Bytes dequant_traffic{};
+  std::int32_t dequant_launches = 0;
   bool frozen = false;           // the layer's own parameters are frozen (LoRA)
 };
 

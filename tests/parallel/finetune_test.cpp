@@ -109,6 +109,62 @@ TEST_CASE("QLoRA: NF4 linear weights, 16-bit embedding, norms and head", "[finet
         3'642'753'024LL + 262'410'240LL * 2 + 4'194'304LL * 2);
 }
 
+TEST_CASE("QLoRA: each pass writes the NF4 weights in bf16 and its GEMMs read them back", "[finetune]") {
+  // Llama-2-7B attention: q, k, v, o 4096 x 4096 each; MLP: gate, up, down 4096 x 11008.
+  // Per pass, per linear: 2 x in x out x 2 B (the dequantized weight written, then read by the
+  // GEMM); bitsandbytes launches dequantize_4bit once per weight, and under double
+  // quantization dequantize_blockwise for the absmax first.
+  auto t = mixed_adamw();
+  const auto m = preset("llama2-7b");
+  std::size_t attn = 0, mlp = 0;
+  while (m.graph[m.order[attn]].kind != models::LayerKind::attention) ++attn;
+  while (m.graph[m.order[mlp]].kind != models::LayerKind::mlp) ++mlp;
+  for (auto base : {scenario::BaseWeights::nf4, scenario::BaseWeights::nf4_dq}) {
+    t.lora = lora(8, {LinearRole::q, LinearRole::v}, base);
+    auto s = make_scenario(m, ideal_device(1LL << 40), t);
+    auto shards = parallel::shard_layers(s.model, 1, false, 1);
+    parallel::apply_training(s, 1, shards);
+    const int per_weight = base == scenario::BaseWeights::nf4_dq ? 2 : 1;
+    CHECK(shards[attn].dequant_traffic.value == 4 * 2 * 4096LL * 4096 * 2);  // 268,435,456
+    CHECK(shards[mlp].dequant_traffic.value == 3 * 2 * 4096LL * 11008 * 2);  // 541,065,216
+    CHECK(shards[attn].dequant_launches == 4 * per_weight);
+    CHECK(shards[mlp].dequant_launches == 3 * per_weight);
+  }
+  // A 16-bit base is read as stored: nothing to dequantize.
+  t.lora = lora(8, {LinearRole::q, LinearRole::v});
+  auto s = make_scenario(m, ideal_device(1LL << 40), t);
+  auto shards = parallel::shard_layers(s.model, 1, false, 1);
+  parallel::apply_training(s, 1, shards);
+  CHECK(shards[attn].dequant_traffic.value == 0);
+  CHECK(shards[mlp].dequant_launches == 0);
+
+  // In the played plan, with full recomputation: the MLP's forward, its replay and its backward
+  // each move the dequantized weights, beside the difference of the weights as stored.
+  t.recompute = scenario::Recompute::full;
+  auto mlp_bytes = [&](scenario::BaseWeights base) {
+    t.lora = lora(8, {LinearRole::q, LinearRole::v}, base);
+    const auto plan = parallel::lower(make_scenario(m, ideal_device(1LL << 40), t));
+    std::array<std::int64_t, 3> bytes{};  // forward, backward, recompute (the block's replay)
+    for (const auto& op : plan.programs.at(0).ops) {
+      if (op.microbatch != 0) continue;
+      if (op.layer == static_cast<std::int32_t>(mlp) && op.kind == parallel::OpKind::forward) bytes[0] = op.work.bytes.value;
+      if (op.layer == static_cast<std::int32_t>(mlp) && op.kind == parallel::OpKind::backward) bytes[1] = op.work.bytes.value;
+      if (op.kind == parallel::OpKind::recompute && op.layer >= static_cast<std::int32_t>(mlp) && bytes[2] == 0)
+        bytes[2] = op.work.bytes.value;
+    }
+    return bytes;
+  };
+  const auto b16 = mlp_bytes(scenario::BaseWeights::precision);
+  const auto b4 = mlp_bytes(scenario::BaseWeights::nf4);
+  // Stored: 3 x 25,362,432 B of NF4 for 3 x 4096 x 11008 x 2 B of bf16.
+  const std::int64_t stored = 3 * 25'362'432LL - 3 * 4096LL * 11008 * 2;
+  CHECK(b4[0] - b16[0] == stored + 541'065'216);
+  CHECK(b4[1] - b16[1] == stored + 541'065'216);
+  // The first block's replay holds its attention's and MLP's dequantization (the replay reads
+  // activations only, not the stored weights).
+  CHECK(b4[2] - b16[2] == 268'435'456 + 541'065'216);
+}
+
 TEST_CASE("LoRA: backward stops below the first adapter; frozen GEMMs compute input gradients only",
           "[finetune]") {
   auto t = mixed_adamw();
