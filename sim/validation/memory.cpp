@@ -197,9 +197,7 @@ std::vector<MemoryResult> compare_memory(const std::vector<MemoryCase>& cases,
                                          const std::function<void(int)>& on_progress) {
   // Every case is paired with its measurement before anything is simulated.
   std::vector<MemoryResult> out;
-  std::map<std::string, ThroughputScope> scopes;
   for (const MemoryCase& c : cases) {
-    scopes[c.id] = c.throughput;
     const auto it = measured.find(c.id);
     if (it == measured.end())
       throw core::ConfigError(c.at, c.key_path + ".id", "expected an id of the measured set; '" + c.id + "' is not in it");
@@ -222,6 +220,7 @@ std::vector<MemoryResult> compare_memory(const std::vector<MemoryCase>& cases,
                                     "may be one GPU's or the whole run's");
     MemoryResult r;
     r.id = c.id;
+    r.throughput_scope = c.throughput;
     r.group = m.group;
     r.scenario = c.scenario;
     r.kind = c.kind ? *c.kind : *stated;
@@ -232,7 +231,7 @@ std::vector<MemoryResult> compare_memory(const std::vector<MemoryCase>& cases,
     r.simulated = simulate_memory(r.scenario);
     r.predicted_gib = core::to_gib(r.simulated.of(r.kind));
     r.error = (r.predicted_gib - r.measured_gib) / r.measured_gib;
-    r.throughput = compare_throughput(measured.at(r.id), scopes.at(r.id), r.simulated);
+    r.throughput = compare_throughput(measured.at(r.id), r.throughput_scope, r.simulated);
     if (on_progress) on_progress(1);
   }
   return out;

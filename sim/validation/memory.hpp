@@ -78,6 +78,7 @@ struct MemoryResult {
   double measured_gib = 0, predicted_gib = 0;
   double error = 0;  // (predicted - measured) / measured
   SimulatedMemory simulated;
+  ThroughputScope throughput_scope = ThroughputScope::unset;  // the case's `throughput`
   // The throughput comparison, where the measured case has one and the case compares it.
   struct Throughput {
     std::string unit;  // "tokens/s" or "samples/s"
