@@ -81,6 +81,7 @@ class FsdpPass final : public LoweringPass {
     accumulate_ = L.stages > 1;  // PyTorch pipelining's schedules
     no_sync_ = f.sync_last_microbatch && !accumulate_;
     flat_ = f.flat_parameter;
+    copy_out_ = f.unshard_copy;
     accumulated_bytes_ = f.reduce_dtype == param_dtype ? param_bytes_ : reduce_bytes_;
     shard_bytes_ = scenario::fsdp_state_bytes(s.training.precision, s.training.optimizer);
     reshard_ = f.reshard_after_forward;
@@ -197,7 +198,7 @@ class FsdpPass final : public LoweringPass {
                     expert_span_.inter_node, expert_span_.per_node,
                     expert_span_.pod_members),
             {}, {}, {c.ref_or_none(after)});
-      c.param_ready = c.last_comm;
+      c.param_ready = copy_out_ ? copy_out(c, u, i, unit.unsharded) : c.last_comm;
     }
     // The unit that just finished its backward reduces after this gather (the prefetch goes first
     // on the comm stream).
@@ -275,6 +276,22 @@ class FsdpPass final : public LoweringPass {
     TensorKind kind = TensorKind::gathered;
     std::vector<MemEffect> grads;  // unsharded, booked by the backward so far
   };
+
+  // FSDP2's wait_for_unshard copies the all-gather output into each parameter's unsharded
+  // tensor on the compute stream once the gather ended (foreach_all_gather_copy_out:
+  // split_with_sizes_copy, one kernel), reading and writing the unit's gathered bytes; the
+  // unit's compute waits for it (parallel.fsdp.unshard: copy). FSDP1's FlatParameter and
+  // Megatron-FSDP's buckets are views of their gather's output: no copy (unshard: view).
+  // Emitted as the gathered forward's or backward's op with no layer range, so the passes that
+  // act on a layer's compute leave it alone.
+  static std::int32_t copy_out(StageContext& c, UnitStep& u, std::int32_t i, core::Bytes gathered) {
+    Op op = compute_op(u.forward() ? OpKind::forward : OpKind::backward, i, u.microbatch(),
+                       u.chunk(), 0, gathered * 2, false);
+    op.model_flops = false;
+    op.kernels = 1;
+    op.work.launches = 1;
+    return c.B.emit(op, {}, {}, {c.ref_or_none(c.last_comm)});
+  }
 
   // The unit's unsharded parameters: one copy at a time, whichever micro-batch gathered it (under
   // pipelining a forward may find them gathered by another micro-batch's unit).
@@ -460,6 +477,7 @@ class FsdpPass final : public LoweringPass {
   bool accumulate_ = false;  // pipelining: no gradient sync until the chunk's last backward
   bool no_sync_ = false;     // gradient_sync: last-micro-batch (without pipelining)
   bool flat_ = false;        // flat_parameter: a unit's frozen parameters share its gradient
+  bool copy_out_ = true;     // unshard: copy (FSDP2's copy-out on the compute stream)
   std::int64_t accumulated_bytes_ = 4;
   bool offload_ = false;  // parallel.fsdp.offload: cpu
   bool quantized_base_ = false;  // LoRA over an NF4 / int8 base

@@ -21,7 +21,7 @@ FsdpSpec read_fsdp(const YamlContext& ctx, const YAML::Node& node, const std::st
       ctx.fail(node, path,
                "expected true, false or a mapping {reshard_after_forward, param_dtype, "
                "reduce_dtype, shard_size, offload, separate_outer_layers, gradient_sync, "
-               "flat_parameter}, got '" + v + "'");
+               "flat_parameter, unshard}, got '" + v + "'");
   } else if (node.IsMap()) {
     f.enabled = true;
     MapReader m(ctx, node, path);
@@ -42,12 +42,17 @@ FsdpSpec read_fsdp(const YamlContext& ctx, const YAML::Node& node, const std::st
         m.choice("gradient_sync", {"every-micro-batch", "last-micro-batch"},
                  "every-micro-batch") == "last-micro-batch";
     f.flat_parameter = m.bool_or("flat_parameter", false);
+    f.unshard_copy = m.choice("unshard", {"copy", "view"}, f.flat_parameter ? "view" : "copy") == "copy";
+    if (f.unshard_copy && f.flat_parameter)
+      ctx.fail(m.node("unshard"), m.path_of("unshard"),
+               "expected view with flat_parameter: true (FSDP1's FlatParameter is a view of its "
+               "gather's output), got copy");
     m.finish();
   } else {
     ctx.fail(node, path,
              "expected true, false or a mapping {reshard_after_forward, param_dtype, "
              "reduce_dtype, shard_size, offload, separate_outer_layers, gradient_sync, "
-             "flat_parameter}");
+             "flat_parameter, unshard}");
   }
   if (!f.enabled) return f;
   if (p.zero > 0)

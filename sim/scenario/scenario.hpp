@@ -232,6 +232,12 @@ struct FsdpSpec {
   // holding a trained one then get gradients too ("gradient memory ... equivalent to not
   // freezing those parameters", torch.distributed.fsdp docs).
   bool flat_parameter = false;
+  // `unshard`: how a gathered unit becomes its parameters. `copy` (FSDP2's fully_shard):
+  // wait_for_unshard copies the all-gather output into each parameter's unsharded tensor on the
+  // compute stream (foreach_all_gather_copy_out), reading and writing the unit's gathered bytes.
+  // `view`: the parameters are views of the gathered buffer, no copy (FSDP1's FlatParameter;
+  // Megatron-FSDP's buckets). Default: `view` with flat_parameter, else `copy`.
+  bool unshard_copy = true;
 };
 
 // `parallel.zero3`: how DeepSpeed's ZeRO-3 fetches parameters (deepspeed/runtime/zero/config.py

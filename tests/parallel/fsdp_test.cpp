@@ -93,6 +93,37 @@ TEST_CASE("FSDP's gathers and reduce-scatters: one per unit and pass, in param a
   CHECK(scattered == 4 * 26'000);
 }
 
+TEST_CASE("FSDP2 copies each gathered unit into its parameters on the compute stream",
+          "[parallel][fsdp]") {
+  // unshard: copy (FSDP2's foreach_all_gather_copy_out): after each of the 7 gathers above, one
+  // compute kernel reading and writing the gathered bytes, before the unit's compute:
+  // 2 x 100,000 B in all. unshard: view (FSDP1, Megatron-FSDP): none.
+  auto copies = [](bool copy) {
+    auto p = fsdp(4);
+    p.fsdp.unshard_copy = copy;
+    const auto plan =
+        parallel::lower(make_scenario(fsdp_blocks_model(), ideal_device(1LL << 40), bf16_adamw(), p));
+    const auto& ops = plan.programs[0].ops;
+    std::int64_t n = 0, bytes = 0;
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      if (ops[k].purpose != parallel::CommPurpose::fsdp_all_gather) continue;
+      // The next compute op after the gather: the copy-out, when there is one.
+      for (std::size_t j = k + 1; j < ops.size(); ++j) {
+        if (ops[j].stream != parallel::StreamKind::compute) continue;
+        if (ops[j].work.flops == 0 && ops[j].work.launches == 1 && !ops[j].model_flops &&
+            ops[j].work.bytes.value == 2 * ops[k].comm.bytes.value) {
+          ++n;
+          bytes += ops[j].work.bytes.value;
+        }
+        break;
+      }
+    }
+    return std::pair{n, bytes};
+  };
+  CHECK(copies(true) == std::pair<std::int64_t, std::int64_t>{7, 2 * 2 * (2'000 + 6 * 8'000)});
+  CHECK(copies(false).first == 0);
+}
+
 TEST_CASE("FSDP's peak: gathered units one ahead, unsharded gradients and the reduce-scatter input",
           "[parallel][fsdp]") {
   // Free links: every collective ends when it may start, so one unit of prefetch always holds.

@@ -269,6 +269,16 @@ TEST_CASE("cluster.collective_sms: none by default, a count of SMs when given") 
   CHECK(s.cluster.collective_sms == 24);
 }
 
+TEST_CASE("parallel.fsdp.unshard: copy for fully_shard, view with a flat parameter or when given") {
+  TempDir dir;
+  const Scenario plain = load_text(dir, kBase + "parallel: {data: 2, fsdp: true}\n");
+  CHECK(plain.parallel.fsdp.unshard_copy);
+  const Scenario flat = load_text(dir, kBase + "parallel: {data: 2, fsdp: {flat_parameter: true}}\n");
+  CHECK_FALSE(flat.parallel.fsdp.unshard_copy);
+  const Scenario view = load_text(dir, kBase + "parallel: {data: 2, fsdp: {unshard: view}}\n");
+  CHECK_FALSE(view.parallel.fsdp.unshard_copy);
+}
+
 TEST_CASE("a cluster section without sizes packs devices like no section") {
   TempDir dir;
   const Scenario s = load_text(dir, kBase + "parallel: {data: 4}\ncluster: {intra_node: nvlink4}\n");
