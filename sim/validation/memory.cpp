@@ -237,34 +237,39 @@ std::vector<MemoryResult> compare_memory(const std::vector<MemoryCase>& cases,
   return out;
 }
 
-std::map<std::string, ErrorStats> memory_subsets(const std::vector<MemoryResult>& results) {
+namespace {
+
+// Error statistics of the results `error` gives a figure for, grouped under "<prefix>all",
+// "<prefix>group=<group>" and, with `by_kind`, "<prefix>kind=<kind>".
+template <class Error>
+std::map<std::string, ErrorStats> subsets(const std::vector<MemoryResult>& results, const std::string& prefix,
+                                          bool by_kind, Error error) {
   std::vector<RowResult> rows(results.size());
   std::map<std::string, std::vector<const RowResult*>> groups;
   for (std::size_t i = 0; i < results.size(); ++i) {
+    const std::optional<double> e = error(results[i]);
+    if (!e) continue;
     rows[i].row = i + 1;
-    rows[i].error = results[i].error;
-    groups["all"].push_back(&rows[i]);
-    if (!results[i].group.empty()) groups["group=" + results[i].group].push_back(&rows[i]);
-    groups["kind=" + kind_name(results[i].kind)].push_back(&rows[i]);
+    rows[i].error = *e;
+    groups[prefix + "all"].push_back(&rows[i]);
+    if (!results[i].group.empty()) groups[prefix + "group=" + results[i].group].push_back(&rows[i]);
+    if (by_kind) groups[prefix + "kind=" + kind_name(results[i].kind)].push_back(&rows[i]);
   }
   std::map<std::string, ErrorStats> out;
   for (const auto& [name, members] : groups) out[name] = stats(members);
   return out;
 }
 
+}  // namespace
+
+std::map<std::string, ErrorStats> memory_subsets(const std::vector<MemoryResult>& results) {
+  return subsets(results, "", true, [](const MemoryResult& r) { return std::optional<double>(r.error); });
+}
+
 std::map<std::string, ErrorStats> throughput_subsets(const std::vector<MemoryResult>& results) {
-  std::vector<RowResult> rows(results.size());
-  std::map<std::string, std::vector<const RowResult*>> groups;
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    if (!results[i].throughput) continue;
-    rows[i].row = i + 1;
-    rows[i].error = results[i].throughput->step_error;
-    groups["time:all"].push_back(&rows[i]);
-    if (!results[i].group.empty()) groups["time:group=" + results[i].group].push_back(&rows[i]);
-  }
-  std::map<std::string, ErrorStats> out;
-  for (const auto& [name, members] : groups) out[name] = stats(members);
-  return out;
+  return subsets(results, "time:", false, [](const MemoryResult& r) {
+    return r.throughput ? std::optional<double>(r.throughput->step_error) : std::nullopt;
+  });
 }
 
 }  // namespace trainsim::validation
