@@ -341,6 +341,21 @@ TEST_CASE("a --set on a preset device turns it into a preset with overrides") {
   CHECK(s.device.memory == core::Bytes{40 * core::kGiB});
 }
 
+TEST_CASE("a --set inside `fsdp: true` adds to the empty mapping it stands for") {
+  TempDir dir;
+  const std::string text = kBase + "parallel: {data: 8, fsdp: true}\n";
+  const Scenario s = load_text(dir, text, {"parallel.fsdp.shard_size=4"});
+  CHECK(s.parallel.fsdp.enabled);
+  CHECK(s.parallel.fsdp.shard_size == 4);
+  CHECK(s.parallel.fsdp.reduce_dtype == Precision::fp32);  // every other key at its default
+  // Through a `false` there is nothing to add to: the override is refused where it is written.
+  const auto f = test::load_error(dir, kBase + "parallel: {data: 8, fsdp: false}\n",
+                                  {"parallel.fsdp.shard_size=4"});
+  REQUIRE(f.error.has_value());
+  CHECK(f.error->where().file == "--set parallel.fsdp.shard_size=4");
+  CHECK_THAT(f.error->detail(), Catch::Contains("'fsdp' is false, not a mapping"));
+}
+
 TEST_CASE("a --set creates a missing section") {
   TempDir dir;
   const Scenario s = load_text(dir, kBase, {"parallel.data=4", "cluster.inter_node.latency=7us"});
