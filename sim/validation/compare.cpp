@@ -201,6 +201,7 @@ struct RowCells {
   std::int64_t nodes = 0, gpus_per_node = 0;     // 0: not mapped
   std::int64_t virtual_stages = 0;               // 0: not mapped
   bool lora_none = false;                        // the lora cell says none
+  std::string fsdp;                              // "", "yes", "no" or a shard size (fsdp_sets)
 };
 
 using ColumnOf = std::function<int(const std::string&)>;
@@ -280,10 +281,10 @@ RowCells read_cells(const Table& t, std::size_t i, const ColumnOf& col) {
   }
   if (col("fsdp") >= 0) {
     const std::string& f = text("fsdp");
-    if (one_of(f, {"yes", "true"})) c.sets.push_back("parallel.fsdp=true");
-    else if (one_of(f, {"no", "false"})) c.sets.push_back("parallel.fsdp=false");
+    if (one_of(f, {"yes", "true"})) c.fsdp = "yes";
+    else if (one_of(f, {"no", "false"})) c.fsdp = "no";
     else if (f.find_first_not_of("0123456789") == std::string::npos && !f.empty() && f != "0" && f.size() < 10)
-      c.sets.push_back("parallel.fsdp={shard_size: " + f + "}");
+      c.fsdp = f;
     else t.fail(i, col("fsdp"), "expected yes, no, true, false or a shard size (a positive whole number)");
   }
   if (col("context") >= 0) {
@@ -301,7 +302,22 @@ struct BaseFacts {
   std::int64_t gpus_per_node = 1;
   bool interleaved = false;  // parallel.schedule: interleaved
   bool lora = false;         // training.lora given
+  bool fsdp = false;         // parallel.fsdp enabled
 };
+
+// The fsdp cell as overrides that keep the base's other FSDP keys (its dtypes, FSDP1's flat
+// parameters, offload): `yes` shards over all `data` ranks, a size N is HSDP of N, `no` turns
+// FSDP off. A base without FSDP gets it with every default.
+void fsdp_sets(const RowCells& c, const BaseFacts& base, std::int64_t data, std::vector<std::string>& sets) {
+  if (c.fsdp.empty()) return;
+  if (c.fsdp == "no") {
+    sets.push_back("parallel.fsdp=false");
+  } else if (base.fsdp) {
+    sets.push_back("parallel.fsdp.shard_size=" + (c.fsdp == "yes" ? std::to_string(data) : c.fsdp));
+  } else {
+    sets.push_back(c.fsdp == "yes" ? "parallel.fsdp=true" : "parallel.fsdp={shard_size: " + c.fsdp + "}");
+  }
+}
 
 // The overrides of row `i` that depend on the base (read_layout_cells).
 void base_sets(const Table& t, std::size_t i, const ColumnOf& col, const BaseFacts& base, RowCells& c) {
@@ -427,6 +443,7 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
   base.gpus_per_node = base_read.cluster.gpus_per_node;
   base.interleaved = base_read.parallel.schedule == scenario::Schedule::interleaved;
   base.lora = base_read.training.lora.has_value();
+  base.fsdp = base_read.parallel.fsdp.enabled;
   for (std::size_t i = 0; i < out.size(); ++i) base_sets(table, i, col, base, cells[i]);
   for (std::size_t i = 0; i < out.size(); ++i) {
     RowResult& r = out[i];
@@ -434,6 +451,7 @@ std::vector<RowResult> compare(const Table& table, const ColumnMap& map,
     r.sets = {"parallel.tensor=" + std::to_string(r.tensor), "parallel.pipeline=" + std::to_string(r.pipeline),
               "parallel.data=" + std::to_string(r.data)};
     r.sets.insert(r.sets.begin(), c.sets.begin(), c.sets.end());
+    fsdp_sets(c, base, r.data, r.sets);
     const std::int64_t devices = r.tensor * r.pipeline * r.data * c.context;
     r.tensor_across_nodes = r.tensor > cluster_sets(table, i, col("nodes"), c, devices, base.gpus_per_node, r.sets);
     try {

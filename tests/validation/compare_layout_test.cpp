@@ -113,3 +113,48 @@ TEST_CASE("bad schedule and LoRA cells are located", "[validation][compare]") {
   const std::string lora_base = write("base-lora.yaml", text);
   CHECK(msg(lora_base, "1,none,").find(":2:23: column 'lora': expected a rank: the base scenario gives training.lora") != std::string::npos);
 }
+
+TEST_CASE("an fsdp cell keeps the base's other FSDP keys", "[validation][compare]") {
+  // A base sharding with FSDP1's settings (bf16 reduction, flat parameters): a row's `yes`
+  // shards over its data ranks, a size N makes HSDP of N, `no` turns FSDP off; the base's
+  // dtypes and flat parameters stay (they would fall back to fp32 reduction and FSDP2's copy-out
+  // if the cell replaced the whole mapping).
+  std::string text = kBase;
+  const std::string layout = "parallel: {data: 4, pipeline: 2}";
+  text.replace(text.find(layout), layout.size(),
+               "parallel: {data: 8, fsdp: {reduce_dtype: bf16, flat_parameter: true}}");
+  const std::string base = write("base-fsdp.yaml", text);
+  validation::ColumnMap map;
+  map.columns["fsdp"] = "fsdp";
+  const auto t = validation::read_csv(write("fsdp.csv",
+      "sequence length,micro batch,global batch,tensor parallelism,data parallelism,"
+      "pipeline parallelism,iteration time (ms),fsdp\n"
+      "1024,4,32,1,8,1,900,yes\n"
+      "1024,4,32,1,8,1,900,2\n"
+      "1024,4,32,1,8,1,900,no\n"));
+  const auto r = validation::compare(t, map, base);
+  REQUIRE(r.size() == 3);
+  for (const auto& row : r) CHECK(row.skipped == "");
+  CHECK(has(r[0], "parallel.fsdp.shard_size=8"));
+  CHECK(has(r[1], "parallel.fsdp.shard_size=2"));
+  CHECK(has(r[2], "parallel.fsdp=false"));
+  // `yes` on this base is the base itself: the same step as a row with no fsdp column.
+  validation::ColumnMap plain;
+  const auto same = validation::compare(
+      validation::read_csv(write("plain.csv",
+                                 "sequence length,micro batch,global batch,tensor parallelism,"
+                                 "data parallelism,pipeline parallelism,iteration time (ms)\n"
+                                 "1024,4,32,1,8,1,900\n")),
+      plain, base);
+  CHECK(r[0].predicted_s == same[0].predicted_s);
+  // A base without FSDP gets it whole from the cell.
+  const std::string off = write("base-off.yaml", kBase);
+  const auto t2 = validation::read_csv(write("fsdp2.csv",
+      "sequence length,micro batch,global batch,tensor parallelism,data parallelism,"
+      "pipeline parallelism,iteration time (ms),fsdp\n"
+      "1024,4,32,1,4,2,900,yes\n"
+      "1024,4,32,1,4,2,900,2\n"));
+  const auto r2 = validation::compare(t2, map, off);
+  CHECK(has(r2[0], "parallel.fsdp=true"));
+  CHECK(has(r2[1], "parallel.fsdp={shard_size: 2}"));
+}
