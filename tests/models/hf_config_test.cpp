@@ -27,6 +27,9 @@ const std::string kLlama = R"({
 TEST_CASE("shipped HF configs give the published parameter counts", "[hf][oracle]") {
   CHECK(hf("Llama-2-7b-hf").parameters() == 6'738'415'616);
   CHECK(hf("Meta-Llama-3-8B").parameters() == 8'030'261'248);
+  // Code Llama 34B (fms-fsdp's "34b"): 48 x 692,076,544 per block (4 x 8,192^2 less GQA-8's
+  // 2 x 8,192 x 7,168, 3 x 8,192 x 22,016, two norms) + 2 x 32,000 x 8,192 + the final norm.
+  CHECK(hf("CodeLlama-34b-hf").parameters() == 33'743'970'304);
   // Llama 3.2 3B, tied head: 128,256 x 3,072 embedding + 28 x 100,669,440 per block + 3,072 norm.
   CHECK(hf("Llama-3.2-3B").parameters() == 3'212'749'824);
   CHECK(hf("Mistral-7B-v0.1").parameters() == 7'241'732'096);
