@@ -15,13 +15,13 @@ FsdpSpec read_fsdp(const YamlContext& ctx, const YAML::Node& node, const std::st
   FsdpSpec f;
   if (node.IsScalar()) {
     const std::string v = node.Scalar();
-    if (v == "true" || v == "yes" || v == "on")
-      f.enabled = true;
-    else if (v != "false" && v != "no" && v != "off")
+    const std::optional<bool> on = boolean_word(v);
+    if (!on)
       ctx.fail(node, path,
                "expected true, false or a mapping {reshard_after_forward, param_dtype, "
                "reduce_dtype, shard_size, offload, separate_outer_layers, gradient_sync, "
                "flat_parameter, unshard}, got '" + v + "'");
+    f.enabled = *on;
   } else if (node.IsMap()) {
     f.enabled = true;
     MapReader m(ctx, node, path);

@@ -1,6 +1,5 @@
 #include "sim/scenario/overrides.hpp"
 
-#include <optional>
 #include <unordered_map>
 
 #include "models/yaml_syntax.hpp"
@@ -24,14 +23,6 @@ std::vector<std::string> split_path(const std::string& path) {
   return parts;
 }
 
-// A scalar the scenario's boolean keys read as true or false (MapReader::bool_or), or nothing.
-std::optional<bool> boolean(const YAML::Node& n) {
-  const std::string& v = n.Scalar();
-  if (v == "true" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "no" || v == "off") return false;
-  return std::nullopt;
-}
-
 // Walks/creates maps along `keys` and stores `value` at the end. Copy-constructed YAML::Node
 // handles alias the tree; node assignment (`a = b`) would overwrite, so it is used only to
 // store values.
@@ -45,10 +36,10 @@ void set_at(YAML::Node node, const std::vector<std::string>& keys, std::size_t i
   if (!child.IsDefined() || child.IsNull()) {
     YAML::Node fresh(YAML::NodeType::Map);
     node[keys[i]] = fresh;
-  } else if (child.IsScalar() && boolean(child)) {
+  } else if (const auto on = child.IsScalar() ? boolean_word(child.Scalar()) : std::nullopt) {
     // `parallel.fsdp: true` takes every default, as `{}` does: a key set inside it adds to
     // that empty mapping. A `false` has nothing to add to.
-    if (!*boolean(child))
+    if (!*on)
       throw std::invalid_argument("'" + keys[i] + "' is false, not a mapping; set '" + keys[i] +
                                   "' itself");
     node[keys[i]] = YAML::Node(YAML::NodeType::Map);

@@ -218,12 +218,17 @@ double MapReader::fraction_or(const std::string& key, double fallback) {
                    fallback);
 }
 
+std::optional<bool> boolean_word(const std::string& text) {
+  if (text == "true" || text == "yes" || text == "on") return true;
+  if (text == "false" || text == "no" || text == "off") return false;
+  return std::nullopt;
+}
+
 bool MapReader::bool_or(const std::string& key, bool fallback) {
   if (!has(key)) return fallback;
   YAML::Node n = node(key);
   const std::string s = read_string(ctx_, n, path_of(key));
-  if (s == "true" || s == "yes" || s == "on") return true;
-  if (s == "false" || s == "no" || s == "off") return false;
+  if (const auto b = boolean_word(s)) return *b;
   ctx_.fail(n, path_of(key), "expected true or false, got '" + s + "'");
 }
 

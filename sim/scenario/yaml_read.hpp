@@ -25,6 +25,10 @@ std::string set_argument_file(const std::string& argument);
 int set_value_column(const std::string& argument);
 bool is_set_argument_file(const std::string& file);
 
+// The words a boolean key reads as true (true, yes, on) or false (false, no, off); nothing for
+// any other text.
+std::optional<bool> boolean_word(const std::string& text);
+
 // Where each --set override came from: key path -> the argument text and the column of its value.
 struct OverrideOrigin {
   std::string argument;
