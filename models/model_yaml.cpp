@@ -272,7 +272,7 @@ Model build_preset_map(const MapReader& r, const BuildOptions& opts) {
   auto config = p->config;
   if (auto* t = std::get_if<TransformerConfig>(&config)) {
     r.only({"preset", "name", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
-            "max_positions", "experts", "top_k", "capacity_factor"});
+            "max_positions", "experts", "top_k", "capacity_factor", "dropout"});
     t->name = r.optional_string("name").value_or(t->name);
     const std::int64_t layers = r.positive_or("layers", t->layers);
     if (layers > std::numeric_limits<int>::max())
@@ -287,6 +287,7 @@ Model build_preset_map(const MapReader& r, const BuildOptions& opts) {
     t->max_positions = r.positive_or("max_positions", t->max_positions);
     t->experts = r.positive_or("experts", t->experts);
     t->top_k = r.positive_or("top_k", t->top_k);
+    t->dropout = r.boolean_or("dropout", t->dropout);
     try {
       check_layers(*t, opts, r, "layers");
     } catch (const std::invalid_argument&) {

@@ -300,6 +300,27 @@ TEST_CASE("a model preset with shape overrides") {
   CHECK(s.model.seq_len == 512);
 }
 
+// MPT's benchmark configurations are GPT-3's shape with every dropout probability 0: the
+// override removes the three kinds of masks and nothing else. With flash attention the kernel
+// keeps no attention-probability mask, so per sample of s tokens the difference is the
+// embedding's s x h mask and, per block, the attention output's and the MLP output's (1 byte
+// each): (2 x 12 + 1) x 512 x 768 bytes for GPT-2 small.
+TEST_CASE("a transformer preset's dropout override removes the dropout masks") {
+  TempDir dir;
+  const std::string training = "device: a100-80gb\ntraining: {micro_batch: 2, seq_len: 512, attention: flash}\n";
+  const Scenario with = load_text(dir, "model: {preset: gpt2}\n" + training);
+  const Scenario without = load_text(dir, "model: {preset: gpt2, dropout: false}\n" + training);
+  CHECK(without.model.parameters() == with.model.parameters());
+  auto saved = [](const models::Model& m) {
+    std::int64_t sum = 0;
+    for (const auto v : m.order) sum += m.graph[v].saved.value;
+    return sum;
+  };
+  CHECK(saved(with.model) - saved(without.model) == (2 * 12 + 1) * 512 * 768);
+  CHECK_THROWS_WITH(load_text(dir, "model: {preset: gpt2, dropout: 0.1}\n" + training),
+                    Catch::Contains("dropout"));
+}
+
 TEST_CASE("a model file is read relative to the scenario") {
   TempDir dir;
   std::filesystem::create_directory(dir.path() / "models");
