@@ -201,7 +201,8 @@ struct RowCells {
   std::int64_t nodes = 0, gpus_per_node = 0;     // 0: not mapped
   std::int64_t virtual_stages = 0;               // 0: not mapped
   bool lora_none = false;                        // the lora cell says none
-  std::string fsdp;                              // "", "yes", "no" or a shard size (fsdp_sets)
+  std::string fsdp;                              // "", "yes", "no", "node" or a shard size (fsdp_sets)
+  std::string reshard;                           // "", "true" or "false": a sharding strategy's word
 };
 
 using ColumnOf = std::function<int(const std::string&)>;
@@ -281,11 +282,20 @@ RowCells read_cells(const Table& t, std::size_t i, const ColumnOf& col) {
   }
   if (col("fsdp") >= 0) {
     const std::string& f = text("fsdp");
-    if (one_of(f, {"yes", "true"})) c.fsdp = "yes";
-    else if (one_of(f, {"no", "false"})) c.fsdp = "no";
+    // PyTorch FSDP's ShardingStrategy names, as tables print them (llm-foundry's "Sharding
+    // Strategy" column): SHARD_GRAD_OP keeps the gathered parameters from forward to backward.
+    if (one_of(f, {"FULL_SHARD", "full_shard", "SHARD_GRAD_OP", "shard_grad_op"})) {
+      c.fsdp = "yes";
+      c.reshard = (f == "FULL_SHARD" || f == "full_shard") ? "true" : "false";
+    } else if (one_of(f, {"HYBRID_SHARD", "hybrid_shard"})) {
+      c.fsdp = "node";
+      c.reshard = "true";
+    } else if (one_of(f, {"yes", "true"})) c.fsdp = "yes";
+    else if (one_of(f, {"no", "false", "NO_SHARD", "no_shard"})) c.fsdp = "no";
     else if (f.find_first_not_of("0123456789") == std::string::npos && !f.empty() && f != "0" && f.size() < 10)
       c.fsdp = f;
-    else t.fail(i, col("fsdp"), "expected yes, no, true, false or a shard size (a positive whole number)");
+    else t.fail(i, col("fsdp"), "expected yes, no, true, false or a shard size (a positive whole number), "
+                                "or FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD or NO_SHARD");
   }
   if (col("context") >= 0) {
     c.context = t.positive_integer(i, col("context"));
@@ -306,17 +316,22 @@ struct BaseFacts {
 };
 
 // The fsdp cell as overrides that keep the base's other FSDP keys (its dtypes, FSDP1's flat
-// parameters, offload): `yes` shards over all `data` ranks, a size N is HSDP of N, `no` turns
-// FSDP off. A base without FSDP gets it with every default.
+// parameters, offload): `yes` shards over all `data` ranks, a size N is HSDP of N (`node`: of
+// the row's GPUs per node, HYBRID_SHARD), `no` turns FSDP off. A base without FSDP gets it with
+// every default. A strategy's word also sets reshard_after_forward.
 void fsdp_sets(const RowCells& c, const BaseFacts& base, std::int64_t data, std::vector<std::string>& sets) {
   if (c.fsdp.empty()) return;
   if (c.fsdp == "no") {
     sets.push_back("parallel.fsdp=false");
-  } else if (base.fsdp) {
-    sets.push_back("parallel.fsdp.shard_size=" + (c.fsdp == "yes" ? std::to_string(data) : c.fsdp));
-  } else {
-    sets.push_back(c.fsdp == "yes" ? "parallel.fsdp=true" : "parallel.fsdp={shard_size: " + c.fsdp + "}");
+    return;
   }
+  const std::int64_t per_node = c.gpus_per_node > 0 ? c.gpus_per_node : base.gpus_per_node;
+  const std::string size = c.fsdp == "yes" ? std::to_string(data)
+                           : c.fsdp == "node" ? std::to_string(std::min(per_node, data))
+                                              : c.fsdp;
+  if (base.fsdp) sets.push_back("parallel.fsdp.shard_size=" + size);
+  else sets.push_back(c.fsdp == "yes" ? "parallel.fsdp=true" : "parallel.fsdp={shard_size: " + size + "}");
+  if (!c.reshard.empty()) sets.push_back("parallel.fsdp.reshard_after_forward=" + c.reshard);
 }
 
 // The overrides of row `i` that depend on the base (read_layout_cells).

@@ -39,6 +39,29 @@ bool has(const validation::RowResult& r, const std::string& set) {
   return std::find(r.sets.begin(), r.sets.end(), set) != r.sets.end();
 }
 
+// kBase laid out as `parallel` (in place of its data 4 x pipeline 2) and, when given, `cluster`.
+std::string fsdp_base(const std::string& name, const std::string& parallel, const std::string& cluster = "") {
+  std::string text = kBase;
+  const std::string layout = "parallel: {data: 4, pipeline: 2}";
+  if (!parallel.empty()) text.replace(text.find(layout), layout.size(), parallel);
+  const std::string one_node = "cluster: {nodes: 1, gpus_per_node: 8}";
+  if (!cluster.empty()) text.replace(text.find(one_node), one_node.size(), cluster);
+  return write(name + ".yaml", text);
+}
+
+// Rows with an fsdp column, one per cell, laid out as `layout` (sequence to time, e.g.
+// "1024,4,32,1,8,1,900,": 8 data ranks), compared against `base`.
+std::vector<validation::RowResult> fsdp_rows(const std::string& base, const std::string& name,
+                                             const std::vector<std::string>& cells,
+                                             const std::string& layout = "1024,4,32,1,8,1,900,") {
+  std::string csv = "sequence length,micro batch,global batch,tensor parallelism,data parallelism,"
+                    "pipeline parallelism,iteration time (ms),fsdp\n";
+  for (const auto& c : cells) csv += layout + c + "\n";
+  validation::ColumnMap map;
+  map.columns["fsdp"] = "fsdp";
+  return validation::compare(validation::read_csv(write(name, csv)), map, base);
+}
+
 validation::ColumnMap layout_map() {
   validation::ColumnMap map;
   map.columns["virtual_stages"] = "vp";
@@ -119,20 +142,8 @@ TEST_CASE("an fsdp cell keeps the base's other FSDP keys", "[validation][compare
   // shards over its data ranks, a size N makes HSDP of N, `no` turns FSDP off; the base's
   // dtypes and flat parameters stay (they would fall back to fp32 reduction and FSDP2's copy-out
   // if the cell replaced the whole mapping).
-  std::string text = kBase;
-  const std::string layout = "parallel: {data: 4, pipeline: 2}";
-  text.replace(text.find(layout), layout.size(),
-               "parallel: {data: 8, fsdp: {reduce_dtype: bf16, flat_parameter: true}}");
-  const std::string base = write("base-fsdp.yaml", text);
-  validation::ColumnMap map;
-  map.columns["fsdp"] = "fsdp";
-  const auto t = validation::read_csv(write("fsdp.csv",
-      "sequence length,micro batch,global batch,tensor parallelism,data parallelism,"
-      "pipeline parallelism,iteration time (ms),fsdp\n"
-      "1024,4,32,1,8,1,900,yes\n"
-      "1024,4,32,1,8,1,900,2\n"
-      "1024,4,32,1,8,1,900,no\n"));
-  const auto r = validation::compare(t, map, base);
+  const std::string base = fsdp_base("base-fsdp", "parallel: {data: 8, fsdp: {reduce_dtype: bf16, flat_parameter: true}}");
+  const auto r = fsdp_rows(base, "fsdp.csv", {"yes", "2", "no"});
   REQUIRE(r.size() == 3);
   for (const auto& row : r) CHECK(row.skipped == "");
   CHECK(has(r[0], "parallel.fsdp.shard_size=8"));
@@ -148,13 +159,26 @@ TEST_CASE("an fsdp cell keeps the base's other FSDP keys", "[validation][compare
       plain, base);
   CHECK(r[0].predicted_s == same[0].predicted_s);
   // A base without FSDP gets it whole from the cell.
-  const std::string off = write("base-off.yaml", kBase);
-  const auto t2 = validation::read_csv(write("fsdp2.csv",
-      "sequence length,micro batch,global batch,tensor parallelism,data parallelism,"
-      "pipeline parallelism,iteration time (ms),fsdp\n"
-      "1024,4,32,1,4,2,900,yes\n"
-      "1024,4,32,1,4,2,900,2\n"));
-  const auto r2 = validation::compare(t2, map, off);
+  const auto r2 = fsdp_rows(fsdp_base("base-off", ""), "fsdp2.csv", {"yes", "2"}, "1024,4,32,1,4,2,900,");
   CHECK(has(r2[0], "parallel.fsdp=true"));
   CHECK(has(r2[1], "parallel.fsdp={shard_size: 2}"));
+}
+
+TEST_CASE("an fsdp cell takes FSDP's sharding-strategy names", "[validation][compare]") {
+  // llm-foundry's tables print PyTorch's ShardingStrategy: FULL_SHARD reshards after forward,
+  // SHARD_GRAD_OP keeps the gathered parameters until backward (ZeRO-2-like), HYBRID_SHARD
+  // shards within a node of the base's 4 GPUs, NO_SHARD is no FSDP. Each runs.
+  const std::string base = fsdp_base("base-strategy", "parallel: {data: 8, fsdp: {reshard_after_forward: false}}",
+                                     "cluster: {nodes: 2, gpus_per_node: 4}");
+  const auto r = fsdp_rows(base, "strategy.csv", {"FULL_SHARD", "SHARD_GRAD_OP", "HYBRID_SHARD", "NO_SHARD"});
+  REQUIRE(r.size() == 4);
+  for (const auto& row : r) CHECK(row.skipped == "");
+  CHECK(has(r[0], "parallel.fsdp.shard_size=8"));
+  CHECK(has(r[0], "parallel.fsdp.reshard_after_forward=true"));
+  CHECK(has(r[1], "parallel.fsdp.reshard_after_forward=false"));
+  CHECK(has(r[2], "parallel.fsdp.shard_size=4"));
+  CHECK(has(r[2], "parallel.fsdp.reshard_after_forward=true"));
+  CHECK(has(r[3], "parallel.fsdp=false"));
+  // Keeping the gathered parameters saves the backward's all-gathers: never slower.
+  CHECK(r[1].predicted_s <= r[0].predicted_s);
 }
