@@ -36,8 +36,8 @@ int cmd_compare(const std::vector<std::string>& args) {
       "KEY=COLUMN: which column holds layers, hidden, heads, seq_len, micro_batch, global_batch, "
       "tensor, data, pipeline, gpus, measured, label, and optionally model (a preset or a "
       "config.json per row, instead of layers/hidden/heads), vocab, zero, fsdp (yes/no, a "
-      "shard size or FULL_SHARD / SHARD_GRAD_OP / HYBRID_SHARD / NO_SHARD), expert, context, precision, recompute, device (a preset), nodes, "
-      "gpus_per_node, virtual_stages (above 1: the interleaved schedule), lora (a rank, or "
+      "shard size or FULL_SHARD / SHARD_GRAD_OP / HYBRID_SHARD / NO_SHARD), expert, context, "
+      "precision, recompute, device (a preset), nodes, gpus_per_node, virtual_stages (above 1: the interleaved schedule), lora (a rank, or "
       "none), lora_targets (e.g. 'q v' or all-linear), grad_reduce (overlapped or "
       "after_backward)")(
       "measured-unit", po::value<std::string>(&unit),

@@ -179,6 +179,17 @@ constexpr std::pair<const char*, const char*> kIntegerKeys[] = {
     {"global_batch", "training.global_batch"}, {"expert", "parallel.expert"},
 };
 
+// PyTorch FSDP's ShardingStrategy names, as tables print them (llm-foundry's "Sharding Strategy"
+// column), and the fsdp cell each stands for (RowCells): SHARD_GRAD_OP keeps the gathered
+// parameters from forward to backward, HYBRID_SHARD shards within a node.
+struct FsdpStrategy {
+  const char *upper, *lower, *fsdp, *reshard;
+};
+constexpr FsdpStrategy kFsdpStrategies[] = {{"FULL_SHARD", "full_shard", "yes", "true"},
+                                            {"SHARD_GRAD_OP", "shard_grad_op", "yes", "false"},
+                                            {"HYBRID_SHARD", "hybrid_shard", "node", "true"},
+                                            {"NO_SHARD", "no_shard", "no", ""}};
+
 // A preset name or a file path: letters, digits and . _ - / + only, so a cell cannot carry
 // YAML into the override.
 bool plain_name(const std::string& text) {
@@ -282,16 +293,14 @@ RowCells read_cells(const Table& t, std::size_t i, const ColumnOf& col) {
   }
   if (col("fsdp") >= 0) {
     const std::string& f = text("fsdp");
-    // PyTorch FSDP's ShardingStrategy names, as tables print them (llm-foundry's "Sharding
-    // Strategy" column): SHARD_GRAD_OP keeps the gathered parameters from forward to backward.
-    if (one_of(f, {"FULL_SHARD", "full_shard", "SHARD_GRAD_OP", "shard_grad_op"})) {
-      c.fsdp = "yes";
-      c.reshard = (f == "FULL_SHARD" || f == "full_shard") ? "true" : "false";
-    } else if (one_of(f, {"HYBRID_SHARD", "hybrid_shard"})) {
-      c.fsdp = "node";
-      c.reshard = "true";
+    const FsdpStrategy* named = nullptr;
+    for (const auto& s : kFsdpStrategies)
+      if (one_of(f, {s.upper, s.lower})) named = &s;
+    if (named) {
+      c.fsdp = named->fsdp;
+      c.reshard = named->reshard;
     } else if (one_of(f, {"yes", "true"})) c.fsdp = "yes";
-    else if (one_of(f, {"no", "false", "NO_SHARD", "no_shard"})) c.fsdp = "no";
+    else if (one_of(f, {"no", "false"})) c.fsdp = "no";
     else if (f.find_first_not_of("0123456789") == std::string::npos && !f.empty() && f != "0" && f.size() < 10)
       c.fsdp = f;
     else t.fail(i, col("fsdp"), "expected yes, no, true, false or a shard size (a positive whole number), "

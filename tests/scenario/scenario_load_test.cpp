@@ -311,12 +311,8 @@ TEST_CASE("a transformer preset's dropout override removes the dropout masks") {
   const Scenario with = load_text(dir, "model: {preset: gpt2}\n" + training);
   const Scenario without = load_text(dir, "model: {preset: gpt2, dropout: false}\n" + training);
   CHECK(without.model.parameters() == with.model.parameters());
-  auto saved = [](const models::Model& m) {
-    std::int64_t sum = 0;
-    for (const auto v : m.order) sum += m.graph[v].saved.value;
-    return sum;
-  };
-  CHECK(saved(with.model) - saved(without.model) == (2 * 12 + 1) * 512 * 768);
+  CHECK((models::saved_per_sample(with.model) - models::saved_per_sample(without.model)).value ==
+        (2 * 12 + 1) * 512 * 768);
   CHECK_THROWS_WITH(load_text(dir, "model: {preset: gpt2, dropout: 0.1}\n" + training),
                     Catch::Contains("dropout"));
 }
