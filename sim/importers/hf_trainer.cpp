@@ -2,7 +2,9 @@
 // training_args.json a script writes): transformers' training_args.py names the fields. A
 // `deepspeed` field (a config file, read relative to this file's folder, or an inline object)
 // is mapped as `import deepspeed` maps it, with its "auto" values taken from these arguments.
+#include <algorithm>
 #include <filesystem>
+#include <sstream>
 
 #include "sim/core/text_file.hpp"
 #include "sim/importers/deepspeed.hpp"
@@ -27,11 +29,85 @@ std::optional<std::string> optimizer(const std::string& optim) {
   return std::nullopt;
 }
 
+// The `fsdp` words (transformers' FSDPOption): a space-separated string or a list of them.
+std::vector<std::string> fsdp_words(JsonObject& args) {
+  const YAML::Node f = args.get("fsdp");
+  std::vector<std::string> words;
+  if (!f.IsDefined() || f.IsNull()) return words;
+  auto add = [&](const YAML::Node& n) {
+    if (!n.IsScalar()) args.fail("fsdp", "expected a string or a list of strings");
+    std::istringstream in(n.Scalar());
+    for (std::string w; in >> w;) words.push_back(w);
+  };
+  if (f.IsSequence()) {
+    for (const auto& n : f) add(n);
+  } else {
+    add(f);
+    if (words.size() == 1 && words[0] == "false") words.clear();
+  }
+  return words;
+}
+
+// `fsdp` through Accelerate's FullyShardedDataParallelPlugin: the strategy word (FULL_SHARD,
+// SHARD_GRAD_OP, HYBRID_SHARD within a node, _HYBRID_SHARD_ZERO2), `offload` (CPUOffload of
+// the parameters), FSDP1's FlatParameter unless `fsdp_config.version` is 2, and under mixed
+// precision Accelerate's MixedPrecision(param_dtype = reduce_dtype = the autocast dtype).
+void fsdp(JsonObject& args, const ImportOptions& o, std::int64_t data, const std::string& dtype, Draft& d) {
+  const std::vector<std::string> words = fsdp_words(args);
+  if (words.empty()) return;
+  const core::SourceLocation at = args.at(args.get("fsdp"));
+  std::string strategy;
+  bool offload = false;
+  for (const auto& w : words) {
+    if (w == "offload") offload = true;
+    else if (w == "auto_wrap") continue;  // one unit per decoder layer: trainsim's units
+    else if (w == "full_shard" || w == "shard_grad_op" || w == "hybrid_shard" || w == "hybrid_shard_zero2" ||
+             w == "no_shard") {
+      if (!strategy.empty()) throw core::ConfigError(at, "fsdp", "names two sharding strategies: " + strategy + ", " + w);
+      strategy = w;
+    } else {
+      throw core::ConfigError(at, "fsdp", "expected full_shard, shard_grad_op, hybrid_shard, hybrid_shard_zero2, "
+                                          "no_shard, offload or auto_wrap, got '" + w + "'");
+    }
+  }
+  if (strategy.empty()) throw core::ConfigError(at, "fsdp", "names no sharding strategy (full_shard, shard_grad_op, ...)");
+  std::int64_t version = 1;
+  if (auto cfg = args.object("fsdp_config")) {
+    const char* key = cfg->has("version") ? "version" : "fsdp_version";
+    version = cfg->integer(key, 1, false, 2).value_or(1);
+    cfg->ignore_rest(d);
+  }
+  if (strategy == "no_shard") {
+    if (offload) throw core::ConfigError(at, "fsdp", "offload with no_shard: there is no shard to offload");
+    d.notes.push_back("fsdp no_shard: replicated parameters, as DDP");
+    return;
+  }
+  Section f;
+  if (strategy == "hybrid_shard" || strategy == "hybrid_shard_zero2") {
+    const std::int64_t node = std::min<std::int64_t>(o.gpus_per_node.value_or(8), data);
+    if (node < data) Draft::set(f, "shard_size", std::to_string(node));
+  }
+  if (strategy == "shard_grad_op" || strategy == "hybrid_shard_zero2") Draft::set(f, "reshard_after_forward", "false");
+  if (!dtype.empty()) {
+    Draft::set(f, "param_dtype", dtype);
+    Draft::set(f, "reduce_dtype", dtype);
+  }
+  if (offload) Draft::set(f, "offload", "cpu");
+  if (version == 1) Draft::set(f, "flat_parameter", "true");
+  std::string v = "{";
+  for (std::size_t i = 0; i < f.size(); ++i) v += (i ? ", " : "") + f[i].first + ": " + f[i].second;
+  Draft::set(d.parallel, "fsdp", v + "}");
+}
+
 // The DeepSpeed config the arguments name: mapped into `d`; its batch must agree with ours.
-void deepspeed(JsonObject& args, const std::string& file, std::int64_t micro, std::int64_t acc, Draft& d) {
+// False when the arguments name none.
+bool deepspeed(JsonObject& args, const std::string& file, std::int64_t micro, std::int64_t acc, Draft& d) {
   const YAML::Node n = args.get("deepspeed");
-  if (!n.IsDefined()) return;
-  if (n.IsScalar() && n.Scalar().empty()) return;
+  if (!n.IsDefined()) return false;
+  if (n.IsScalar() && n.Scalar().empty()) return false;
+  if (fsdp_words(args).size() > 0)
+    throw core::ConfigError(args.at(args.get("fsdp")), "fsdp",
+                            "set together with deepspeed: the Trainer runs one of them");
   YAML::Node root = n;
   std::string ds_file = file;
   if (n.IsScalar()) {
@@ -51,6 +127,7 @@ void deepspeed(JsonObject& args, const std::string& file, std::int64_t micro, st
   agree(b.micro, micro, "train_micro_batch_size_per_gpu", "per_device_train_batch_size");
   agree(b.accumulation, acc, "gradient_accumulation_steps", "gradient_accumulation_steps");
   d.notes.push_back("DeepSpeed config " + ds_file + " mapped with these arguments");
+  return true;
 }
 
 }  // namespace
@@ -83,13 +160,13 @@ Draft import_hf_trainer(const std::string& text, const std::string& path, const 
     Draft::set(d.training, "optimizer_impl", "fused");
   // Hugging Face checkpoints each decoder layer's input and recomputes the layer: full.
   if (args.boolean("gradient_checkpointing").value_or(false)) Draft::set(d.training, "recompute", "full");
-  const YAML::Node fsdp = args.get("fsdp");
-  const bool fsdp_on = fsdp.IsDefined() && ((fsdp.IsScalar() && !fsdp.Scalar().empty() &&
-                                            fsdp.Scalar() != "false") || (fsdp.IsSequence() && fsdp.size() > 0));
-  if (fsdp_on) unsupported(args.at(fsdp), "fsdp", "FSDP");
   const std::int64_t data = data_degree(o, 1, d);
   Draft::set(d.parallel, "data", std::to_string(data));
-  deepspeed(args, path, micro, acc, d);
+  if (!deepspeed(args, path, micro, acc, d)) {
+    // Without DeepSpeed the Trainer's bf16 / fp16 is torch.autocast over fp32 weights.
+    if (bf16 || fp16) Draft::set(d.training, "precision", bf16 ? "amp-bf16" : "amp-fp16");
+    fsdp(args, o, data, bf16 ? "bf16" : fp16 ? "fp16" : "", d);
+  }
   args.ignore_rest(d);
   apply_common(o, data, d);
   return d;

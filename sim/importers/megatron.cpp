@@ -136,6 +136,10 @@ const std::map<std::string, Kind>& known() {
       {"--vocab-size", Kind::integer}, {"--make-vocab-size-divisible-by", Kind::integer},
       {"--tokenizer-type", Kind::word}, {"--optimizer", Kind::word}, {"--sgd-momentum", Kind::number},
       {"--deepspeed", Kind::flag}, {"--no-pipeline-parallel", Kind::flag},
+      {"--cp-comm-type", Kind::word}, {"--moe-router-topk", Kind::integer},
+      {"--moe-ffn-hidden-size", Kind::integer}, {"--moe-layer-freq", Kind::integer},
+      {"--moe-shared-expert-intermediate-size", Kind::integer},
+      {"--moe-expert-capacity-factor", Kind::number},
   };
   return k;
 }
@@ -215,6 +219,32 @@ class Args {
   std::map<std::string, Arg> args_;
 };
 
+// Megatron-Core's MoE (--num-experts): every block's MLP routed over the experts, top-k
+// (--moe-router-topk, 2), dropless unless --moe-expert-capacity-factor. Experts of another
+// width, shared experts and dense blocks between MoE ones have no preset here.
+std::string experts_yaml(const Args& a, std::int64_t ffn, bool llama) {
+  if (!a.has("--num-experts")) {
+    for (const char* o : {"--moe-router-topk", "--moe-ffn-hidden-size", "--moe-expert-capacity-factor"})
+      if (a.has(o)) throw core::ConfigError(a.at(o), o, "given without --num-experts");
+    return "";
+  }
+  if (!llama) unsupported(a.at("--num-experts"), "--num-experts", "mixture of experts without --swiglu");
+  if (auto f = a.integer("--moe-ffn-hidden-size"); f && *f != ffn)
+    unsupported(a.at("--moe-ffn-hidden-size"), "--moe-ffn-hidden-size", "experts narrower or wider than --ffn-hidden-size");
+  if (a.integer("--moe-layer-freq").value_or(1) != 1)
+    unsupported(a.at("--moe-layer-freq"), "--moe-layer-freq", "dense blocks between MoE blocks");
+  if (a.has("--moe-shared-expert-intermediate-size"))
+    unsupported(a.at("--moe-shared-expert-intermediate-size"), "--moe-shared-expert-intermediate-size",
+                "a shared expert");
+  const std::int64_t experts = *a.integer("--num-experts");
+  const std::int64_t top_k = a.integer("--moe-router-topk").value_or(2);
+  if (top_k > experts)
+    throw core::ConfigError(a.at("--moe-router-topk"), "--moe-router-topk", "above --num-experts");
+  std::string m = ", experts: " + std::to_string(experts) + ", top_k: " + std::to_string(top_k);
+  if (a.number("--moe-expert-capacity-factor")) m += ", capacity_factor: " + a.arg("--moe-expert-capacity-factor").values[0].text;
+  return m;
+}
+
 // The model: Megatron's GPT defaults (LayerNorm, GeLU, biases, learned positions, tied
 // embeddings, dropout 0.1) are the gpt3 preset's architecture; Llama-style arguments (SwiGLU,
 // RMSNorm, rotary, untied, no biases, no dropout) the llama2-7b preset's. A mix of the two has
@@ -262,7 +292,6 @@ std::string model_yaml(const Args& a, const std::string& file, std::int64_t tens
   }
   if (auto kv = a.integer("--kv-channels"); kv && *kv * heads != hidden)
     unsupported(a.at("--kv-channels"), "--kv-channels", "a head size other than hidden / heads");
-  if (a.has("--num-experts")) unsupported(a.at("--num-experts"), "--num-experts", "mixture of experts");
 
   // Vocabulary: --vocab-size, or the GPT-2 BPE tokenizer's 50257; padded as Megatron pads it
   // (calculate_padded_vocab_size: up to a multiple of make-vocab-size-divisible-by x tensor).
@@ -299,10 +328,43 @@ std::string model_yaml(const Args& a, const std::string& file, std::int64_t tens
   std::optional<std::int64_t> ffn = a.integer("--ffn-hidden-size");
   if (!ffn && llama) ffn = (4 * hidden * 2 / 3) / 64 * 64;  // Megatron's SwiGLU default
   if (ffn) m += ", ffn: " + std::to_string(*ffn);
+  m += experts_yaml(a, ffn.value_or(4 * hidden), llama);
   m += ", vocab: " + std::to_string(padded);
   const std::int64_t seq = a.integer("--seq-length").value_or(0);
   if (auto mp = a.integer("--max-position-embeddings").value_or(seq)) m += ", max_positions: " + std::to_string(mp);
   return m + ", name: " + quote(d.name) + "}";
+}
+
+// --bf16 / --fp16 / neither; --fp8-format (Transformer Engine's FP8 linears) over --bf16.
+std::string precision(const Args& a) {
+  if (a.has("--fp8-format")) {
+    a.word("--fp8-format", {"e4m3", "hybrid"});
+    if (!a.has("--bf16") && !a.has("--fp16"))
+      throw core::ConfigError(a.at("--fp8-format"), "--fp8-format", "needs --bf16 (or --fp16) beside it");
+    return "fp8";
+  }
+  return a.has("--bf16") ? "bf16" : a.has("--fp16") ? "fp16" : "fp32";
+}
+
+// --context-parallel-size with --cp-comm-type p2p (Megatron-Core's default: a ring passing K
+// and V) or all_gather; the expert-parallel degree within the data ranks.
+void map_context_expert(const Args& a, std::int64_t context, std::int64_t data, Draft& d) {
+  if (context > 1) {
+    Draft::set(d.parallel, "context", std::to_string(context));
+    const std::string type = a.word("--cp-comm-type", {"p2p", "all_gather", "a2a", "a2a+p2p"}).value_or("p2p");
+    if (type == "a2a" || type == "a2a+p2p")
+      unsupported(a.at("--cp-comm-type"), "--cp-comm-type", "context parallelism by all-to-all (" + type + ")");
+    if (type == "all_gather") Draft::set(d.parallel, "context_attention", "allgather");
+  }
+  const std::int64_t expert = a.integer("--expert-model-parallel-size").value_or(1);
+  if (expert == 1) return;
+  if (!a.has("--num-experts"))
+    throw core::ConfigError(a.at("--expert-model-parallel-size"), "--expert-model-parallel-size",
+                            "above 1 without --num-experts: the model has no experts");
+  if ((data * context) % expert != 0)
+    throw core::ConfigError(a.at("--expert-model-parallel-size"), "--expert-model-parallel-size",
+                            "must divide the data x context ranks " + std::to_string(data * context));
+  Draft::set(d.parallel, "expert", std::to_string(expert));
 }
 
 }  // namespace
@@ -316,9 +378,6 @@ Draft import_megatron(const std::string& text, const std::string& path, const Im
     throw core::ConfigError({"trainsim import", 0, 0}, "--model",
                             "not used with megatron: the arguments describe the model");
   const Args a(tokenize(text, path), d);
-  for (const char* one : {"--context-parallel-size", "--expert-model-parallel-size"})
-    if (a.integer(one).value_or(1) > 1) unsupported(a.at(one), one, std::string(one) + " above 1");
-  if (a.has("--fp8-format")) unsupported(a.at("--fp8-format"), "--fp8-format", "FP8 training");
   const std::int64_t tensor = a.integer("--tensor-model-parallel-size").value_or(1);
   const std::int64_t pipeline = a.integer("--pipeline-model-parallel-size").value_or(1);
   d.model = model_yaml(a, path, tensor, d);
@@ -331,7 +390,7 @@ Draft import_megatron(const std::string& text, const std::string& path, const Im
   Draft::set(d.training, "micro_batch", std::to_string(micro));
   if (auto g = a.integer("--global-batch-size")) Draft::set(d.training, "global_batch", std::to_string(*g));
   if (auto s = a.integer("--seq-length")) Draft::set(d.training, "seq_len", std::to_string(*s));
-  Draft::set(d.training, "precision", a.has("--bf16") ? "bf16" : a.has("--fp16") ? "fp16" : "fp32");
+  Draft::set(d.training, "precision", precision(a));
   const std::string opt = a.word("--optimizer", {"adam", "sgd"}).value_or("adam");
   // Megatron's adam decouples weight decay (AdamW); its sgd has momentum 0.9 by default.
   Draft::set(d.training, "optimizer",
@@ -350,11 +409,13 @@ Draft import_megatron(const std::string& text, const std::string& path, const Im
   const std::string backend = a.word("--attention-backend", {"flash", "fused", "unfused", "local", "auto"}).value_or("");
   if (a.has("--use-flash-attn") || backend == "flash") Draft::set(d.training, "attention", "flash");
 
-  // Parallelism: the data degree is what --gpus leaves after tensor x pipeline.
-  const std::int64_t data = data_degree(o, tensor * pipeline, d);
+  // Parallelism: the data degree is what --gpus leaves after tensor x pipeline x context.
+  const std::int64_t context = a.integer("--context-parallel-size").value_or(1);
+  const std::int64_t data = data_degree(o, tensor * pipeline * context, d);
   Draft::set(d.parallel, "data", std::to_string(data));
   Draft::set(d.parallel, "tensor", std::to_string(tensor));
   Draft::set(d.parallel, "pipeline", std::to_string(pipeline));
+  map_context_expert(a, context, data, d);
   if (a.has("--use-distributed-optimizer")) Draft::set(d.parallel, "zero", "1");
   std::int64_t virtual_stages = a.integer("--num-virtual-stages-per-pipeline-rank").value_or(1);
   if (auto per = a.integer("--num-layers-per-virtual-pipeline-stage")) {

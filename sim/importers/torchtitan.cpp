@@ -1,8 +1,8 @@
 // torchtitan job TOML (torchtitan/config/job_config.py; docs/debugging and train_configs/*.toml):
 // parsed with toml++ (Debian libtomlplusplus-dev). Every key read changes memory or step time;
 // the others are listed as ignored.
-#include <filesystem>
 #include <array>
+#include <filesystem>
 #include <charconv>
 #include <set>
 
@@ -34,6 +34,7 @@ class TomlSection {
     return n ? at(n->source(), file_) : core::SourceLocation{file_, 1, 1};
   }
   std::string path(const std::string& key) const { return name_ + "." + key; }
+  bool has(const std::string& key) const { return t_ && t_->get(key); }
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
     throw core::ConfigError(where(key), path(key), what);
   }
@@ -82,19 +83,28 @@ std::optional<std::string> preset(const std::string& name, const std::string& fl
   return std::nullopt;
 }
 
-void map_model(TomlSection& model, TomlSection& float8, const ImportOptions& o, Draft& d) {
-  const std::string name = model.string("name").value_or("llama3");
-  const std::string flavor = model.string("flavor").value_or("debugmodel");
+// Low-precision linears: `model.converters` (torchtitan's model converters; "float8" is torchao's
+// Float8Linear) or the older `[float8] enable_float8_linear`. MX formats have no model here.
+bool map_converters(TomlSection& model, TomlSection& float8) {
+  bool fp8 = false;
   if (const toml::node* conv = model.get("converters")) {
     const toml::array* list = conv->as_array();
     if (!list) model.fail("converters", "expected a list of strings");
-    for (const auto& c : *list)
-      if (c.value<std::string>() && *c.value<std::string>() != "")
+    for (const auto& c : *list) {
+      const auto name = c.value<std::string>();
+      if (!name) model.fail("converters", "expected a list of strings");
+      if (*name == "float8") fp8 = true;
+      else if (!name->empty())
         unsupported(at(c.source(), model.where("converters").file), model.path("converters"),
-                    "model converter '" + *c.value<std::string>() + "' (low-precision training)");
+                    "model converter '" + *name + "' (low-precision training other than float8)");
+    }
   }
-  if (float8.boolean("enable_float8_linear").value_or(false))
-    unsupported(float8.where("enable_float8_linear"), "float8.enable_float8_linear", "float8 training");
+  return float8.boolean("enable_float8_linear").value_or(false) || fp8;
+}
+
+void map_model(TomlSection& model, const ImportOptions& o, Draft& d) {
+  const std::string name = model.string("name").value_or("llama3");
+  const std::string flavor = model.string("flavor").value_or("debugmodel");
   if (auto m = model_from_option(o, d)) {
     d.model = *m;
     d.notes.push_back("--model replaces model " + name + " " + flavor);
@@ -150,6 +160,198 @@ void map_checkpointing(TomlSection& ac, std::int64_t pipeline, Draft& d) {
                     std::to_string(layers / pipeline) + " blocks per stage recomputed");
 }
 
+// Experts of a preset model (0: none, or not a preset).
+std::int64_t preset_experts(const std::string& model) {
+  const models::Preset* p = models::find_preset(model);
+  const auto* t = p ? std::get_if<models::TransformerConfig>(&p->config) : nullptr;
+  return t ? t->experts : 0;
+}
+
+// torchtitan's degrees (ParallelDims): world = replicate x shard x context x tensor x pipeline;
+// FSDP is on when shard x context > 1 (fully_shard over the (dp_shard, cp) mesh).
+struct Degrees {
+  std::int64_t tp = 1, pp = 1, cp = 1, ep = 1, replicate = 1, shard = 1;
+  bool fsdp() const { return shard * cp > 1; }
+};
+
+// Where a parallelism key is: [parallelism] since early 2025; before, the data, tensor and
+// compile keys were in [training] and the pipeline and context keys in [experimental].
+struct Layout {
+  TomlSection &par, &training, &experimental;
+  TomlSection& pick(const std::string& key) {
+    for (TomlSection* s : {&par, &training, &experimental})
+      if (s->has(key)) return *s;
+    return par;
+  }
+};
+
+Degrees map_degrees(Layout& l, const ImportOptions& o, Draft& d) {
+  Degrees g;
+  auto degree = [&](const char* key) { return l.pick(key).integer(key, 1).value_or(1); };
+  g.tp = degree("tensor_parallel_degree");
+  g.pp = degree("pipeline_parallel_degree");
+  g.cp = degree("context_parallel_degree");
+  g.ep = degree("expert_parallel_degree");
+  g.replicate = degree("data_parallel_replicate_degree");
+  TomlSection& sec = l.pick("data_parallel_shard_degree");
+  std::int64_t shard = -1;
+  if (const toml::node* n = sec.get("data_parallel_shard_degree")) {
+    const auto v = n->value<std::int64_t>();
+    if (!n->is_integer() || !v || (*v != -1 && (*v < 1 || *v > (std::int64_t{1} << 30))))
+      sec.fail("data_parallel_shard_degree", "expected -1 or an integer in 1..1073741824");
+    shard = *v;
+  }
+  const auto others = product({g.replicate, g.cp, g.tp, g.pp});
+  if (!others) sec.fail("data_parallel_shard_degree", "the product of the degrees overflows");
+  if (shard == -1) shard = data_degree(o, *others, d);
+  else if (o.gpus && product({shard, *others}) != *o.gpus)
+    throw core::ConfigError(sec.where("data_parallel_shard_degree"), "--gpus",
+                            std::to_string(*o.gpus) + " GPUs disagree with the parallelism degrees");
+  g.shard = shard;
+  if (g.ep > 1 && preset_experts(d.model) <= 1 && models::find_preset(d.model)) {
+    TomlSection& e = l.pick("expert_parallel_degree");
+    unsupported(e.where("expert_parallel_degree"), e.path("expert_parallel_degree"),
+                "expert parallelism of a model without experts (" + d.model + ")");
+  }
+  return g;
+}
+
+void map_pipeline(Layout& l, const Degrees& g, Draft& d) {
+  if (g.pp == 1) return;
+  TomlSection& par = l.pick("pipeline_parallel_schedule");
+  std::string schedule = "1f1b";
+  if (auto s = par.string("pipeline_parallel_schedule")) {
+    if (*s == "1F1B") schedule = "1f1b";
+    else if (*s == "GPipe") schedule = "gpipe";
+    else if (*s == "Interleaved1F1B") schedule = "interleaved";
+    else unsupported(par.where("pipeline_parallel_schedule"), par.path("pipeline_parallel_schedule"),
+                     "pipeline schedule '" + *s + "'");
+  }
+  Draft::set(d.parallel, "schedule", schedule);
+}
+
+// The dtypes (torchtitan/distributed/utils.py maybe_enable_amp; job_config.py `training.dtype`):
+// `dtype = "bfloat16"` makes the whole model bf16; otherwise fully_shard's MixedPrecisionPolicy
+// under FSDP (fp32 shards, bf16 gathers), torch.autocast under DDP or on one GPU, and nothing
+// (fp32) with tensor or pipeline parallelism without FSDP.
+struct Precision {
+  std::string name;          // training.precision
+  bool reduce_bf16 = false;  // mixed_precision_reduce = "bfloat16" (older versions allowed it)
+};
+
+Precision map_precision(TomlSection& training, const Degrees& g, bool fp8, Draft& d) {
+  const std::string dtype = training.string("dtype").value_or("float32");
+  if (dtype != "bfloat16" && dtype != "float32")
+    training.fail("dtype", "expected \"bfloat16\" or \"float32\", got \"" + dtype + "\"");
+  const std::string mp = training.string("mixed_precision_param").value_or("bfloat16");
+  if (mp != "bfloat16" && mp != "float32")
+    training.fail("mixed_precision_param", "expected \"bfloat16\" or \"float32\", got \"" + mp + "\"");
+  const std::string reduce = training.string("mixed_precision_reduce").value_or("float32");
+  if (reduce != "bfloat16" && reduce != "float32")
+    training.fail("mixed_precision_reduce", "expected \"float32\" or \"bfloat16\", got \"" + reduce + "\"");
+  const bool reduce_bf16 = reduce == "bfloat16" && g.fsdp();
+  if (fp8) {
+    if (!g.fsdp()) d.notes.push_back("float8 without FSDP: fp8 linears over 16-bit weights with fp32 master");
+    return {"fp8", reduce_bf16};
+  }
+  if (dtype == "bfloat16") return {"bf16-true", reduce_bf16};
+  if (mp == "float32") return {"fp32", reduce_bf16};
+  if (g.fsdp()) return {"bf16", reduce_bf16};
+  if (g.tp > 1 || g.pp > 1) {
+    d.notes.push_back("mixed precision is off with tensor or pipeline parallelism without FSDP "
+                      "(torchtitan's maybe_enable_amp): fp32");
+    return {"fp32", false};
+  }
+  return {"amp-bf16", false};
+}
+
+// parallel.fsdp as torchtitan's apply_fsdp calls fully_shard: the token embedding and the
+// [norm, output] pair as units of their own (since 2025-07-28; the older `batch_size` key: in
+// the root), reshard_after_forward by `fsdp_reshard_after_forward` ("default": not with a
+// pipeline), CPUOffloadPolicy by `training.enable_cpu_offload`, HSDP with a replicate degree.
+void map_fsdp(TomlSection& par, TomlSection& training, const Degrees& g, const Precision& p, bool old_layout,
+              Draft& d) {
+  const std::string policy = par.string("fsdp_reshard_after_forward").value_or("default");
+  if (policy != "default" && policy != "always" && policy != "never")
+    par.fail("fsdp_reshard_after_forward", "expected \"default\", \"always\" or \"never\", got \"" + policy + "\"");
+  const bool offload = training.boolean("enable_cpu_offload").value_or(false);
+  if (!g.fsdp()) {
+    if (offload) unsupported(training.where("enable_cpu_offload"), "training.enable_cpu_offload", "CPU offload without FSDP");
+    return;
+  }
+  Section f;
+  if (g.replicate > 1) Draft::set(f, "shard_size", std::to_string(g.shard));
+  if (policy == "never" || (policy == "default" && g.pp > 1)) Draft::set(f, "reshard_after_forward", "false");
+  if (p.reduce_bf16) Draft::set(f, "reduce_dtype", "bf16");
+  if (!old_layout) {
+    Draft::set(f, "separate_outer_layers", "true");
+    if (policy == "default")
+      d.notes.push_back("fsdp: the [norm, output] unit is resharded after forward like the blocks "
+                        "(torchtitan keeps it gathered; its backward follows at once)");
+  }
+  if (offload) Draft::set(f, "offload", "cpu");
+  std::string v = "{";
+  for (std::size_t i = 0; i < f.size(); ++i) v += (i ? ", " : "") + f[i].first + ": " + f[i].second;
+  Draft::set(d.parallel, "fsdp", f.empty() ? "true" : v + "}");
+}
+
+// The step as torchtitan runs it: torch.optim's AdamW (`implementation`, "fused" since
+// 2025-02-24; the older `fused` flag: foreach), states made in the first step unless a
+// checkpoint may load them, eager Llama modules (compiled per block with compile.enable), SDPA's
+// flash kernel, and the loss `cross_entropy(pred.flatten(0, 1).float(), ...)` in one piece.
+void map_step(TomlSection& opt, TomlSection& compile, TomlSection& ckpt, TomlSection& training,
+              const std::string& precision, bool legacy, Draft& d) {
+  const std::string optimizer = opt.string("name").value_or("AdamW");
+  if (optimizer != "AdamW" && optimizer != "Adam")
+    unsupported(opt.where("name"), "optimizer.name", "optimizer '" + optimizer + "'");
+  Draft::set(d.training, "optimizer", optimizer == "AdamW" ? "adamw" : "adam");
+  std::string impl = legacy ? "foreach" : "fused";
+  if (legacy && !opt.has("implementation") && !opt.has("fused"))
+    d.notes.push_back("degrees in [training]: torchtitan before 2025-03, whose AdamW was foreach (fused = false)");
+  if (auto i = opt.string("implementation")) {
+    if (*i != "fused" && *i != "foreach" && *i != "for-loop")
+      opt.fail("implementation", "expected \"fused\", \"foreach\" or \"for-loop\", got \"" + *i + "\"");
+    impl = *i;
+  } else if (auto fused = opt.boolean("fused")) {
+    impl = *fused ? "fused" : "foreach";
+  }
+  Draft::set(d.training, "optimizer_impl", impl);
+  const bool in_backward = opt.boolean("early_step_in_backward").value_or(false);
+  if (in_backward) Draft::set(d.training, "optimizer_in_backward", "true");
+  const bool master = precision == "fp8" && !Draft::get(d.parallel, "fsdp");
+  // A checkpoint folder may load the states before the first step (older key: enable_checkpoint).
+  const bool loads = ckpt.boolean(ckpt.has("enable_checkpoint") ? "enable_checkpoint" : "enable").value_or(false);
+  if (!in_backward && !master && !loads) Draft::set(d.training, "optimizer_states", "lazy");
+  Draft::set(d.training, "attention", "flash");
+  Draft::set(d.training, "modules", "eager");
+  Draft::set(d.training, "loss_chunks", "1");
+  // Older layouts: `training.compile = true` compiled the blocks (the loss stayed eager).
+  if (training.has("compile") && !compile.has("enable")) {
+    if (!training.boolean("compile").value_or(false)) return;
+    Draft::set(d.training, "compile", "true");
+    d.notes.push_back("training.compile compiles the blocks: trainsim's compile: true compiles the loss too");
+    return;
+  }
+  if (!compile.boolean("enable").value_or(false)) return;
+  bool model = true, loss = true;
+  if (const toml::node* c = compile.get("components")) {
+    const toml::array* list = c->as_array();
+    if (!list) compile.fail("components", "expected a list of strings");
+    model = loss = false;
+    for (const auto& e : *list) {
+      const auto name = e.value<std::string>();
+      if (!name || (*name != "model" && *name != "loss"))
+        compile.fail("components", "expected a list of \"model\" and \"loss\"");
+      (*name == "model" ? model : loss) = true;
+    }
+  }
+  if (!model && !loss) return;
+  Draft::set(d.training, "compile", "true");
+  if (!model || !loss)
+    d.notes.push_back(std::string("compile.components compiles only the ") + (model ? "model" : "loss") +
+                      ": trainsim's compile: true compiles the blocks and the loss together");
+}
+
 }  // namespace
 
 Draft import_torchtitan(const std::string& text, const std::string& path, const ImportOptions& o) {
@@ -163,52 +365,36 @@ Draft import_torchtitan(const std::string& text, const std::string& path, const 
   } catch (const toml::parse_error& e) {
     throw core::ConfigError(at(e.source(), path), "", "not valid TOML: " + std::string(e.description()));
   }
-  std::vector<std::string> names;
-  for (const auto& [k, v] : root) {
-    names.emplace_back(k.str());
-    if (!v.is_table()) d.ignore(std::string(k.str()), at(k.source(), path));
-  }
+  static const std::set<std::string> read = {"model",    "training",  "parallelism", "activation_checkpoint",
+                                             "float8",   "optimizer", "compile",     "checkpoint",
+                                             "experimental"};
   auto section = [&](const char* name) { return TomlSection(root[name].as_table(), name, path); };
   TomlSection model = section("model"), training = section("training"), par = section("parallelism"),
-          ac = section("activation_checkpoint"), float8 = section("float8"), opt = section("optimizer");
-  map_model(model, float8, o, d);
-
-  // Parallel degrees; data_parallel_shard_degree -1 takes the GPUs the others leave.
-  const std::int64_t tp = par.integer("tensor_parallel_degree", 1).value_or(1);
-  const std::int64_t pp = par.integer("pipeline_parallel_degree", 1).value_or(1);
-  for (const char* k : {"context_parallel_degree", "expert_parallel_degree"})
-    if (par.integer(k, 1).value_or(1) > 1) unsupported(par.where(k), par.path(k), std::string(k) + " above 1");
-  const std::int64_t replicate = par.integer("data_parallel_replicate_degree", 1).value_or(1);
-  std::int64_t shard = par.integer("data_parallel_shard_degree", -1).value_or(-1);
-  if (shard == 0) par.fail("data_parallel_shard_degree", "expected -1 or a positive integer");
-  if (shard == -1) shard = data_degree(o, tp * pp * replicate, d);
-  else if (o.gpus && product({shard, replicate, tp, pp}) != *o.gpus)
-    throw core::ConfigError(par.where("data_parallel_shard_degree"), "--gpus",
-                            std::to_string(*o.gpus) + " GPUs disagree with the parallelism degrees");
-  if (shard > 1)
-    unsupported(par.where("data_parallel_shard_degree"), "parallelism.data_parallel_shard_degree",
-                "FSDP (data_parallel_shard_degree " + std::to_string(shard) + ")");
-  const std::int64_t data = replicate;
-  std::string schedule = "1f1b";
-  if (auto s = par.string("pipeline_parallel_schedule")) {
-    if (*s == "1F1B") schedule = "1f1b";
-    else if (*s == "GPipe") schedule = "gpipe";
-    else if (*s == "Interleaved1F1B") schedule = "interleaved";
-    else unsupported(par.where("pipeline_parallel_schedule"), "parallelism.pipeline_parallel_schedule",
-                     "pipeline schedule '" + *s + "'");
-  }
-
-  map_checkpointing(ac, pp, d);
+              ac = section("activation_checkpoint"), float8 = section("float8"), opt = section("optimizer"),
+              compile = section("compile"), ckpt = section("checkpoint"), experimental = section("experimental");
+  Layout l{par, training, experimental};
+  const bool fp8 = map_converters(model, float8);
+  map_model(model, o, d);
+  // Degrees in [training] / [experimental]: the layout before [parallelism] (2025-03-18).
+  bool legacy = experimental.has("pipeline_parallel_degree") || experimental.has("context_parallel_degree");
+  for (const char* k : {"data_parallel_shard_degree", "data_parallel_replicate_degree", "tensor_parallel_degree"})
+    legacy = legacy || training.has(k);
+  const Degrees g = map_degrees(l, o, d);
+  map_checkpointing(ac, g.pp, d);
 
   // Batch: local_batch_size (older: batch_size) samples per data-parallel rank; with a pipeline
-  // it is split into micro-batches of pipeline_parallel_microbatch_size.
+  // it is split into micro-batches of pipeline_parallel_microbatch_size. The data ranks are
+  // replicate x shard; context ranks share a sample.
+  const std::int64_t data = g.replicate * g.shard;
   std::optional<std::int64_t> local = training.integer("local_batch_size", 1);
+  const bool old_batch_key = !local && training.has("batch_size");
   if (!local) local = training.integer("batch_size", 1);
   const std::int64_t local_batch = local.value_or(8);
   std::int64_t micro = local_batch;
-  if (pp > 1) {
+  if (g.pp > 1) {
+    TomlSection& mb = l.pick("pipeline_parallel_microbatches");
     const std::int64_t mbs = par.integer("pipeline_parallel_microbatch_size", 1).value_or(1);
-    if (auto n = par.integer("pipeline_parallel_microbatches", 1)) micro = local_batch / *n;
+    if (auto n = mb.integer("pipeline_parallel_microbatches", 1)) micro = local_batch / *n;
     else micro = mbs;
     if (micro < 1 || local_batch % micro != 0)
       par.fail("pipeline_parallel_microbatch_size", "must divide the local batch " + std::to_string(local_batch));
@@ -223,28 +409,35 @@ Draft import_torchtitan(const std::string& text, const std::string& path, const 
   const auto seq = training.integer("seq_len", 1);
   if (!seq) d.notes.push_back("no training.seq_len: 2048 (torchtitan's default)");
   Draft::set(d.training, "seq_len", std::to_string(seq.value_or(2048)));
-  const std::string mp = training.string("mixed_precision_param").value_or("bfloat16");
-  if (mp != "bfloat16" && mp != "float32")
-    training.fail("mixed_precision_param", "expected \"bfloat16\" or \"float32\", got \"" + mp + "\"");
-  Draft::set(d.training, "precision", mp == "bfloat16" ? "bf16" : "fp32");
-  const std::string optimizer = opt.string("name").value_or("AdamW");
-  if (optimizer != "AdamW" && optimizer != "Adam")
-    unsupported(opt.where("name"), "optimizer.name", "optimizer '" + optimizer + "'");
-  Draft::set(d.training, "optimizer", optimizer == "AdamW" ? "adamw" : "adam");
+  const Precision precision = map_precision(training, g, fp8, d);
+  Draft::set(d.training, "precision", precision.name);
   Draft::set(d.parallel, "data", std::to_string(data));
-  Draft::set(d.parallel, "tensor", std::to_string(tp));
-  Draft::set(d.parallel, "pipeline", std::to_string(pp));
-  if (pp > 1) Draft::set(d.parallel, "schedule", schedule);
+  Draft::set(d.parallel, "tensor", std::to_string(g.tp));
+  Draft::set(d.parallel, "pipeline", std::to_string(g.pp));
+  map_pipeline(l, g, d);
   // torchtitan's tensor parallelism shards the norms' activations too (Megatron's sequence parallelism).
-  if (tp > 1) Draft::set(d.parallel, "sequence_parallel", "true");
-  for (TomlSection* s : {&model, &training, &par, &ac, &float8, &opt}) s->ignore_rest(d);
-  for (const auto& n : names) {
-    if (n == "model" || n == "training" || n == "parallelism" || n == "activation_checkpoint" ||
-        n == "float8" || n == "optimizer" || !root[n].is_table())
-      continue;
-    section(n.c_str()).ignore_rest(d);
+  if (g.tp > 1) Draft::set(d.parallel, "sequence_parallel", "true");
+  if (g.cp > 1) {
+    Draft::set(d.parallel, "context", std::to_string(g.cp));
+    TomlSection& cp = l.pick("context_parallel_rotate_method");
+    const std::string rotate = cp.string("context_parallel_rotate_method").value_or("allgather");
+    if (rotate != "allgather" && rotate != "alltoall")
+      cp.fail("context_parallel_rotate_method", "expected \"allgather\" or \"alltoall\", got \"" + rotate + "\"");
+    Draft::set(d.parallel, "context_attention", rotate == "allgather" ? "allgather" : "ring");
   }
-  apply_common(o, data * tp * pp, d);
+  if (g.ep > 1) Draft::set(d.parallel, "expert", std::to_string(g.ep));
+  // The embedding and the head left the root unit on 2025-07-28, after `batch_size` was renamed.
+  map_fsdp(par, training, g, precision, old_batch_key || legacy, d);
+  map_step(opt, compile, ckpt, training, precision.name, legacy, d);
+  for (TomlSection* s : {&model, &training, &par, &ac, &float8, &opt, &compile, &ckpt, &experimental})
+    s->ignore_rest(d);
+  for (const auto& [k, v] : root) {
+    const std::string n(k.str());
+    if (read.count(n)) continue;
+    if (!v.is_table()) d.ignore(n, at(k.source(), path));
+    else section(n.c_str()).ignore_rest(d);
+  }
+  apply_common(o, data * g.cp * g.tp * g.pp, d);
   return d;
 }
 

@@ -46,10 +46,16 @@ TEST_CASE("megatron: values, arity and unrepresentable options name the option")
         "a.args:1:81: --bf16: takes no value, got 'yes'");
   CHECK(error_of([] { import_megatron(kGpt + "--seq-length", "a.args", opts()); }) ==
         "a.args:1:74: --seq-length: expected a value");
-  CHECK(error_of([] { import_megatron(kGpt + "--context-parallel-size 2", "a.args", opts()); }) ==
-        "a.args:1:74: --context-parallel-size: --context-parallel-size above 1 is not supported by trainsim yet");
+  CHECK(error_of([] { import_megatron(kGpt + "--context-parallel-size 2 --cp-comm-type a2a", "a.args", opts(2)); }) ==
+        "a.args:1:100: --cp-comm-type: context parallelism by all-to-all (a2a) is not supported by trainsim yet");
   CHECK(error_of([] { import_megatron(kGpt + "--fp8-format hybrid", "a.args", opts()); }) ==
-        "a.args:1:74: --fp8-format: FP8 training is not supported by trainsim yet");
+        "a.args:1:74: --fp8-format: needs --bf16 (or --fp16) beside it");
+  CHECK(error_of([] { import_megatron(kGpt + "--expert-model-parallel-size 2", "a.args", opts(2)); }) ==
+        "a.args:1:74: --expert-model-parallel-size: above 1 without --num-experts: the model has no experts");
+  CHECK(error_of([] { import_megatron(kGpt + "--num-experts 8", "a.args", opts()); }) ==
+        "a.args:1:74: --num-experts: mixture of experts without --swiglu is not supported by trainsim yet");
+  CHECK(error_of([] { import_megatron(kGpt + "--moe-router-topk 2", "a.args", opts()); }) ==
+        "a.args:1:74: --moe-router-topk: given without --num-experts");
   CHECK(error_of([] { import_megatron(kGpt + "--normalization RMSNorm", "a.args", opts()); }) ==
         "a.args:1:74: --normalization: --normalization RMSNorm without --swiglu (the gpt3 preset's "
         "architecture) is not supported by trainsim yet");
@@ -92,8 +98,15 @@ TEST_CASE("deepspeed: syntax, types, inconsistent batch and unsupported values a
 }
 
 TEST_CASE("hf-trainer: fsdp, unknown optimizers and a mismatched DeepSpeed batch are refused") {
-  CHECK(error_of([] { import_hf_trainer("{\"fsdp\": \"full_shard auto_wrap\"}", "a.json", opts(2, "gpt2")); }) ==
-        "a.json:1:10: fsdp: FSDP is not supported by trainsim yet");
+  CHECK(error_of([] { import_hf_trainer("{\"fsdp\": \"offload auto_wrap\"}", "a.json", opts(2, "gpt2")); }) ==
+        "a.json:1:10: fsdp: names no sharding strategy (full_shard, shard_grad_op, ...)");
+  CHECK(error_of([] { import_hf_trainer("{\"fsdp\": [\"full_shard\", \"zero3\"]}", "a.json", opts(2, "gpt2")); }) ==
+        "a.json:1:10: fsdp: expected full_shard, shard_grad_op, hybrid_shard, hybrid_shard_zero2, no_shard, "
+        "offload or auto_wrap, got 'zero3'");
+  CHECK(error_of([] {
+          import_hf_trainer("{\"fsdp\": \"full_shard\", \"deepspeed\": {\"zero_optimization\": {\"stage\": 3}}}",
+                            "a.json", opts(2, "gpt2"));
+        }) == "a.json:1:10: fsdp: set together with deepspeed: the Trainer runs one of them");
   CHECK(error_of([] { import_hf_trainer("{\"optim\": \"galore_adamw\"}", "a.json", opts(1, "gpt2")); }) ==
         "a.json:1:11: optim: optimizer 'galore_adamw' is not supported by trainsim yet");
   CHECK(error_of([] {
@@ -104,15 +117,22 @@ TEST_CASE("hf-trainer: fsdp, unknown optimizers and a mismatched DeepSpeed batch
               "per_device_train_batch_size 2 (the Trainer refuses the mismatch; write \"auto\")");
 }
 
-TEST_CASE("torchtitan: TOML syntax, FSDP, float8 and unknown flavors are located") {
+TEST_CASE("torchtitan: TOML syntax, unmodelled degrees and converters, unknown flavors are located") {
   CHECK(error_of([] { import_torchtitan("[model\nname = 1", "t.toml", opts()); }).rfind("t.toml:1:", 0) == 0);
-  CHECK(error_of([] { import_torchtitan("[model]\nflavor = \"8B\"\n[activation_checkpoint]\nmode = \"none\"\n[parallelism]\ndata_parallel_shard_degree = 4\n",
-                                        "t.toml", opts(4)); }) ==
-        "t.toml:6:30: parallelism.data_parallel_shard_degree: FSDP (data_parallel_shard_degree 4) is not "
+  // Llama 3 has no experts to split; MX formats have no model; offload is FSDP's.
+  CHECK(error_of([] { import_torchtitan("[model]\nflavor = \"8B\"\n[parallelism]\nexpert_parallel_degree = 2\n",
+                                        "t.toml", opts(2)); }) ==
+        "t.toml:4:26: parallelism.expert_parallel_degree: expert parallelism of a model without experts "
+        "(llama3-8b) is not supported by trainsim yet");
+  CHECK(error_of([] { import_torchtitan("[model]\nflavor = \"8B\"\nconverters = [\"mx\"]\n", "t.toml", opts()); }) ==
+        "t.toml:3:15: model.converters: model converter 'mx' (low-precision training other than float8) is not "
         "supported by trainsim yet");
-  CHECK(error_of([] { import_torchtitan("[model]\nflavor = \"8B\"\nconverters = [\"float8\"]\n", "t.toml", opts()); }) ==
-        "t.toml:3:15: model.converters: model converter 'float8' (low-precision training) is not supported by "
-        "trainsim yet");
+  CHECK(error_of([] { import_torchtitan("[model]\nflavor = \"8B\"\n[training]\nenable_cpu_offload = true\n",
+                                        "t.toml", opts()); }) ==
+        "t.toml:4:22: training.enable_cpu_offload: CPU offload without FSDP is not supported by trainsim yet");
+  CHECK(error_of([] { import_torchtitan("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 0\n",
+                                        "t.toml", opts()); }) ==
+        "t.toml:4:30: parallelism.data_parallel_shard_degree: expected -1 or an integer in 1..1073741824");
   CHECK(error_of([] { import_torchtitan("[model]\nname = \"llama3\"\nflavor = \"debugmodel\"\n", "t.toml", opts()); })
             .rfind("t.toml:3:10: model.flavor: torchtitan model 'llama3' flavor 'debugmodel' has no trainsim preset", 0) == 0);
   CHECK(error_of([] { import_torchtitan("[training]\nseq_len = \"long\"\n[model]\nflavor = \"8B\"\n", "t.toml", opts()); }) ==

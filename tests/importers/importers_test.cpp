@@ -159,7 +159,8 @@ TEST_CASE("hf-trainer: TrainingArguments with an inline DeepSpeed config of auto
 }
 
 TEST_CASE("torchtitan: flavor to preset, degrees, pipeline micro-batches, checkpointing") {
-  // Local batch 8 split into pipeline micro-batches of 2; global 8 x data 2 = 16.
+  // Local batch 8 split into pipeline micro-batches of 2; global 8 x data 2 = 16. Replicas
+  // without FSDP beside tensor and pipeline parallelism: torchtitan applies no mixed precision.
   const std::string toml = R"([model]
 name = "llama3"
 flavor = "70B"
@@ -181,12 +182,15 @@ log_freq = 10
   const Draft d = import_torchtitan(toml, "t.toml", gpus(64, "h100-80gb"));
   CHECK(to_yaml(d) ==
         "# Imported by trainsim import torchtitan from t.toml\n"
+        "# note: mixed precision is off with tensor or pipeline parallelism without FSDP (torchtitan's "
+        "maybe_enable_amp): fp32\n"
         "# ignored: metrics.log_freq (t.toml:17:1)\n"
         "name: \"t\"\n"
         "model: llama3-70b\n"
         "device: h100-80gb\n"
-        "training: {micro_batch: 2, global_batch: 16, seq_len: 4096, precision: bf16, optimizer: adamw, "
-        "recompute: full}\n"
+        "training: {micro_batch: 2, global_batch: 16, seq_len: 4096, precision: fp32, optimizer: adamw, "
+        "recompute: full, attention: flash, optimizer_impl: fused, optimizer_states: lazy, modules: eager, "
+        "loss_chunks: 1}\n"
         "parallel: {data: 2, tensor: 8, pipeline: 4, schedule: gpipe, sequence_parallel: true}\n");
 }
 
@@ -197,8 +201,9 @@ TEST_CASE("torchtitan: its defaults, selective checkpointing of every 2nd block,
                            "[parallelism]\npipeline_parallel_degree = 2\n";
   const Draft d = import_torchtitan(toml, "d.toml", gpus(2, "h100-80gb"));
   CHECK(to_yaml(d).substr(to_yaml(d).find("training:")) ==
-        "training: {micro_batch: 1, global_batch: 8, seq_len: 2048, precision: bf16, optimizer: adamw, "
-        "recompute: full, recompute_layers: 8}\n"
+        "training: {micro_batch: 1, global_batch: 8, seq_len: 2048, precision: fp32, optimizer: adamw, "
+        "recompute: full, recompute_layers: 8, attention: flash, optimizer_impl: fused, optimizer_states: lazy, "
+        "modules: eager, loss_chunks: 1}\n"
         "parallel: {data: 1, tensor: 1, pipeline: 2, schedule: 1f1b}\n");
 }
 
