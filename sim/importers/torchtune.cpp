@@ -5,116 +5,13 @@
 // others are listed as ignored. Mappings and sources: docs/import.md, "torchtune".
 #include <array>
 #include <filesystem>
-#include <set>
 
-#include <yaml-cpp/yaml.h>
-
-#include "models/unique_keys.hpp"
-#include "models/yaml_syntax.hpp"
 #include "sim/importers/import.hpp"
+#include "sim/importers/yaml_map.hpp"
 
 namespace trainsim::importers {
 
 namespace {
-
-// One mapping of the config (OmegaConf YAML): located reads that remember the keys read.
-class Map {
- public:
-  Map(YAML::Node node, std::string file, std::string path)
-      : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {}
-
-  core::SourceLocation at(const YAML::Node& n) const {
-    const YAML::Mark m = n.Mark();
-    if (m.is_null() || m.line < 0) return {file_, 1, 1};
-    return {file_, m.line + 1, m.column + 1};
-  }
-  std::string name(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-  bool has(const std::string& key) const {
-    const YAML::Node n = std::as_const(node_)[key];
-    return n.IsDefined() && !n.IsNull();
-  }
-  YAML::Node get(const std::string& key) {
-    read_.insert(key);
-    const YAML::Node n = std::as_const(node_)[key];
-    return n.IsDefined() && !n.IsNull() ? n : YAML::Node(YAML::NodeType::Undefined);
-  }
-  core::SourceLocation where(const std::string& key) const {
-    const YAML::Node n = std::as_const(node_)[key];
-    return n.IsDefined() ? at(n) : at(node_);
-  }
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    throw core::ConfigError(where(key), name(key), what);
-  }
-
-  std::optional<std::string> string(const std::string& key) {
-    const YAML::Node n = get(key);
-    if (!n.IsDefined()) return std::nullopt;
-    if (!n.IsScalar()) fail(key, "expected a string");
-    return n.Scalar();
-  }
-  // OmegaConf's booleans: true / false in any case.
-  std::optional<bool> boolean(const std::string& key) {
-    const auto s = string(key);
-    if (!s) return std::nullopt;
-    if (*s == "true" || *s == "True" || *s == "TRUE") return true;
-    if (*s == "false" || *s == "False" || *s == "FALSE") return false;
-    fail(key, "expected true or false, got '" + *s + "'");
-  }
-  std::optional<std::int64_t> integer(const std::string& key, std::int64_t min) {
-    constexpr std::int64_t max = std::int64_t{1} << 30;
-    const auto s = string(key);
-    if (!s) return std::nullopt;
-    std::size_t used = 0;
-    std::int64_t v = 0;
-    try {
-      v = std::stoll(*s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != s->size() || v < min || v > max)
-      fail(key, "expected an integer in " + std::to_string(min) + ".." + std::to_string(max) + ", got '" + *s + "'");
-    return v;
-  }
-  std::optional<double> number(const std::string& key) {
-    const auto s = string(key);
-    if (!s) return std::nullopt;
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(*s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != s->size() || !(v >= 0)) fail(key, "expected a non-negative number, got '" + *s + "'");
-    return v;
-  }
-  std::vector<std::string> strings(const std::string& key) {
-    const YAML::Node n = get(key);
-    std::vector<std::string> out;
-    if (!n.IsDefined()) return out;
-    if (!n.IsSequence()) fail(key, "expected a list of strings");
-    for (const auto& e : n) {
-      if (!e.IsScalar()) fail(key, "expected a list of strings");
-      out.push_back(e.Scalar());
-    }
-    return out;
-  }
-  std::optional<Map> object(const std::string& key) {
-    const YAML::Node n = get(key);
-    if (!n.IsDefined()) return std::nullopt;
-    if (!n.IsMap()) fail(key, "expected a mapping");
-    return Map(n, file_, name(key));
-  }
-  void ignore_rest(Draft& d) const {
-    for (const auto& kv : node_)
-      if (!read_.count(kv.first.Scalar())) d.ignore(name(kv.first.Scalar()), at(kv.first));
-  }
-
- private:
-  YAML::Node node_;
-  std::string file_, path_;
-  std::set<std::string> read_;
-};
 
 // The builder's name (the last part of `model._component_`) without its lora_ / qlora_ prefix
 // -> the trainsim preset of that shape (torchtune/models/*/_model_builders.py).
@@ -296,15 +193,7 @@ Draft import_torchtune(const std::string& text, const std::string& path, const I
   d.kind = "torchtune";
   d.source = path;
   d.name = std::filesystem::path(path).stem().string();
-  YAML::Node node;
-  try {
-    node = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw models::yaml_syntax_error(e, path, text, "", "malformed YAML: ");
-  }
-  if (!node.IsMap()) throw core::ConfigError({path, 1, 1}, "", "expected a torchtune config (a mapping)");
-  models::check_unique_keys(node, path);
-  Map root(node, path, "");
+  Map root = Map::parse(text, path, "a torchtune config");
   map_model(root, o, d);
   map_batch(root, o, d);
   const std::string dtype = root.string("dtype").value_or("bf16");

@@ -7,7 +7,9 @@
 # imported for 8 H100 plays the step of scenarios/validation/torchtitan_h100_fsdp.yaml on the
 # H100 preset (the base's 96 GB, 500 W board is no preset), its AdamW foreach as torchtitan ran it.
 # A torchtune config (tests/data/import/torchtune_l32_3b_full_adamw8bit.yaml) plays the step of
-# its memory case, scenarios/validation/memory/tt_l32_3b_full_a100_adamw8bit.yaml.
+# its memory case, scenarios/validation/memory/tt_l32_3b_full_a100_adamw8bit.yaml. A LitGPT
+# config (tests/data/import/litgpt_l2_7b_lora.yaml) plays scenarios/validation/litgpt/
+# l2_7b_lora_mb1.yaml with today's RMSNorm (modules: eager; the 2023 Lit-GPT's did not upcast).
 # Then every shipped example config imports to a scenario that `trainsim validate` accepts.
 set -eu
 TS=$1
@@ -50,12 +52,16 @@ same "$work/titan.yaml" scenarios/validation/torchtitan_h100_fsdp.yaml --set dev
 "$TS" import torchtune tests/data/import/torchtune_l32_3b_full_adamw8bit.yaml --gpus 1 --device a100-80gb \
   --model models/hf/Llama-3.2-3B/config.json -o "$work/tune.yaml" 2>/dev/null
 same "$work/tune.yaml" scenarios/validation/memory/tt_l32_3b_full_a100_adamw8bit.yaml
+"$TS" import litgpt tests/data/import/litgpt_l2_7b_lora.yaml --device a100-40gb --seq-len 1304 \
+  -o "$work/lit.yaml" 2>/dev/null
+same "$work/lit.yaml" scenarios/validation/litgpt/l2_7b_lora_mb1.yaml --set training.modules=eager
 for c in "megatron tests/data/import/llama2_7b.args --gpus 8" \
          "deepspeed tests/data/import/ds_zero2_offload.json --model llama2-7b --seq-len 4096" \
          "hf-trainer tests/data/import/training_args.json --model models/hf/Llama-2-7b-hf/config.json --gpus 8 --seq-len 2048" \
          "torchtitan tests/data/import/llama3_8b.toml --gpus 8" \
          "torchtitan tests/data/import/torchtitan_2024_llama3_8b.toml --gpus 64" \
-         "torchtune tests/data/import/torchtune_l32_3b_full_adamw8bit.yaml --model llama3-8b --gpus 1"; do
+         "torchtune tests/data/import/torchtune_l32_3b_full_adamw8bit.yaml --model llama3-8b --gpus 1" \
+         "litgpt tests/data/import/litgpt_l2_7b_lora.yaml --seq-len 2048"; do
   # shellcheck disable=SC2086
   "$TS" import $c -o "$work/example.yaml" 2>/dev/null
   "$TS" validate "$work/example.yaml" >/dev/null || { echo "FAIL: import $c does not validate"; exit 1; }

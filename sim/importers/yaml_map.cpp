@@ -1,0 +1,122 @@
+#include "sim/importers/yaml_map.hpp"
+
+#include <cmath>
+#include <utility>
+
+#include "models/unique_keys.hpp"
+#include "models/yaml_syntax.hpp"
+
+namespace trainsim::importers {
+
+Map::Map(YAML::Node node, std::string file, std::string path)
+    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {}
+
+Map Map::parse(const std::string& text, const std::string& file, const std::string& what) {
+  YAML::Node node;
+  try {
+    node = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw models::yaml_syntax_error(e, file, text, "", "malformed YAML: ");
+  }
+  if (!node.IsMap()) throw core::ConfigError({file, 1, 1}, "", "expected " + what + " (a mapping)");
+  models::check_unique_keys(node, file);
+  return Map(node, file, "");
+}
+
+core::SourceLocation Map::at(const YAML::Node& n) const {
+  const YAML::Mark m = n.Mark();
+  if (m.is_null() || m.line < 0) return {file_, 1, 1};
+  return {file_, m.line + 1, m.column + 1};
+}
+
+bool Map::has(const std::string& key) const {
+  const YAML::Node n = std::as_const(node_)[key];
+  return n.IsDefined() && !n.IsNull();
+}
+
+YAML::Node Map::get(const std::string& key) {
+  read_.insert(key);
+  const YAML::Node n = std::as_const(node_)[key];  // a const lookup never inserts the key
+  return n.IsDefined() && !n.IsNull() ? n : YAML::Node(YAML::NodeType::Undefined);
+}
+
+core::SourceLocation Map::where(const std::string& key) const {
+  const YAML::Node n = std::as_const(node_)[key];
+  return n.IsDefined() ? at(n) : at(node_);
+}
+
+void Map::fail(const std::string& key, const std::string& what) const {
+  throw core::ConfigError(where(key), name(key), what);
+}
+
+std::optional<std::string> Map::string(const std::string& key) {
+  const YAML::Node n = get(key);
+  if (!n.IsDefined()) return std::nullopt;
+  if (!n.IsScalar()) fail(key, "expected a string");
+  return n.Scalar();
+}
+
+std::optional<bool> Map::boolean(const std::string& key) {
+  const auto s = string(key);
+  if (!s) return std::nullopt;
+  if (*s == "true" || *s == "True" || *s == "TRUE") return true;
+  if (*s == "false" || *s == "False" || *s == "FALSE") return false;
+  fail(key, "expected true or false, got '" + *s + "'");
+}
+
+std::optional<std::int64_t> Map::integer(const std::string& key, std::int64_t min) {
+  constexpr std::int64_t max = std::int64_t{1} << 30;
+  const auto s = string(key);
+  if (!s) return std::nullopt;
+  std::size_t used = 0;
+  std::int64_t v = 0;
+  try {
+    v = std::stoll(*s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s->size() || v < min || v > max)
+    fail(key, "expected an integer in " + std::to_string(min) + ".." + std::to_string(max) + ", got '" + *s + "'");
+  return v;
+}
+
+std::optional<double> Map::number(const std::string& key) {
+  const auto s = string(key);
+  if (!s) return std::nullopt;
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(*s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s->size() || !std::isfinite(v) || v < 0)
+    fail(key, "expected a non-negative number, got '" + *s + "'");
+  return v;
+}
+
+std::vector<std::string> Map::strings(const std::string& key) {
+  const YAML::Node n = get(key);
+  std::vector<std::string> out;
+  if (!n.IsDefined()) return out;
+  if (!n.IsSequence()) fail(key, "expected a list of strings");
+  for (const auto& e : n) {
+    if (!e.IsScalar()) fail(key, "expected a list of strings");
+    out.push_back(e.Scalar());
+  }
+  return out;
+}
+
+std::optional<Map> Map::object(const std::string& key) {
+  const YAML::Node n = get(key);
+  if (!n.IsDefined()) return std::nullopt;
+  if (!n.IsMap()) fail(key, "expected a mapping");
+  return Map(n, file_, name(key));
+}
+
+void Map::ignore_rest(Draft& d) const {
+  for (const auto& kv : node_)
+    if (!read_.count(kv.first.Scalar())) d.ignore(name(kv.first.Scalar()), at(kv.first));
+}
+
+}  // namespace trainsim::importers

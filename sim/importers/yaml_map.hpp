@@ -1,0 +1,47 @@
+#pragma once
+// Located reads of a YAML config as OmegaConf and jsonargparse write them (torchtune's recipe
+// configs, LitGPT's): every key keeps its line and column, booleans are true / false in any
+// case, and each mapping remembers the keys read so `ignore_rest` lists the others.
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/importers/draft.hpp"
+
+namespace trainsim::importers {
+
+class Map {
+ public:
+  Map(YAML::Node node, std::string file, std::string path);
+  // The text of `file` as a mapping: syntax errors and keys written twice are located errors;
+  // anything but a mapping is an error saying `what` was expected.
+  static Map parse(const std::string& text, const std::string& file, const std::string& what);
+
+  core::SourceLocation at(const YAML::Node& n) const;
+  std::string name(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  bool has(const std::string& key) const;
+  // The value of `key`, marked read; undefined when absent or null.
+  YAML::Node get(const std::string& key);
+  core::SourceLocation where(const std::string& key) const;
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+
+  // Typed reads; absent (or null) -> nullopt (an empty list).
+  std::optional<std::string> string(const std::string& key);
+  std::optional<bool> boolean(const std::string& key);
+  std::optional<std::int64_t> integer(const std::string& key, std::int64_t min);  // up to 2^30
+  std::optional<double> number(const std::string& key);                            // finite, >= 0
+  std::vector<std::string> strings(const std::string& key);
+  std::optional<Map> object(const std::string& key);
+  void ignore_rest(Draft& d) const;
+
+ private:
+  YAML::Node node_;
+  std::string file_, path_;
+  std::set<std::string> read_;
+};
+
+}  // namespace trainsim::importers
