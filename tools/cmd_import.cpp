@@ -18,15 +18,16 @@ int cmd_import(const std::vector<std::string>& args) {
       "trainsim import KIND FILE [options]\n"
       "KIND: megatron (a file of Megatron-LM arguments), deepspeed (ds_config.json),\n"
       "      torchtitan (job TOML), hf-trainer (TrainingArguments JSON),\n"
-      "      torchtune (recipe config YAML), litgpt (finetune config YAML)");
+      "      torchtune (recipe config YAML), litgpt (finetune config YAML),\n"
+      "      trl (trl sft --config YAML)");
   importers::ImportOptions io;
   std::string output;
   opts.add_options()("help,h", "show this help")(
-      "model", po::value<std::string>(), "model preset or Hugging Face config.json (deepspeed, hf-trainer; replaces torchtitan's, torchtune's and litgpt's)")(
+      "model", po::value<std::string>(), "model preset or Hugging Face config.json (deepspeed, hf-trainer; replaces the model torchtitan, torchtune, litgpt and trl configs name)")(
       "gpus", po::value<std::int64_t>(), "GPUs in all; the data-parallel degree is what the config's other degrees leave")(
       "gpus-per-node", po::value<std::int64_t>(), "GPUs per node (cluster.gpus_per_node); default: the scenario's, min(GPUs, 8)")(
       "device", po::value<std::string>(), "device preset (trainsim devices); default h100-80gb")(
-      "seq-len", po::value<std::int64_t>(), "tokens per sample; replaces the config's (required for deepspeed, hf-trainer; torchtune, litgpt: the padded length of a batch)")(
+      "seq-len", po::value<std::int64_t>(), "tokens per sample; replaces the config's (required for deepspeed, hf-trainer; torchtune, litgpt, trl: the padded length of a batch)")(
       "output,o", po::value<std::string>(&output), "write the scenario here instead of standard output");
   po::options_description hidden;
   hidden.add_options()("args", po::value<std::vector<std::string>>(), "KIND FILE");

@@ -3,19 +3,19 @@
 // `deepspeed` field (a config file, read relative to this file's folder, or an inline object)
 // is mapped as `import deepspeed` maps it, with its "auto" values taken from these arguments.
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <sstream>
 
 #include "sim/core/text_file.hpp"
 #include "sim/importers/deepspeed.hpp"
+#include "sim/importers/hf_names.hpp"
 #include "sim/importers/import.hpp"
 
 namespace trainsim::importers {
 
-namespace {
-
 // `optim` values (transformers' OptimizerNames) with a state trainsim models.
-std::optional<std::string> optimizer(const std::string& optim) {
+std::optional<std::string> hf_optimizer(const std::string& optim) {
   for (const char* adamw : {"adamw_torch", "adamw_torch_fused", "adamw_hf", "adamw_apex_fused",
                             "adamw_torch_xla", "adamw_torch_npu_fused", "adamw_anyprecision"})
     if (optim == adamw) return "adamw";
@@ -29,33 +29,41 @@ std::optional<std::string> optimizer(const std::string& optim) {
   return std::nullopt;
 }
 
-// The `fsdp` words (transformers' FSDPOption): a space-separated string or a list of them.
-std::vector<std::string> fsdp_words(JsonObject& args) {
-  const YAML::Node f = args.get("fsdp");
-  std::vector<std::string> words;
-  if (!f.IsDefined() || f.IsNull()) return words;
-  auto add = [&](const YAML::Node& n) {
-    if (!n.IsScalar()) args.fail("fsdp", "expected a string or a list of strings");
-    std::istringstream in(n.Scalar());
-    for (std::string w; in >> w;) words.push_back(w);
-  };
-  if (f.IsSequence()) {
-    for (const auto& n : f) add(n);
-  } else {
-    add(f);
-    if (words.size() == 1 && words[0] == "false") words.clear();
-  }
-  return words;
+// The name of a Hugging Face repository (its last path part) -> the trainsim preset of that
+// shape; LitGPT's checkpoint folders and TRL's model_name_or_path end in one.
+std::optional<std::string> hf_repo_preset(const std::string& repo) {
+  static const std::vector<std::array<const char*, 2>> map = {
+      {"Llama-2-7b-hf", "llama2-7b"},          {"Llama-2-7b-chat-hf", "llama2-7b"},
+      {"Llama-2-13b-hf", "llama2-13b"},        {"Llama-2-13b-chat-hf", "llama2-13b"},
+      {"Llama-2-70b-hf", "llama2-70b"},        {"Llama-2-70b-chat-hf", "llama2-70b"},
+      {"Meta-Llama-3-8B", "llama3-8b"},        {"Meta-Llama-3-8B-Instruct", "llama3-8b"},
+      {"Meta-Llama-3.1-8B", "llama3-8b"},      {"Meta-Llama-3.1-8B-Instruct", "llama3-8b"},
+      {"Llama-3.1-8B", "llama3-8b"},           {"Llama-3.1-8B-Instruct", "llama3-8b"},
+      {"Meta-Llama-3-70B", "llama3-70b"},      {"Meta-Llama-3-70B-Instruct", "llama3-70b"},
+      {"Meta-Llama-3.1-70B", "llama3-70b"},    {"Meta-Llama-3.1-70B-Instruct", "llama3-70b"},
+      {"Llama-3.1-70B", "llama3-70b"},         {"Llama-3.1-70B-Instruct", "llama3-70b"},
+      {"Llama-3.3-70B-Instruct", "llama3-70b"}, {"Meta-Llama-3.1-405B", "llama3-405b"},
+      {"Llama-3.1-405B", "llama3-405b"},       {"Mistral-7B-v0.1", "mistral-7b"},
+      {"Mistral-7B-Instruct-v0.1", "mistral-7b"}, {"gpt2", "gpt2"}};
+  for (const auto& m : map)
+    if (repo == m[0]) return m[1];
+  return std::nullopt;
+}
+
+std::optional<std::string> hf_optimizer_impl(const std::string& optim) {
+  // transformers' own AdamW loops over the tensors; the fused names run fused kernels;
+  // adamw_torch is torch.optim's default (foreach), the scenario's default too.
+  if (optim == "adamw_hf") return "for-loop";
+  if (optim == "adamw_torch_fused" || optim == "adamw_apex_fused") return "fused";
+  return std::nullopt;
 }
 
 // `fsdp` through Accelerate's FullyShardedDataParallelPlugin: the strategy word (FULL_SHARD,
 // SHARD_GRAD_OP, HYBRID_SHARD within a node, _HYBRID_SHARD_ZERO2), `offload` (CPUOffload of
 // the parameters), FSDP1's FlatParameter unless `fsdp_config.version` is 2, and under mixed
 // precision Accelerate's MixedPrecision(param_dtype = reduce_dtype = the autocast dtype).
-void fsdp(JsonObject& args, const ImportOptions& o, std::int64_t data, const std::string& dtype, Draft& d) {
-  const std::vector<std::string> words = fsdp_words(args);
-  if (words.empty()) return;
-  const core::SourceLocation at = args.at(args.get("fsdp"));
+void hf_fsdp(const std::vector<std::string>& words, std::int64_t version, const core::SourceLocation& at,
+             const ImportOptions& o, std::int64_t data, const std::string& dtype, Draft& d) {
   std::string strategy;
   bool offload = false;
   for (const auto& w : words) {
@@ -71,12 +79,6 @@ void fsdp(JsonObject& args, const ImportOptions& o, std::int64_t data, const std
     }
   }
   if (strategy.empty()) throw core::ConfigError(at, "fsdp", "names no sharding strategy (full_shard, shard_grad_op, ...)");
-  std::int64_t version = 1;
-  if (auto cfg = args.object("fsdp_config")) {
-    const char* key = cfg->has("version") ? "version" : "fsdp_version";
-    version = cfg->integer(key, 1, false, 2).value_or(1);
-    cfg->ignore_rest(d);
-  }
   if (strategy == "no_shard") {
     if (offload) throw core::ConfigError(at, "fsdp", "offload with no_shard: there is no shard to offload");
     d.notes.push_back("fsdp no_shard: replicated parameters, as DDP");
@@ -97,6 +99,41 @@ void fsdp(JsonObject& args, const ImportOptions& o, std::int64_t data, const std
   std::string v = "{";
   for (std::size_t i = 0; i < f.size(); ++i) v += (i ? ", " : "") + f[i].first + ": " + f[i].second;
   Draft::set(d.parallel, "fsdp", v + "}");
+}
+
+namespace {
+
+
+// The `fsdp` words (transformers' FSDPOption): a space-separated string or a list of them.
+std::vector<std::string> fsdp_words(JsonObject& args) {
+  const YAML::Node f = args.get("fsdp");
+  std::vector<std::string> words;
+  if (!f.IsDefined() || f.IsNull()) return words;
+  auto add = [&](const YAML::Node& n) {
+    if (!n.IsScalar()) args.fail("fsdp", "expected a string or a list of strings");
+    std::istringstream in(n.Scalar());
+    for (std::string w; in >> w;) words.push_back(w);
+  };
+  if (f.IsSequence()) {
+    for (const auto& n : f) add(n);
+  } else {
+    add(f);
+    if (words.size() == 1 && words[0] == "false") words.clear();
+  }
+  return words;
+}
+
+// `fsdp` and `fsdp_config.version` (or `fsdp_version`) of the arguments: mapped by hf_fsdp.
+void fsdp(JsonObject& args, const ImportOptions& o, std::int64_t data, const std::string& dtype, Draft& d) {
+  const std::vector<std::string> words = fsdp_words(args);
+  if (words.empty()) return;
+  std::int64_t version = 1;
+  if (auto cfg = args.object("fsdp_config")) {
+    const char* key = cfg->has("version") ? "version" : "fsdp_version";
+    version = cfg->integer(key, 1, false, 2).value_or(1);
+    cfg->ignore_rest(d);
+  }
+  hf_fsdp(words, version, args.at(args.get("fsdp")), o, data, dtype, d);
 }
 
 // The DeepSpeed config the arguments name: mapped into `d`; its batch must agree with ours.
@@ -149,15 +186,11 @@ Draft import_hf_trainer(const std::string& text, const std::string& path, const 
   if (bf16 && fp16) args.fail("fp16", "true together with bf16: choose one");
   Draft::set(d.training, "precision", bf16 ? "bf16" : fp16 ? "fp16" : "fp32");
   const std::string optim = args.string("optim").value_or("adamw_torch");
-  const auto mapped = optimizer(optim);
+  const auto mapped = hf_optimizer(optim);
   if (!mapped) unsupported(args.at(args.get("optim")), "optim", "optimizer '" + optim + "'");
   Draft::set(d.training, "optimizer", *mapped);
-  // The AdamW implementation the name selects (training.optimizer_impl, docs/finetuning.md):
-  // transformers' own AdamW loops over the tensors; the fused names run fused kernels;
-  // adamw_torch is torch.optim's default (foreach), the scenario's default too.
-  if (optim == "adamw_hf") Draft::set(d.training, "optimizer_impl", "for-loop");
-  if (optim == "adamw_torch_fused" || optim == "adamw_apex_fused")
-    Draft::set(d.training, "optimizer_impl", "fused");
+  // The AdamW implementation the name selects (training.optimizer_impl, docs/finetuning.md).
+  if (auto impl = hf_optimizer_impl(optim)) Draft::set(d.training, "optimizer_impl", *impl);
   // Hugging Face checkpoints each decoder layer's input and recomputes the layer: full.
   if (args.boolean("gradient_checkpointing").value_or(false)) Draft::set(d.training, "recompute", "full");
   const std::int64_t data = data_degree(o, 1, d);

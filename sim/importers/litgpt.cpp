@@ -2,35 +2,15 @@
 // read with --config (config_hub/finetune/*/*.yaml of Lightning-AI/litgpt; jsonargparse keys of
 // litgpt/finetune/lora.py and full.py `setup`, litgpt/args.py TrainArgs). A config with `lora_*`
 // keys is a LoRA run, one without a full fine-tune. Mappings and sources: docs/import.md, "litgpt".
-#include <array>
 #include <filesystem>
 
+#include "sim/importers/hf_names.hpp"
 #include "sim/importers/import.hpp"
 #include "sim/importers/yaml_map.hpp"
 
 namespace trainsim::importers {
 
 namespace {
-
-// The Hugging Face repository a checkpoint_dir ends in -> the trainsim preset of that shape.
-std::optional<std::string> preset(const std::string& repo) {
-  static const std::vector<std::array<const char*, 2>> map = {
-      {"Llama-2-7b-hf", "llama2-7b"},          {"Llama-2-7b-chat-hf", "llama2-7b"},
-      {"Llama-2-13b-hf", "llama2-13b"},        {"Llama-2-13b-chat-hf", "llama2-13b"},
-      {"Llama-2-70b-hf", "llama2-70b"},        {"Llama-2-70b-chat-hf", "llama2-70b"},
-      {"Meta-Llama-3-8B", "llama3-8b"},        {"Meta-Llama-3-8B-Instruct", "llama3-8b"},
-      {"Meta-Llama-3.1-8B", "llama3-8b"},      {"Meta-Llama-3.1-8B-Instruct", "llama3-8b"},
-      {"Llama-3.1-8B", "llama3-8b"},           {"Llama-3.1-8B-Instruct", "llama3-8b"},
-      {"Meta-Llama-3-70B", "llama3-70b"},      {"Meta-Llama-3-70B-Instruct", "llama3-70b"},
-      {"Meta-Llama-3.1-70B", "llama3-70b"},    {"Meta-Llama-3.1-70B-Instruct", "llama3-70b"},
-      {"Llama-3.1-70B", "llama3-70b"},         {"Llama-3.1-70B-Instruct", "llama3-70b"},
-      {"Llama-3.3-70B-Instruct", "llama3-70b"}, {"Meta-Llama-3.1-405B", "llama3-405b"},
-      {"Llama-3.1-405B", "llama3-405b"},       {"Mistral-7B-v0.1", "mistral-7b"},
-      {"Mistral-7B-Instruct-v0.1", "mistral-7b"}, {"gpt2", "gpt2"}};
-  for (const auto& m : map)
-    if (repo == m[0]) return m[1];
-  return std::nullopt;
-}
 
 // `precision` (Fabric's names; LitGPT's default on a bf16 GPU when training: bf16-mixed).
 std::string precision(Map& root) {
@@ -117,7 +97,7 @@ Draft import_litgpt(const std::string& text, const std::string& path, const Impo
   if (auto m = model_from_option(o, d)) {
     d.model = *m;
     d.notes.push_back("--model replaces checkpoint_dir " + dir);
-  } else if (auto p = preset(repo)) {
+  } else if (auto p = hf_repo_preset(repo)) {
     d.model = *p;
   } else {
     throw core::ConfigError(root.where("checkpoint_dir"), "checkpoint_dir",
