@@ -12,6 +12,14 @@ namespace trainsim::importers {
 
 namespace fs = std::filesystem;
 
+Draft Draft::of(const std::string& kind, const std::string& path) {
+  Draft d;
+  d.kind = kind;
+  d.source = path;
+  d.name = fs::path(path).stem().string();
+  return d;
+}
+
 void Draft::set(Section& section, const std::string& key, const std::string& value) {
   for (auto& [k, v] : section)
     if (k == key) {

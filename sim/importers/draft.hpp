@@ -36,6 +36,8 @@ struct Draft {
   std::vector<std::string> ignored;  // "OPTION (file:line:col)" for each option left out
   std::vector<std::string> notes;    // assumptions and approximations, one line each
 
+  // An empty draft of `kind` imported from `path`, named after the file's stem.
+  static Draft of(const std::string& kind, const std::string& path);
   // Sets `key` in `section` (replacing an earlier value).
   static void set(Section& section, const std::string& key, const std::string& value);
   static const std::string* get(const Section& section, const std::string& key);

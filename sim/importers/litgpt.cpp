@@ -87,10 +87,7 @@ void map_optimizer(Map& root, Draft& d) {
 }  // namespace
 
 Draft import_litgpt(const std::string& text, const std::string& path, const ImportOptions& o) {
-  Draft d;
-  d.kind = "litgpt";
-  d.source = path;
-  d.name = std::filesystem::path(path).stem().string();
+  Draft d = Draft::of("litgpt", path);
   Map root = Map::parse(text, path, "a LitGPT config");
   const std::string dir = root.string("checkpoint_dir").value_or("");
   const std::string repo = std::filesystem::path(dir).filename().string();

@@ -370,10 +370,7 @@ void map_context_expert(const Args& a, std::int64_t context, std::int64_t data, 
 }  // namespace
 
 Draft import_megatron(const std::string& text, const std::string& path, const ImportOptions& o) {
-  Draft d;
-  d.kind = "megatron";
-  d.source = path;
-  d.name = std::filesystem::path(path).stem().string();
+  Draft d = Draft::of("megatron", path);
   if (o.model)
     throw core::ConfigError({"trainsim import", 0, 0}, "--model",
                             "not used with megatron: the arguments describe the model");

@@ -355,10 +355,7 @@ void map_step(TomlSection& opt, TomlSection& compile, TomlSection& ckpt, TomlSec
 }  // namespace
 
 Draft import_torchtitan(const std::string& text, const std::string& path, const ImportOptions& o) {
-  Draft d;
-  d.kind = "torchtitan";
-  d.source = path;
-  d.name = std::filesystem::path(path).stem().string();
+  Draft d = Draft::of("torchtitan", path);
   toml::table root;
   try {
     root = toml::parse(text, path);

@@ -189,10 +189,7 @@ void map_fsdp(Map& root, std::int64_t data, bool bf16, Draft& d) {
 }  // namespace
 
 Draft import_torchtune(const std::string& text, const std::string& path, const ImportOptions& o) {
-  Draft d;
-  d.kind = "torchtune";
-  d.source = path;
-  d.name = std::filesystem::path(path).stem().string();
+  Draft d = Draft::of("torchtune", path);
   Map root = Map::parse(text, path, "a torchtune config");
   map_model(root, o, d);
   map_batch(root, o, d);

@@ -87,10 +87,7 @@ void map_peft(Map& root, Draft& d) {
 }  // namespace
 
 Draft import_trl(const std::string& text, const std::string& path, const ImportOptions& o) {
-  Draft d;
-  d.kind = "trl";
-  d.source = path;
-  d.name = std::filesystem::path(path).stem().string();
+  Draft d = Draft::of("trl", path);
   Map root = Map::parse(text, path, "a TRL config");
   const std::string id = root.string("model_name_or_path").value_or("");
   if (auto m = model_from_option(o, d)) {

@@ -1,35 +1,20 @@
 // LitGPT fine-tuning configs: LoRA and QLoRA on one GPU, FSDP on several, a full fine-tune, and
 // located errors (docs/import.md, "litgpt").
-#include <functional>
-
 #include <catch2/catch.hpp>
 
-#include "sim/importers/import.hpp"
+#include "tests/importers/import_helpers.hpp"
 
 using namespace trainsim;
 using namespace trainsim::importers;
 
 namespace {
+using testing::error_of;
+using testing::parallel;
+using testing::training;
 ImportOptions on(const char* device = "a100-80gb") {
   ImportOptions o;
   o.device = device;
   return o;
-}
-std::string training(const Draft& d, const char* key) {
-  const std::string* v = Draft::get(d.training, key);
-  return v ? *v : "(absent)";
-}
-std::string parallel(const Draft& d, const char* key) {
-  const std::string* v = Draft::get(d.parallel, key);
-  return v ? *v : "(absent)";
-}
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const core::ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
 }
 // config_hub/finetune/llama-2-7b/qlora.yaml's layout.
 const std::string kQlora = R"(checkpoint_dir: checkpoints/meta-llama/Llama-2-7b-hf

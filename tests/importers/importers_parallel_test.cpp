@@ -3,26 +3,16 @@
 // (docs/import.md), by the framework's own rules.
 #include <catch2/catch.hpp>
 
-#include "sim/importers/import.hpp"
+#include "tests/importers/import_helpers.hpp"
 
 using namespace trainsim;
 using namespace trainsim::importers;
 
 namespace {
-ImportOptions gpus(std::int64_t n, const char* device = "h100-80gb") {
-  ImportOptions o;
-  o.gpus = n;
-  o.device = device;
-  return o;
-}
-std::string training(const Draft& d, const char* key) {
-  const std::string* v = Draft::get(d.training, key);
-  return v ? *v : "(absent)";
-}
-std::string parallel(const Draft& d, const char* key) {
-  const std::string* v = Draft::get(d.parallel, key);
-  return v ? *v : "(absent)";
-}
+using testing::error_of;
+using testing::parallel;
+using testing::training;
+ImportOptions gpus(std::int64_t n) { return testing::gpus(n, "h100-80gb"); }
 const std::string kLlama8b = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n";
 }  // namespace
 

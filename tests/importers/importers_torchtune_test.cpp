@@ -1,33 +1,17 @@
 // torchtune recipe configs: the exact scenario for small configs, each component's mapping,
 // and located errors (docs/import.md, "torchtune").
-#include <functional>
-
 #include <catch2/catch.hpp>
 
-#include "sim/importers/import.hpp"
+#include "tests/importers/import_helpers.hpp"
 
 using namespace trainsim;
 using namespace trainsim::importers;
 
 namespace {
-ImportOptions gpus(std::int64_t n, const char* device = "a100-80gb") {
-  ImportOptions o;
-  o.gpus = n;
-  o.device = device;
-  return o;
-}
-std::string training(const Draft& d, const char* key) {
-  const std::string* v = Draft::get(d.training, key);
-  return v ? *v : "(absent)";
-}
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const core::ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::error_of;
+using testing::parallel;
+using testing::training;
+using testing::gpus;
 // A LoRA config in the layout of torchtune's recipes/configs (llama3_1/8B_lora_single_device).
 const std::string kLora = R"(output_dir: /tmp/out
 tokenizer:

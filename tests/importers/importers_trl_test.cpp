@@ -1,33 +1,17 @@
 // TRL's CLI configs (`trl sft --config`): SFTConfig's and ModelConfig's fields in one YAML, PEFT
 // LoRA and bitsandbytes bases, and located errors (docs/import.md, "trl").
-#include <functional>
-
 #include <catch2/catch.hpp>
 
-#include "sim/importers/import.hpp"
+#include "tests/importers/import_helpers.hpp"
 
 using namespace trainsim;
 using namespace trainsim::importers;
 
 namespace {
-ImportOptions gpus(std::int64_t n) {
-  ImportOptions o;
-  o.gpus = n;
-  o.device = "h100-80gb";
-  return o;
-}
-std::string training(const Draft& d, const char* key) {
-  const std::string* v = Draft::get(d.training, key);
-  return v ? *v : "(absent)";
-}
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const core::ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::error_of;
+using testing::parallel;
+using testing::training;
+ImportOptions gpus(std::int64_t n) { return testing::gpus(n, "h100-80gb"); }
 // TRL's documented QLoRA recipe layout (trl sft --config).
 const std::string kQlora = R"(model_name_or_path: meta-llama/Llama-3.1-8B
 dtype: bfloat16
