@@ -19,7 +19,7 @@ int cmd_import(const std::vector<std::string>& args) {
       "KIND: megatron (a file of Megatron-LM arguments), deepspeed (ds_config.json),\n"
       "      torchtitan (job TOML), hf-trainer (TrainingArguments JSON),\n"
       "      torchtune (recipe config YAML), litgpt (finetune config YAML),\n"
-      "      trl (trl sft --config YAML)");
+      "      trl (trl sft --config YAML), llm-foundry (Composer train YAML)");
   importers::ImportOptions io;
   std::string output;
   opts.add_options()("help,h", "show this help")(

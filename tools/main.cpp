@@ -41,7 +41,7 @@ constexpr const char* kUsage =
     "                     predicted peak memory against published measurements\n"
     "  calibrate CSV      fit a device's cost-model parameters to measured kernel timings\n"
     "  import KIND FILE   a scenario from a Megatron-LM, DeepSpeed, torchtitan, HF Trainer, TRL,\n"
-    "                     torchtune or LitGPT config\n"
+    "                     torchtune, LitGPT or llm-foundry config\n"
     "\n"
     "Run 'trainsim <command> --help' for a command's options; 'trainsim --version' prints the version.\n"
     "exit codes: 0 fits (or done), 3 out of memory, 2 bad input or usage, 1 internal error,\n"

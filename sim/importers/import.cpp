@@ -5,7 +5,7 @@
 namespace trainsim::importers {
 
 const std::vector<std::string>& kinds() {
-  static const std::vector<std::string> all = {"megatron", "deepspeed", "torchtitan", "hf-trainer", "torchtune", "litgpt", "trl"};
+  static const std::vector<std::string> all = {"megatron", "deepspeed", "torchtitan", "hf-trainer", "torchtune", "litgpt", "trl", "llm-foundry"};
   return all;
 }
 
@@ -18,6 +18,7 @@ Draft import_config(const std::string& kind, const std::string& path, const Impo
   if (kind == "torchtune") return import_torchtune(read(), path, o);
   if (kind == "litgpt") return import_litgpt(read(), path, o);
   if (kind == "trl") return import_trl(read(), path, o);
+  if (kind == "llm-foundry") return import_llm_foundry(read(), path, o);
   std::string list;
   for (const auto& k : kinds()) list += (list.empty() ? "" : ", ") + k;
   throw core::ConfigError({"trainsim import", 0, 0}, "KIND",

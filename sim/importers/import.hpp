@@ -8,7 +8,7 @@
 
 namespace trainsim::importers {
 
-// The kinds `import` reads: "megatron", "deepspeed", "torchtitan", "hf-trainer", "torchtune", "litgpt", "trl".
+// The kinds `import` reads: "megatron", "deepspeed", "torchtitan", "hf-trainer", "torchtune", "litgpt", "trl", "llm-foundry".
 const std::vector<std::string>& kinds();
 
 // Reads `path` as a config of `kind` and maps it to a scenario. Bad input (unreadable file,
@@ -24,5 +24,6 @@ Draft import_hf_trainer(const std::string& text, const std::string& path, const 
 Draft import_torchtune(const std::string& text, const std::string& path, const ImportOptions& o);
 Draft import_litgpt(const std::string& text, const std::string& path, const ImportOptions& o);
 Draft import_trl(const std::string& text, const std::string& path, const ImportOptions& o);
+Draft import_llm_foundry(const std::string& text, const std::string& path, const ImportOptions& o);
 
 }  // namespace trainsim::importers

@@ -1,5 +1,6 @@
 #include "sim/importers/yaml_map.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -8,8 +9,10 @@
 
 namespace trainsim::importers {
 
-Map::Map(YAML::Node node, std::string file, std::string path)
-    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {}
+Map::Map(YAML::Node node, std::string file, std::string path, YAML::Node root)
+    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {
+  root_.reset(root.IsDefined() && !root.IsNull() ? root : node_);
+}
 
 Map Map::parse(const std::string& text, const std::string& file, const std::string& what) {
   YAML::Node node;
@@ -37,7 +40,32 @@ bool Map::has(const std::string& key) const {
 YAML::Node Map::get(const std::string& key) {
   read_.insert(key);
   const YAML::Node n = std::as_const(node_)[key];  // a const lookup never inserts the key
-  return n.IsDefined() && !n.IsNull() ? n : YAML::Node(YAML::NodeType::Undefined);
+  return n.IsDefined() && !n.IsNull() ? resolve(n, key) : YAML::Node(YAML::NodeType::Undefined);
+}
+
+// A scalar that is exactly `${a.b}`: the value at a.b from the document's root (OmegaConf's
+// absolute interpolation), followed through at most 8 such references.
+YAML::Node Map::resolve(YAML::Node n, const std::string& key) const {
+  // yaml-cpp's Node::operator= writes through to the node it refers to; reset() rebinds.
+  for (int depth = 0; n.IsScalar(); ++depth) {
+    const std::string s = n.Scalar();
+    if (s.size() < 4 || s.compare(0, 2, "${") != 0 || s.back() != '}' || s.find('}') != s.size() - 1) return n;
+    if (depth == 8) fail(key, "interpolation '" + s + "' nests deeper than 8 references");
+    YAML::Node at;
+    at.reset(root_);
+    const std::string path = s.substr(2, s.size() - 3);
+    for (std::size_t start = 0; start <= path.size();) {
+      const std::size_t dot = std::min(path.find('.', start), path.size());
+      const std::string part = path.substr(start, dot - start);
+      if (part.empty() || !at.IsMap() || !std::as_const(at)[part].IsDefined())
+        fail(key, "interpolation '" + s + "' names no value of the file");
+      at.reset(std::as_const(at)[part]);
+      start = dot + 1;
+    }
+    if (at.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
+    n.reset(at);
+  }
+  return n;
 }
 
 core::SourceLocation Map::where(const std::string& key) const {
@@ -111,7 +139,7 @@ std::optional<Map> Map::object(const std::string& key) {
   const YAML::Node n = get(key);
   if (!n.IsDefined()) return std::nullopt;
   if (!n.IsMap()) fail(key, "expected a mapping");
-  return Map(n, file_, name(key));
+  return Map(n, file_, name(key), root_);
 }
 
 void Map::ignore_rest(Draft& d) const {

@@ -1,7 +1,9 @@
 #pragma once
 // Located reads of a YAML config as OmegaConf and jsonargparse write them (torchtune's recipe
-// configs, LitGPT's): every key keeps its line and column, booleans are true / false in any
-// case, and each mapping remembers the keys read so `ignore_rest` lists the others.
+// configs, LitGPT's, llm-foundry's): every key keeps its line and column, booleans are true /
+// false in any case, a value that is one OmegaConf interpolation (`${max_seq_len}`,
+// `${variables.max_seq_len}`) reads the value it names, and each mapping remembers the keys
+// read so `ignore_rest` lists the others.
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -16,7 +18,7 @@ namespace trainsim::importers {
 
 class Map {
  public:
-  Map(YAML::Node node, std::string file, std::string path);
+  Map(YAML::Node node, std::string file, std::string path, YAML::Node root = YAML::Node());
   // The text of `file` as a mapping: syntax errors and keys written twice are located errors;
   // anything but a mapping is an error saying `what` was expected.
   static Map parse(const std::string& text, const std::string& file, const std::string& what);
@@ -24,7 +26,7 @@ class Map {
   core::SourceLocation at(const YAML::Node& n) const;
   std::string name(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
   bool has(const std::string& key) const;
-  // The value of `key`, marked read; undefined when absent or null.
+  // The value of `key`, marked read, an interpolation resolved; undefined when absent or null.
   YAML::Node get(const std::string& key);
   core::SourceLocation where(const std::string& key) const;
   [[noreturn]] void fail(const std::string& key, const std::string& what) const;
@@ -39,7 +41,9 @@ class Map {
   void ignore_rest(Draft& d) const;
 
  private:
-  YAML::Node node_;
+  YAML::Node resolve(YAML::Node n, const std::string& key) const;
+
+  YAML::Node node_, root_;
   std::string file_, path_;
   std::set<std::string> read_;
 };

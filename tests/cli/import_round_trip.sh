@@ -10,6 +10,8 @@
 # its memory case, scenarios/validation/memory/tt_l32_3b_full_a100_adamw8bit.yaml. A LitGPT
 # config (tests/data/import/litgpt_l2_7b_lora.yaml) plays scenarios/validation/litgpt/
 # l2_7b_lora_mb1.yaml with today's RMSNorm (modules: eager; the 2023 Lit-GPT's did not upcast).
+# An llm-foundry YAML (tests/data/import/llm_foundry_mpt_7b.yaml) plays scenarios/validation/
+# mpt_foundry_a100_40gb.yaml on the A100 40GB preset (the base sets the Triton kernel's rates).
 # Then every shipped example config imports to a scenario that `trainsim validate` accepts.
 set -eu
 TS=$1
@@ -55,13 +57,17 @@ same "$work/tune.yaml" scenarios/validation/memory/tt_l32_3b_full_a100_adamw8bit
 "$TS" import litgpt tests/data/import/litgpt_l2_7b_lora.yaml --device a100-40gb --seq-len 1304 \
   -o "$work/lit.yaml" 2>/dev/null
 same "$work/lit.yaml" scenarios/validation/litgpt/l2_7b_lora_mb1.yaml --set training.modules=eager
+"$TS" import llm-foundry tests/data/import/llm_foundry_mpt_7b.yaml --gpus 8 --device a100-40gb \
+  -o "$work/mpt.yaml" 2>/dev/null
+same "$work/mpt.yaml" scenarios/validation/mpt_foundry_a100_40gb.yaml --set device=a100-40gb
 for c in "megatron tests/data/import/llama2_7b.args --gpus 8" \
          "deepspeed tests/data/import/ds_zero2_offload.json --model llama2-7b --seq-len 4096" \
          "hf-trainer tests/data/import/training_args.json --model models/hf/Llama-2-7b-hf/config.json --gpus 8 --seq-len 2048" \
          "torchtitan tests/data/import/llama3_8b.toml --gpus 8" \
          "torchtitan tests/data/import/torchtitan_2024_llama3_8b.toml --gpus 64" \
          "torchtune tests/data/import/torchtune_l32_3b_full_adamw8bit.yaml --model llama3-8b --gpus 1" \
-         "litgpt tests/data/import/litgpt_l2_7b_lora.yaml --seq-len 2048"; do
+         "litgpt tests/data/import/litgpt_l2_7b_lora.yaml --seq-len 2048" \
+         "llm-foundry tests/data/import/llm_foundry_mpt_7b.yaml --gpus 32"; do
   # shellcheck disable=SC2086
   "$TS" import $c -o "$work/example.yaml" 2>/dev/null
   "$TS" validate "$work/example.yaml" >/dev/null || { echo "FAIL: import $c does not validate"; exit 1; }
