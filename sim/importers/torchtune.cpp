@@ -133,9 +133,11 @@ void map_loss(Map& root, Draft& d) {
 // Batch and sequence: packed datasets fill every sample to tokenizer.max_seq_len; otherwise a
 // batch is padded to its longest sample, which --seq-len gives (else max_seq_len, a bound).
 void map_batch(Map& root, const ImportOptions& o, Draft& d) {
-  Draft::set(d.training, "micro_batch", std::to_string(root.integer("batch_size", 1).value_or(1)));
-  Draft::set(d.training, "gradient_accumulation",
-             std::to_string(root.integer("gradient_accumulation_steps", 1).value_or(1)));
+  // The recipes read both with cfg.<key>: a config without them does not run.
+  for (const char* k : {"batch_size", "gradient_accumulation_steps"})
+    if (!root.has(k)) throw core::ConfigError({d.source, 1, 1}, k, "missing: torchtune's recipes require it");
+  Draft::set(d.training, "micro_batch", std::to_string(*root.integer("batch_size", 1)));
+  Draft::set(d.training, "gradient_accumulation", std::to_string(*root.integer("gradient_accumulation_steps", 1)));
   std::optional<std::int64_t> max_len;
   if (auto tok = root.object("tokenizer")) {
     max_len = tok->integer("max_seq_len", 1);
@@ -193,7 +195,8 @@ Draft import_torchtune(const std::string& text, const std::string& path, const I
   Map root = Map::parse(text, path, "a torchtune config");
   map_model(root, o, d);
   map_batch(root, o, d);
-  const std::string dtype = root.string("dtype").value_or("bf16");
+  if (!root.has("dtype")) throw core::ConfigError({path, 1, 1}, "dtype", "missing: torchtune's recipes require it");
+  const std::string dtype = *root.string("dtype");
   if (dtype != "bf16" && dtype != "fp32")
     root.fail("dtype", "expected bf16 or fp32 (torchtune's recipes refuse fp16), got '" + dtype + "'");
   // dtype bf16: parameters, gradients, activations and optimizer states all bf16.

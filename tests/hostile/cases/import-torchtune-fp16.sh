@@ -9,7 +9,8 @@ optimizer:
 loss:
   _component_: torchtune.modules.loss.CEWithChunkedOutputLoss
 batch_size: 2
+gradient_accumulation_steps: 1
 dtype: fp16
 EOF2
-expect 2 "^error: ft\.yaml:9:8: dtype: expected bf16 or fp32 \(torchtune's recipes refuse fp16\), got 'fp16'$"
+expect 2 "^error: ft\.yaml:10:8: dtype: expected bf16 or fp32 \(torchtune's recipes refuse fp16\), got 'fp16'$"
 trainsim import torchtune ft.yaml --gpus 1 --seq-len 2048
