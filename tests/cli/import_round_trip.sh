@@ -67,7 +67,8 @@ for c in "megatron tests/data/import/llama2_7b.args --gpus 8" \
          "torchtitan tests/data/import/torchtitan_2024_llama3_8b.toml --gpus 64" \
          "torchtune tests/data/import/torchtune_l32_3b_full_adamw8bit.yaml --model llama3-8b --gpus 1" \
          "litgpt tests/data/import/litgpt_l2_7b_lora.yaml --seq-len 2048" \
-         "llm-foundry tests/data/import/llm_foundry_mpt_7b.yaml --gpus 32"; do
+         "llm-foundry tests/data/import/llm_foundry_mpt_7b.yaml --gpus 32" \
+         "trl tests/data/import/trl_sft_qlora.yaml --gpus 1"; do
   # shellcheck disable=SC2086
   "$TS" import $c -o "$work/example.yaml" 2>/dev/null
   "$TS" validate "$work/example.yaml" >/dev/null || { echo "FAIL: import $c does not validate"; exit 1; }
