@@ -317,6 +317,9 @@ void map_step(TomlSection& opt, TomlSection& compile, TomlSection& ckpt, TomlSec
   }
   Draft::set(d.training, "optimizer_impl", impl);
   const bool in_backward = opt.boolean("early_step_in_backward").value_or(false);
+  if (in_backward && *Draft::get(d.parallel, "data") != "1")
+    unsupported(opt.where("early_step_in_backward"), "optimizer.early_step_in_backward",
+                "the optimizer step in backward over several data ranks");
   if (in_backward) Draft::set(d.training, "optimizer_in_backward", "true");
   const bool master = precision == "fp8" && !Draft::get(d.parallel, "fsdp");
   // A checkpoint folder may load the states before the first step (older key: enable_checkpoint).

@@ -203,7 +203,8 @@ Draft import_torchtune(const std::string& text, const std::string& path, const I
   Draft::set(d.training, "precision", dtype == "bf16" ? "bf16-true" : "fp32");
   map_optimizer(root, d);
   map_loss(root, d);
-  if (root.boolean("optimizer_in_bwd").value_or(false)) Draft::set(d.training, "optimizer_in_backward", "true");
+  const bool in_bwd = root.boolean("optimizer_in_bwd").value_or(false);
+  if (in_bwd) Draft::set(d.training, "optimizer_in_backward", "true");
   if (root.boolean("enable_activation_checkpointing").value_or(false)) Draft::set(d.training, "recompute", "full");
   const bool act_offload = root.boolean("enable_activation_offloading").value_or(false);
   if (act_offload) Draft::set(d.training, "activation_offload", "true");
@@ -215,6 +216,8 @@ Draft import_torchtune(const std::string& text, const std::string& path, const I
   const std::int64_t tp = root.has("tensor_parallel_dim") ? root.integer("tensor_parallel_dim", 1).value_or(1) : 1;
   const std::int64_t data = data_degree(o, tp, d);
   Draft::set(d.parallel, "data", std::to_string(data));
+  if (in_bwd && data > 1)
+    unsupported(root.where("optimizer_in_bwd"), "optimizer_in_bwd", "the optimizer step in backward over several data ranks");
   if (act_offload && data * tp > 1)
     unsupported(root.where("enable_activation_offloading"), "enable_activation_offloading",
                 "activation offloading with FSDP or tensor parallelism");

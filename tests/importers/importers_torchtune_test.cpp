@@ -127,6 +127,9 @@ TEST_CASE("torchtune: what its recipes refuse or trainsim cannot represent is lo
         "a.yaml:27:31: enable_activation_offloading: activation offloading with FSDP or tensor parallelism is "
         "not supported by trainsim yet");
   CHECK(error_of([&] { import_torchtune("model: [1\n", "a.yaml", gpus(1)); }).rfind("a.yaml:", 0) == 0);
+  CHECK(error_of([&] { import_torchtune(kLora + "optimizer_in_bwd: True\n", "a.yaml", gpus(4)); }) ==
+        "a.yaml:27:19: optimizer_in_bwd: the optimizer step in backward over several data ranks is not supported "
+        "by trainsim yet");
   CHECK(error_of([&] { import_torchtune(with("gradient_accumulation_steps: 8\n", ""), "a.yaml", gpus(1)); }) ==
         "a.yaml:1:1: gradient_accumulation_steps: missing: torchtune's recipes require it");
   CHECK(error_of([&] { import_torchtune(with("dtype: bf16\n", ""), "a.yaml", gpus(1)); }) ==
