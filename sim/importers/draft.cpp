@@ -45,6 +45,14 @@ void unsupported(const core::SourceLocation& at, const std::string& option, cons
   throw core::ConfigError(at, option, what + " is not supported by trainsim yet");
 }
 
+void require_fsdp_optimizer(const Draft& d, const core::SourceLocation& at, const std::string& option) {
+  const std::string* opt = Draft::get(d.training, "optimizer");
+  if (!Draft::get(d.parallel, "fsdp") || !opt) return;
+  for (const char* ok : {"adam", "adamw", "sgd", "momentum", "lion"})
+    if (*opt == ok) return;
+  unsupported(at, option, "optimizer " + *opt + " with FSDP");
+}
+
 namespace {
 constexpr std::int64_t kMaxDevices = std::int64_t{1} << 24;  // the scenario's limit
 // Command-line options have no file position.

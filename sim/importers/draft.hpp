@@ -69,6 +69,11 @@ std::string quote(const std::string& s);
 // The scenario YAML: a comment header (source, notes, ignored options) and the sections.
 std::string to_yaml(const Draft& d);
 
+// When the draft shards with parallel.fsdp, its optimizer must be one whose states FSDP shards
+// in trainsim (adam, adamw, sgd, momentum, lion): otherwise an unsupported error at `at`
+// naming `option` (the config's optimizer key).
+void require_fsdp_optimizer(const Draft& d, const core::SourceLocation& at, const std::string& option);
+
 // A ConfigError at `at` naming `option`: "... is not supported by trainsim yet".
 [[noreturn]] void unsupported(const core::SourceLocation& at, const std::string& option,
                               const std::string& what);

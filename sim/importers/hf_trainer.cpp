@@ -199,6 +199,7 @@ Draft import_hf_trainer(const std::string& text, const std::string& path, const 
     // Without DeepSpeed the Trainer's bf16 / fp16 is torch.autocast over fp32 weights.
     if (bf16 || fp16) Draft::set(d.training, "precision", bf16 ? "amp-bf16" : "amp-fp16");
     fsdp(args, o, data, bf16 ? "bf16" : fp16 ? "fp16" : "", d);
+    require_fsdp_optimizer(d, args.at(args.get("optim")), "optim");
   }
   args.ignore_rest(d);
   apply_common(o, data, d);

@@ -54,7 +54,7 @@ void map_lora(Map& root, Draft& d) {
     else root.fail("quantize", "expected bnb.nf4, bnb.nf4-dq, bnb.fp4, bnb.fp4-dq or bnb.int8-training, got '" + *q + "'");
     if (q->find("fp4") != std::string::npos)
       d.notes.push_back("quantize " + *q + ": stored as NF4 is (4 bits and an absmax per 64 weights)");
-    lora += ", base: " + base + ", quantizer: bitsandbytes";
+    lora += ", base: " + base + (base == "int8" ? "" : ", quantizer: bitsandbytes");
   }
   Draft::set(d.training, "lora", lora + "}");
 }
@@ -171,6 +171,7 @@ Draft import_litgpt(const std::string& text, const std::string& path, const Impo
       Draft::set(d.cluster, "gpus_per_node", std::to_string(devices));
     }
   }
+  require_fsdp_optimizer(d, root.where("optimizer"), "optimizer");
   root.ignore_rest(d);
   apply_common(o, gpus, d);
   return d;

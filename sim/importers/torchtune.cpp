@@ -222,6 +222,7 @@ Draft import_torchtune(const std::string& text, const std::string& path, const I
     unsupported(root.where("enable_activation_offloading"), "enable_activation_offloading",
                 "activation offloading with FSDP or tensor parallelism");
   map_fsdp(root, data, dtype == "bf16", d);
+  require_fsdp_optimizer(d, root.where("optimizer"), "optimizer._component_");
   if (data == 1 && tp == 1)
     for (const char* k : {"fsdp_cpu_offload", "fsdp_reshard_after_forward", "custom_sharded_layers"})
       if (root.has(k)) d.notes.push_back(std::string(k) + ": one GPU runs the single-device recipe, without FSDP");

@@ -79,7 +79,7 @@ void map_peft(Map& root, Draft& d) {
     lora += std::string(", base: ") + (root.boolean("use_bnb_nested_quant").value_or(false) ? "nf4-dq" : "nf4");
     lora += ", quantizer: bitsandbytes";
   } else if (q8) {
-    lora += ", base: int8, quantizer: bitsandbytes";
+    lora += ", base: int8";  // bitsandbytes' LLM.int8, the only int8 base
   }
   Draft::set(d.training, "lora", lora + "}");
 }
@@ -156,6 +156,7 @@ Draft import_trl(const std::string& text, const std::string& path, const ImportO
     if (!words.empty() && !(words.size() == 1 && words[0] == "false"))
       hf_fsdp(words, version, root.where("fsdp"), o, data, amp ? prec.substr(4) : "", d);
   }
+  require_fsdp_optimizer(d, root.where("optim"), "optim");
   root.ignore_rest(d);
   apply_common(o, data, d);
   return d;

@@ -82,6 +82,10 @@ TEST_CASE("litgpt: several GPUs shard and checkpoint every Block; a full fine-tu
   CHECK(training(import_litgpt(full + "optimizer: bitsandbytes.optim.PagedAdamW8bit\n", "o.yaml", on()),
                  "optimizer") == "paged-adamw-8bit");
   CHECK(training(import_litgpt(full + "optimizer: SGD\n", "o.yaml", on()), "optimizer") == "sgd");
+  // bnb.int8-training: bitsandbytes' LLM.int8 base, which the scenario names without a quantizer.
+  std::string int8 = kQlora;
+  int8.replace(int8.find("bnb.nf4-dq"), 10, "bnb.int8-training");
+  CHECK(training(import_litgpt(int8, "i.yaml", on()), "lora").find("base: int8}") != std::string::npos);
 }
 
 TEST_CASE("litgpt: what LitGPT refuses or trainsim cannot represent is located") {

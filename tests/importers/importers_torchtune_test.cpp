@@ -127,6 +127,10 @@ TEST_CASE("torchtune: what its recipes refuse or trainsim cannot represent is lo
         "a.yaml:27:31: enable_activation_offloading: activation offloading with FSDP or tensor parallelism is "
         "not supported by trainsim yet");
   CHECK(error_of([&] { import_torchtune("model: [1\n", "a.yaml", gpus(1)); }).rfind("a.yaml:", 0) == 0);
+  // bitsandbytes' paged states beside FSDP's shards have no model here.
+  CHECK(error_of([&] { import_torchtune(with("torch.optim.AdamW\n  fused: True", "bitsandbytes.optim.PagedAdamW8bit"),
+                                        "a.yaml", gpus(4)); }) ==
+        "a.yaml:19:3: optimizer._component_: optimizer paged-adamw-8bit with FSDP is not supported by trainsim yet");
   CHECK(error_of([&] { import_torchtune(kLora + "optimizer_in_bwd: True\n", "a.yaml", gpus(4)); }) ==
         "a.yaml:27:19: optimizer_in_bwd: the optimizer step in backward over several data ranks is not supported "
         "by trainsim yet");

@@ -51,8 +51,7 @@ TEST_CASE("trl: fp32 models under autocast, PEFT's default targets, 8-bit bases,
   const Draft d = import_trl(fp32, "a.yaml", gpus(1));
   CHECK(d.model == "mistral-7b");
   CHECK(training(d, "precision") == "amp-bf16");  // dtype float32 (ModelConfig's default), bf16 on
-  CHECK(training(d, "lora") == "{rank: 16, alpha: 32, dropout: 0.05, targets: [q_proj, v_proj], base: int8, "
-                               "quantizer: bitsandbytes}");
+  CHECK(training(d, "lora") == "{rank: 16, alpha: 32, dropout: 0.05, targets: [q_proj, v_proj], base: int8}");
   CHECK(training(d, "attention") == "standard");
   CHECK(training(d, "recompute") == "(absent)");
   CHECK(training(d, "optimizer") == "paged-adamw-8bit");
