@@ -1,10 +1,13 @@
 # Bash completion for trainsim: subcommands, each subcommand's options (read from its --help),
 # preset names after --set device=/model= (from `trainsim devices` / `trainsim models`), the
-# values of --objective, --format and --measured-unit, and scenario (.yaml) or table (.csv) files.
+# values of --objective, --format and --measured-unit, import's KIND and the presets after its
+# --device / --model, and scenario (.yaml) or table (.csv) files.
 # Load it with `source tools/trainsim-completion.bash` (or copy it to
 # ~/.local/share/bash-completion/completions/trainsim); it calls the `trainsim` on your PATH.
 
-_trainsim_commands="run validate diagnose models devices sweep fit plan merge compare compare-memory calibrate"
+_trainsim_commands="run validate diagnose models devices sweep fit plan merge compare compare-memory calibrate import"
+# `trainsim import KIND FILE`: the kinds its --help lists.
+_trainsim_import_kinds="megatron deepspeed torchtitan hf-trainer trl torchtune litgpt llm-foundry"
 
 # The options a subcommand's --help lists, e.g. "--set --format --quiet".
 _trainsim_options() {
@@ -40,6 +43,9 @@ _trainsim() {
       mapfile -t COMPREPLY < <(compgen -W "$(_trainsim_presets models 0)" -- "$value"); return ;;
   esac
   case "$prev" in
+    --device) mapfile -t COMPREPLY < <(compgen -W "$(_trainsim_presets devices 1)" -- "$cur"); return ;;
+    --model) mapfile -t COMPREPLY < <(compgen -W "$(_trainsim_presets models 0)" -- "$cur"; compgen -f -X '!*.json' -- "$cur")
+             return ;;
     --objective) mapfile -t COMPREPLY < <(compgen -W "throughput memory cost" -- "$cur"); return ;;
     --format) mapfile -t COMPREPLY < <(compgen -W "text json" -- "$cur"); return ;;
     --measured-unit)
@@ -53,8 +59,16 @@ _trainsim() {
     mapfile -t COMPREPLY < <(compgen -W "$(_trainsim_options "$cmd")" -- "$cur")
     return
   fi
+  if [ "$cmd" = import ] && [ "$COMP_CWORD" -eq 2 ]; then
+    mapfile -t COMPREPLY < <(compgen -W "$_trainsim_import_kinds" -- "$cur")
+    return
+  fi
   local ext=yaml
-  case "$cmd" in compare | calibrate | merge) ext=csv ;; models | devices) return ;; esac
+  case "$cmd" in compare | calibrate | merge) ext=csv ;; import) ext="*" ;; models | devices) return ;; esac
+  if [ "$ext" = "*" ]; then
+    mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+    return
+  fi
   mapfile -t COMPREPLY < <(compgen -f -X "!*.$ext" -- "$cur"; compgen -d -- "$cur")
 }
 

@@ -46,4 +46,16 @@ exactly h100-80gb h100-pcie h100-nvl -- trainsim run s.yaml --set device = h100
 expect rtx-4090 rtx-3090 rtx-a6000 -- trainsim run s.yaml --set device = rtx
 exactly llama2-70b -- trainsim run s.yaml --set model = llama2-70
 expect scenarios/quickstart.yaml -- trainsim run scenarios/quick
+# import: its kinds, then any config file, and presets after --device / --model.
+exactly torchtitan torchtune -- trainsim import torch
+expect tests/data/import/llama3_8b.toml -- trainsim import torchtitan tests/data/import/llama3_8
+exactly a100-40gb a100-80gb -- trainsim import torchtune c.yaml --device a100
+exactly llama3-405b -- trainsim import torchtune c.yaml --model llama3-40
+# The kinds offered are the kinds `trainsim import` knows (its error for an unknown kind lists them).
+known=$("$bin" import no-such-kind x 2>&1 | sed -n "s/.*expected one of: //p" | tr -d ',' | tr ' ' '\n' | sort)
+offered=$(printf '%s\n' $_trainsim_import_kinds | sort)
+if [ -z "$known" ] || [ "$known" != "$offered" ]; then
+  echo "FAIL: completion's import kinds '$offered' are not trainsim's '$known'"
+  fails=1
+fi
 exit $fails
