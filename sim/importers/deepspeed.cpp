@@ -62,6 +62,25 @@ bool map_optimizer(JsonObject& ds, Draft& d) {
   return true;
 }
 
+// ZeRO-3's parameter fetch (parallel.zero3; docs/zero3.md): DeepSpeed's stage3_* counts in
+// elements. "auto" (the HF integration fills it from the model's hidden size) stays DeepSpeed's
+// default, with a note.
+void map_zero3(JsonObject& zero, Draft& d) {
+  Section z;
+  for (const auto& [key, name] : {std::pair{"stage3_prefetch_bucket_size", "prefetch_bucket_size"},
+                                  std::pair{"stage3_max_live_parameters", "max_live_parameters"},
+                                  std::pair{"stage3_param_persistence_threshold", "param_persistence_threshold"}}) {
+    const YAML::Node n = zero.get(key);
+    if (n.IsDefined() && n.IsScalar() && n.Scalar() == "auto")
+      d.notes.push_back(std::string(key) + " \"auto\" (the HF integration's, from the hidden size): DeepSpeed's default");
+    if (auto v = zero.integer(key, 0, true)) Draft::set(z, name, std::to_string(*v));
+  }
+  if (z.empty()) return;
+  std::string v = "{";
+  for (std::size_t i = 0; i < z.size(); ++i) v += (i ? ", " : "") + z[i].first + ": " + z[i].second;
+  Draft::set(d.parallel, "zero3", v + "}");
+}
+
 }  // namespace
 
 // Batch figures stay within 2^30, so their products with a GPU count (<= 2^24) fit 64 bits.
@@ -94,6 +113,7 @@ DeepSpeedBatch map_deepspeed(JsonObject& ds, Draft& d) {
     if (opt_cpu || param_cpu)
       Draft::set(d.training, "offload", std::string("{optimizer: ") + (opt_cpu ? "cpu" : "none") +
                                             ", parameters: " + (param_cpu ? "cpu" : "none") + "}");
+    if (stage == 3) map_zero3(*zero, d);
     if (auto bucket = zero->integer("reduce_bucket_size", 1, true)) {
       // DeepSpeed counts the bucket in elements of the gradients' dtype.
       const std::string* p = Draft::get(d.training, "precision");

@@ -159,3 +159,21 @@ TEST_CASE("megatron: MoE, context parallelism and FP8 map to experts, parallel.c
   CHECK(parallel(d, "context_attention") == "allgather");
   CHECK(parallel(d, "expert") == "8");
 }
+
+TEST_CASE("deepspeed: ZeRO-3's stage3_* fetch settings map to parallel.zero3, \"auto\" to DeepSpeed's defaults") {
+  ImportOptions o = gpus(16);
+  o.model = "llama2-7b";
+  o.seq_len = 2048;
+  const Draft d = import_deepspeed(
+      R"({"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 3, "stage3_prefetch_bucket_size": 5e8,
+"stage3_max_live_parameters": 1e9, "stage3_param_persistence_threshold": "auto"}})",
+      "z.json", o);
+  CHECK(parallel(d, "zero3") == "{prefetch_bucket_size: 500000000, max_live_parameters: 1000000000}");
+  CHECK(d.notes.front().rfind("stage3_param_persistence_threshold \"auto\"", 0) == 0);
+  // Below stage 3 the keys have no effect: listed as ignored.
+  const Draft two = import_deepspeed(
+      R"({"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 2, "stage3_max_live_parameters": 1e9}})",
+      "z.json", o);
+  CHECK(parallel(two, "zero3") == "(absent)");
+  CHECK(two.ignored.size() == 1);
+}
