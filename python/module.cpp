@@ -19,6 +19,7 @@
 #include "sim/core/version.hpp"
 #include "sim/diagnose/diagnose.hpp"
 #include "sim/exec/player.hpp"
+#include "sim/importers/import.hpp"
 #include "sim/parallel/lower.hpp"
 #include "sim/report/html.hpp"
 #include "sim/report/memory_series.hpp"
@@ -194,5 +195,21 @@ PYBIND11_MODULE(_core, m) {
   m.def("fit", &fit_json, py::arg("source"), py::arg("sets"), py::arg("key"), py::arg("start"), py::arg("limit"));
   m.def("plan", &plan_json, py::arg("source"), py::arg("sets"), py::arg("gpus"), py::arg("top"),
         py::arg("objective"), py::arg("max_micro_batch"), py::arg("jobs"));
+  m.def(
+      "import_config",
+      [](const std::string& kind, const std::string& path, std::optional<std::int64_t> gpus,
+         std::optional<std::int64_t> gpus_per_node, std::optional<std::string> device,
+         std::optional<std::string> model, std::optional<std::int64_t> seq_len) {
+        trainsim::importers::ImportOptions o;
+        o.gpus = gpus;
+        o.gpus_per_node = gpus_per_node;
+        o.device = device;
+        o.model = model;
+        o.seq_len = seq_len;
+        py::gil_scoped_release release;
+        return trainsim::importers::to_yaml(trainsim::importers::import_config(kind, path, o));
+      },
+      py::arg("kind"), py::arg("path"), py::arg("gpus"), py::arg("gpus_per_node"), py::arg("device"),
+      py::arg("model"), py::arg("seq_len"));
   bind_sweep(m);
 }

@@ -13,7 +13,7 @@ import os
 
 __all__ = [
     "Error", "ScenarioError", "ResourceError", "InternalError", "Report",
-    "run", "report", "diagnose", "fit", "plan", "sweep", "sweep_frame", "__version__",
+    "run", "report", "diagnose", "fit", "plan", "sweep", "sweep_frame", "import_config", "__version__",
 ]
 
 
@@ -152,6 +152,15 @@ def plan(scenario, gpus, overrides=None, *, top=5, objective="throughput", max_m
     per hardware thread."""
     return json.loads(_core.plan(_source(scenario), _sets(overrides), gpus, top, objective,
                                  max_micro_batch, jobs))
+
+
+def import_config(kind, path, *, gpus=None, gpus_per_node=None, device=None, model=None, seq_len=None):
+    """The scenario a framework's config describes (``trainsim import KIND PATH``), as YAML
+    text that ``run``, ``plan`` and the others take: ``kind`` is megatron, deepspeed,
+    torchtitan, hf-trainer, trl, torchtune, litgpt or llm-foundry (docs/import.md). The
+    keyword arguments are the command's options. What the importer left out and assumed is in
+    the text's header comments; a config it cannot map raises ScenarioError at the value."""
+    return _core.import_config(kind, os.fspath(path), gpus, gpus_per_node, device, model, seq_len)
 
 
 def sweep(spec, *, jobs=0):
