@@ -152,9 +152,11 @@ Draft import_trl(const std::string& text, const std::string& path, const ImportO
       if (version > 2) cfg->fail(key, "expected 1 or 2");
       cfg->ignore_rest(d);
     }
-    const bool amp = prec == "amp-bf16" || prec == "amp-fp16";
+    // Accelerate's MixedPrecision follows the Trainer's bf16 / fp16 flag, whatever the model's dtype.
+    const bool fp16 = root.boolean("fp16").value_or(false);
+    const std::string mixed = fp16 ? "fp16" : root.boolean("bf16").value_or(true) ? "bf16" : "";
     if (!words.empty() && !(words.size() == 1 && words[0] == "false"))
-      hf_fsdp(words, version, root.where("fsdp"), o, data, amp ? prec.substr(4) : "", d);
+      hf_fsdp(words, version, root.where("fsdp"), o, data, mixed, d);
   }
   require_fsdp_optimizer(d, root.where("optim"), "optim");
   root.ignore_rest(d);

@@ -61,6 +61,11 @@ TEST_CASE("trl: fp32 models under autocast, PEFT's default targets, 8-bit bases,
                              gpus(8));
   CHECK(*Draft::get(f.parallel, "fsdp") == "{param_dtype: bf16, reduce_dtype: bf16, flat_parameter: true}");
   CHECK(training(f, "lora") == "(absent)");
+  // A bf16 model under FSDP: Accelerate's MixedPrecision follows the bf16 flag (true by default).
+  const Draft b = import_trl("model_name_or_path: meta-llama/Llama-2-7b-hf\ndtype: bfloat16\nfsdp: full_shard\n",
+                             "b.yaml", gpus(8));
+  CHECK(training(b, "precision") == "bf16-true");
+  CHECK(*Draft::get(b.parallel, "fsdp") == "{param_dtype: bf16, reduce_dtype: bf16, flat_parameter: true}");
 }
 
 TEST_CASE("trl: what TRL refuses or trainsim cannot represent is located") {
