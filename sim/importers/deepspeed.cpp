@@ -75,10 +75,7 @@ void map_zero3(JsonObject& zero, Draft& d) {
       d.notes.push_back(std::string(key) + " \"auto\" (the HF integration's, from the hidden size): DeepSpeed's default");
     if (auto v = zero.integer(key, 0, true)) Draft::set(z, name, std::to_string(*v));
   }
-  if (z.empty()) return;
-  std::string v = "{";
-  for (std::size_t i = 0; i < z.size(); ++i) v += (i ? ", " : "") + z[i].first + ": " + z[i].second;
-  Draft::set(d.parallel, "zero3", v + "}");
+  if (!z.empty()) Draft::set(d.parallel, "zero3", flow_mapping(z));
 }
 
 }  // namespace

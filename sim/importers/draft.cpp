@@ -7,6 +7,7 @@
 
 #include "models/presets.hpp"
 #include "sim/hw/device.hpp"
+#include "sim/scenario/precision.hpp"
 
 namespace trainsim::importers {
 
@@ -48,9 +49,13 @@ void unsupported(const core::SourceLocation& at, const std::string& option, cons
 void require_fsdp_optimizer(const Draft& d, const core::SourceLocation& at, const std::string& option) {
   const std::string* opt = Draft::get(d.training, "optimizer");
   if (!Draft::get(d.parallel, "fsdp") || !opt) return;
-  for (const char* ok : {"adam", "adamw", "sgd", "momentum", "lion"})
-    if (*opt == ok) return;
-  unsupported(at, option, "optimizer " + *opt + " with FSDP");
+  // The scenario loader's rule (sim/scenario/optimizer_read.cpp): states kept per parameter
+  // tensor, or paged, are not sharded by parallel.fsdp.
+  const auto& names = scenario::optimizer_names();
+  const auto it = std::find(names.begin(), names.end(), *opt);
+  if (it == names.end()) return;  // the loader names it at the key
+  const auto o = static_cast<scenario::Optimizer>(it - names.begin());
+  if (scenario::per_tensor_states(o) || scenario::paged(o)) unsupported(at, option, "optimizer " + *opt + " with FSDP");
 }
 
 namespace {
@@ -167,6 +172,12 @@ std::string escaped(const std::string& s, bool quotes) {
 
 std::string quote(const std::string& s) { return "\"" + escaped(s, true) + "\""; }
 
+std::string flow_mapping(const Section& s) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + s[i].first + ": " + s[i].second;
+  return out + "}";
+}
+
 namespace {
 // Keys in the order docs/scenarios.md lists them; others after, as set.
 std::size_t rank(const std::string& key) {
@@ -180,9 +191,7 @@ std::size_t rank(const std::string& key) {
 
 std::string flow(Section s) {
   std::stable_sort(s.begin(), s.end(), [](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
-  std::string out = "{";
-  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + s[i].first + ": " + s[i].second;
-  return out + "}";
+  return flow_mapping(s);
 }
 
 // Comment lines of at most ~100 columns listing `items` after `title`.

@@ -66,12 +66,15 @@ std::optional<std::int64_t> product(std::initializer_list<std::int64_t> factors)
 // A YAML double-quoted scalar.
 std::string quote(const std::string& s);
 
+// A YAML flow mapping of `s` in its own order: "{k1: v1, k2: v2}" ("{}" when empty).
+std::string flow_mapping(const Section& s);
+
 // The scenario YAML: a comment header (source, notes, ignored options) and the sections.
 std::string to_yaml(const Draft& d);
 
 // When the draft shards with parallel.fsdp, its optimizer must be one whose states FSDP shards
-// in trainsim (adam, adamw, sgd, momentum, lion): otherwise an unsupported error at `at`
-// naming `option` (the config's optimizer key).
+// in trainsim (the scenario loader's rule: not per-tensor or paged states): otherwise an
+// unsupported error at `at` naming `option` (the config's optimizer key).
 void require_fsdp_optimizer(const Draft& d, const core::SourceLocation& at, const std::string& option);
 
 // A ConfigError at `at` naming `option`: "... is not supported by trainsim yet".

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 #include "sim/importers/draft.hpp"
 
 namespace trainsim::importers {
@@ -18,6 +20,10 @@ std::optional<std::string> hf_optimizer_impl(const std::string& optim);
 // A Hugging Face repository's name (the last part of meta-llama/Llama-2-7b-hf) -> the preset
 // of that shape (Llama 2, Llama 3 / 3.1 / 3.3, Mistral 7B v0.1, GPT-2); nullopt otherwise.
 std::optional<std::string> hf_repo_preset(const std::string& repo);
+
+// The `fsdp` words (transformers' FSDPOption) of a space-separated string or a list of them;
+// empty when absent or "false"; nullopt when the value is neither.
+std::optional<std::vector<std::string>> hf_fsdp_words(const YAML::Node& f);
 
 // `fsdp` words (FSDPOption) through Accelerate's FullyShardedDataParallelPlugin into
 // parallel.fsdp; `version` is fsdp_config's (1 or 2); `dtype` the autocast dtype ("" for fp32).

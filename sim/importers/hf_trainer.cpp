@@ -58,6 +58,25 @@ std::optional<std::string> hf_optimizer_impl(const std::string& optim) {
   return std::nullopt;
 }
 
+std::optional<std::vector<std::string>> hf_fsdp_words(const YAML::Node& f) {
+  std::vector<std::string> words;
+  if (!f.IsDefined() || f.IsNull()) return words;
+  auto add = [&](const YAML::Node& n) {
+    if (!n.IsScalar()) return false;
+    std::istringstream in(n.Scalar());
+    for (std::string w; in >> w;) words.push_back(w);
+    return true;
+  };
+  if (f.IsSequence()) {
+    for (const auto& n : f)
+      if (!add(n)) return std::nullopt;
+  } else {
+    if (!add(f)) return std::nullopt;
+    if (words.size() == 1 && words[0] == "false") words.clear();
+  }
+  return words;
+}
+
 // `fsdp` through Accelerate's FullyShardedDataParallelPlugin: the strategy word (FULL_SHARD,
 // SHARD_GRAD_OP, HYBRID_SHARD within a node, _HYBRID_SHARD_ZERO2), `offload` (CPUOffload of
 // the parameters), FSDP1's FlatParameter unless `fsdp_config.version` is 2, and under mixed
@@ -96,31 +115,16 @@ void hf_fsdp(const std::vector<std::string>& words, std::int64_t version, const 
   }
   if (offload) Draft::set(f, "offload", "cpu");
   if (version == 1) Draft::set(f, "flat_parameter", "true");
-  std::string v = "{";
-  for (std::size_t i = 0; i < f.size(); ++i) v += (i ? ", " : "") + f[i].first + ": " + f[i].second;
-  Draft::set(d.parallel, "fsdp", v + "}");
+  Draft::set(d.parallel, "fsdp", flow_mapping(f));
 }
 
 namespace {
 
 
-// The `fsdp` words (transformers' FSDPOption): a space-separated string or a list of them.
 std::vector<std::string> fsdp_words(JsonObject& args) {
-  const YAML::Node f = args.get("fsdp");
-  std::vector<std::string> words;
-  if (!f.IsDefined() || f.IsNull()) return words;
-  auto add = [&](const YAML::Node& n) {
-    if (!n.IsScalar()) args.fail("fsdp", "expected a string or a list of strings");
-    std::istringstream in(n.Scalar());
-    for (std::string w; in >> w;) words.push_back(w);
-  };
-  if (f.IsSequence()) {
-    for (const auto& n : f) add(n);
-  } else {
-    add(f);
-    if (words.size() == 1 && words[0] == "false") words.clear();
-  }
-  return words;
+  const auto words = hf_fsdp_words(args.get("fsdp"));
+  if (!words) args.fail("fsdp", "expected a string or a list of strings");
+  return *words;
 }
 
 // `fsdp` and `fsdp_config.version` (or `fsdp_version`) of the arguments: mapped by hf_fsdp.

@@ -161,11 +161,13 @@ Draft import_litgpt(const std::string& text, const std::string& path, const Impo
     // the model's dtype); full: FSDP1 (FSDPStrategy, a FlatParameter per Block, Lightning's
     // FSDPPrecision: bf16-mixed gathers fp32 and reduces bf16, *-true all in the dtype).
     Draft::set(d.training, "recompute", "full");
-    std::string f = lora ? "{" : "{flat_parameter: true, ";
-    if (prec == "bf16-true" || prec == "amp-bf16") f += "reduce_dtype: bf16, ";
-    if (prec == "fp16-true" || prec == "amp-fp16") f += "reduce_dtype: fp16, ";
-    if (!lora && (prec == "amp-bf16" || prec == "amp-fp16")) f += "param_dtype: fp32, ";
-    Draft::set(d.parallel, "fsdp", f + "gradient_sync: last-micro-batch}");
+    Section f;
+    if (!lora) Draft::set(f, "flat_parameter", "true");
+    if (prec == "bf16-true" || prec == "amp-bf16") Draft::set(f, "reduce_dtype", "bf16");
+    if (prec == "fp16-true" || prec == "amp-fp16") Draft::set(f, "reduce_dtype", "fp16");
+    if (!lora && (prec == "amp-bf16" || prec == "amp-fp16")) Draft::set(f, "param_dtype", "fp32");
+    Draft::set(f, "gradient_sync", "last-micro-batch");
+    Draft::set(d.parallel, "fsdp", flow_mapping(f));
     if (!o.gpus_per_node) {
       Draft::set(d.cluster, "nodes", std::to_string(nodes));
       Draft::set(d.cluster, "gpus_per_node", std::to_string(devices));

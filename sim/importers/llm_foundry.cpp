@@ -89,15 +89,16 @@ void map_fsdp(Map& root, const ImportOptions& o, std::int64_t data, const std::s
     unsupported(cfg->where("cpu_offload"), "fsdp_config.cpu_offload", "Composer's FSDP CPU offload");
   cfg->ignore_rest(d);
   if (strategy == "NO_SHARD" || data == 1) return;
-  std::string f = "{";
+  Section f;
   if (strategy == "HYBRID_SHARD" || strategy == "_HYBRID_SHARD_ZERO2") {
     const std::int64_t node = std::min<std::int64_t>(o.gpus_per_node.value_or(8), data);
-    if (node < data) f += "shard_size: " + std::to_string(node) + ", ";
+    if (node < data) Draft::set(f, "shard_size", std::to_string(node));
   }
-  if (strategy == "SHARD_GRAD_OP" || strategy == "_HYBRID_SHARD_ZERO2") f += "reshard_after_forward: false, ";
-  if (!dtype.empty() && mp != "FULL") f += "param_dtype: " + dtype + ", reduce_dtype: " + (mp == "PURE" ? dtype : "fp32") + ", ";
-  if (!dtype.empty() && mp == "FULL") f += "param_dtype: fp32, ";
-  Draft::set(d.parallel, "fsdp", f + "flat_parameter: true}");
+  if (strategy == "SHARD_GRAD_OP" || strategy == "_HYBRID_SHARD_ZERO2") Draft::set(f, "reshard_after_forward", "false");
+  if (!dtype.empty()) Draft::set(f, "param_dtype", mp == "FULL" ? "fp32" : dtype);
+  if (!dtype.empty() && mp != "FULL") Draft::set(f, "reduce_dtype", mp == "PURE" ? dtype : "fp32");
+  Draft::set(f, "flat_parameter", "true");
+  Draft::set(d.parallel, "fsdp", flow_mapping(f));
 }
 
 }  // namespace

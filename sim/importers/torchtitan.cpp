@@ -290,9 +290,7 @@ void map_fsdp(TomlSection& par, TomlSection& training, const Degrees& g, const P
                         "(torchtitan keeps it gathered; its backward follows at once)");
   }
   if (offload) Draft::set(f, "offload", "cpu");
-  std::string v = "{";
-  for (std::size_t i = 0; i < f.size(); ++i) v += (i ? ", " : "") + f[i].first + ": " + f[i].second;
-  Draft::set(d.parallel, "fsdp", f.empty() ? "true" : v + "}");
+  Draft::set(d.parallel, "fsdp", f.empty() ? "true" : flow_mapping(f));
 }
 
 // The step as torchtitan runs it: torch.optim's AdamW (`implementation`, "fused" since

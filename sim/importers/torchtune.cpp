@@ -174,18 +174,16 @@ void map_fsdp(Map& root, std::int64_t data, bool bf16, Draft& d) {
     Draft::set(d.parallel, "sequence_parallel", "true");  // base_llama_tp_plan's SequenceParallel norms
   }
   if (data == 1) return;
-  std::string f;
-  auto add = [&](const std::string& kv) { f += (f.empty() ? "" : ", ") + kv; };
-  if (!reshard) add("reshard_after_forward: false");
-  if (bf16) add("reduce_dtype: bf16");
-  bool outer = false;
+  Section f;
+  if (!reshard) Draft::set(f, "reshard_after_forward", "false");
+  if (bf16) Draft::set(f, "reduce_dtype", "bf16");
   for (const auto& l : layers) {
-    if (l == "tok_embeddings" || l == "output") outer = true;
-    else root.fail("custom_sharded_layers", "expected tok_embeddings or output, got '" + l + "'");
+    if (l != "tok_embeddings" && l != "output")
+      root.fail("custom_sharded_layers", "expected tok_embeddings or output, got '" + l + "'");
+    Draft::set(f, "separate_outer_layers", "true");
   }
-  if (outer) add("separate_outer_layers: true");
-  if (offload) add("offload: cpu");
-  Draft::set(d.parallel, "fsdp", f.empty() ? "true" : "{" + f + "}");
+  if (offload) Draft::set(f, "offload", "cpu");
+  Draft::set(d.parallel, "fsdp", f.empty() ? "true" : flow_mapping(f));
 }
 
 }  // namespace

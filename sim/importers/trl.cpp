@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <iterator>
-#include <sstream>
 
 #include "sim/importers/hf_names.hpp"
 #include "sim/importers/import.hpp"
@@ -137,14 +136,8 @@ Draft import_trl(const std::string& text, const std::string& path, const ImportO
   const std::int64_t data = data_degree(o, 1, d);
   Draft::set(d.parallel, "data", std::to_string(data));
   if (root.has("fsdp")) {
-    std::vector<std::string> words;
-    const YAML::Node f = root.get("fsdp");
-    auto split = [&](const std::string& s) {
-      std::istringstream in(s);
-      for (std::string w; in >> w;) words.push_back(w);
-    };
-    if (f.IsScalar()) split(f.Scalar());
-    else for (const auto& w : root.strings("fsdp")) split(w);
+    const auto words = hf_fsdp_words(root.get("fsdp"));
+    if (!words) root.fail("fsdp", "expected a string or a list of strings");
     std::int64_t version = 1;
     if (auto cfg = root.object("fsdp_config")) {
       const char* key = cfg->has("version") ? "version" : "fsdp_version";
@@ -155,8 +148,7 @@ Draft import_trl(const std::string& text, const std::string& path, const ImportO
     // Accelerate's MixedPrecision follows the Trainer's bf16 / fp16 flag, whatever the model's dtype.
     const bool fp16 = root.boolean("fp16").value_or(false);
     const std::string mixed = fp16 ? "fp16" : root.boolean("bf16").value_or(true) ? "bf16" : "";
-    if (!words.empty() && !(words.size() == 1 && words[0] == "false"))
-      hf_fsdp(words, version, root.where("fsdp"), o, data, mixed, d);
+    if (!words->empty()) hf_fsdp(*words, version, root.where("fsdp"), o, data, mixed, d);
   }
   require_fsdp_optimizer(d, root.where("optim"), "optim");
   root.ignore_rest(d);
