@@ -178,6 +178,12 @@ std::string flow_mapping(const Section& s) {
   return out + "}";
 }
 
+std::string flow_sequence(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  return out + "]";
+}
+
 namespace {
 // Keys in the order docs/scenarios.md lists them; others after, as set.
 std::size_t rank(const std::string& key) {

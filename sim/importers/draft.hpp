@@ -68,6 +68,8 @@ std::string quote(const std::string& s);
 
 // A YAML flow mapping of `s` in its own order: "{k1: v1, k2: v2}" ("{}" when empty).
 std::string flow_mapping(const Section& s);
+// A YAML flow sequence of `items`: "[a, b]".
+std::string flow_sequence(const std::vector<std::string>& items);
 
 // The scenario YAML: a comment header (source, notes, ignored options) and the sections.
 std::string to_yaml(const Draft& d);

@@ -20,37 +20,14 @@ YAML::Node parse_json(const std::string& text, const std::string& file) {
 }
 
 JsonObject::JsonObject(YAML::Node node, std::string file, std::string path)
-    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {
-  if (!node_.IsMap())
-    throw core::ConfigError(at(node_), path_, "expected a JSON object");
-}
-
-core::SourceLocation JsonObject::at(const YAML::Node& n) const {
-  const YAML::Mark m = n.Mark();
-  if (m.is_null() || m.line < 0) return {file_, 1, 1};
-  return {file_, m.line + 1, m.column + 1};
+    : LocatedMap(node, std::move(file), path) {
+  if (!node.IsMap()) throw core::ConfigError(at(node), path, "expected a JSON object");
 }
 
 core::SourceLocation JsonObject::at_key(const std::string& key) const {
-  for (const auto& kv : node_)
+  for (const auto& kv : node())
     if (kv.first.IsScalar() && kv.first.Scalar() == key) return at(kv.first);
-  return at(node_);
-}
-
-YAML::Node JsonObject::get(const std::string& key) {
-  read_.insert(key);
-  const YAML::Node n = std::as_const(node_)[key];  // a const lookup never inserts the key
-  return n.IsDefined() && !n.IsNull() ? n : YAML::Node(YAML::NodeType::Undefined);
-}
-
-bool JsonObject::has(const std::string& key) const {
-  const YAML::Node n = std::as_const(node_)[key];
-  return n.IsDefined() && !n.IsNull();
-}
-
-void JsonObject::fail(const std::string& key, const std::string& what) const {
-  const YAML::Node n = std::as_const(node_)[key];
-  throw core::ConfigError(n.IsDefined() ? at(n) : at(node_), name(key), what);
+  return at(node());
 }
 
 namespace {
@@ -102,14 +79,7 @@ std::optional<JsonObject> JsonObject::object(const std::string& key) {
   const YAML::Node n = get(key);
   if (!n.IsDefined()) return std::nullopt;
   if (!n.IsMap()) fail(key, "expected a JSON object, got " + shown(n));
-  return JsonObject(n, file_, name(key));
-}
-
-void JsonObject::ignore_rest(Draft& d) const {
-  for (const auto& kv : node_) {
-    const std::string key = kv.first.Scalar();
-    if (!read_.count(key)) d.ignore(name(key), at(kv.first));
-  }
+  return JsonObject(n, file(), name(key));
 }
 
 }  // namespace trainsim::importers

@@ -4,30 +4,27 @@
 // the others in the Draft, so no option is dropped silently.
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <string>
 
 #include <yaml-cpp/yaml.h>
 
-#include "sim/importers/draft.hpp"
+#include "sim/importers/located_map.hpp"
 
 namespace trainsim::importers {
 
 // The parsed JSON text of `file`: syntax errors and duplicate keys are located ConfigErrors.
 YAML::Node parse_json(const std::string& text, const std::string& file);
 
-class JsonObject {
+class JsonObject : public LocatedMap {
  public:
   // `node` must be a JSON object (else a located error); `path` prefixes its keys in messages.
   JsonObject(YAML::Node node, std::string file, std::string path);
 
-  core::SourceLocation at(const YAML::Node& n) const;
+  // Where `key` itself is written (the object when absent).
   core::SourceLocation at_key(const std::string& key) const;
-  std::string name(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
 
   // The value of `key`, marked read; undefined when absent or null.
-  YAML::Node get(const std::string& key);
-  bool has(const std::string& key) const;
+  YAML::Node get(const std::string& key) { return lookup(key); }
   // Typed reads; absent (or null) -> nullopt. "auto" (HF's placeholder) -> nullopt when
   // `auto_ok`, else an error.
   // Integers in min..max (default 2^40: any count or size a config holds).
@@ -36,15 +33,6 @@ class JsonObject {
   std::optional<bool> boolean(const std::string& key, bool auto_ok = false);
   std::optional<std::string> string(const std::string& key);
   std::optional<JsonObject> object(const std::string& key);
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const;
-
-  // Lists every key not read (and, inside the objects read, theirs) as ignored.
-  void ignore_rest(Draft& d) const;
-
- private:
-  YAML::Node node_;
-  std::string file_, path_;
-  std::set<std::string> read_;
 };
 
 }  // namespace trainsim::importers

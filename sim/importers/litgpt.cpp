@@ -28,10 +28,9 @@ std::string precision(Map& root) {
 // down. `quantize` (Fabric's BitsandbytesPrecision) makes the base bitsandbytes' Linear4bit /
 // Linear8bitLt.
 void map_lora(Map& root, Draft& d) {
-  std::string targets;
+  std::vector<std::string> targets;
   auto target = [&](const char* key, bool on, std::initializer_list<const char*> names) {
-    if (!root.boolean(key).value_or(on)) return;
-    for (const char* n : names) targets += (targets.empty() ? "" : ", ") + std::string(n);
+    if (root.boolean(key).value_or(on)) targets.insert(targets.end(), names.begin(), names.end());
   };
   target("lora_query", true, {"q_proj"});
   target("lora_key", false, {"k_proj"});
@@ -41,11 +40,12 @@ void map_lora(Map& root, Draft& d) {
   if (root.boolean("lora_head").value_or(false))
     unsupported(root.where("lora_head"), "lora_head", "LoRA on the output head");
   if (targets.empty()) root.fail("lora_query", "no LoRA target is on (lora_query, lora_key, lora_value, ...)");
-  std::string lora = "{rank: " + std::to_string(root.integer("lora_r", 1).value_or(8));
-  lora += ", alpha: " + std::to_string(root.integer("lora_alpha", 1).value_or(16));
+  Section lora = {{"rank", std::to_string(root.integer("lora_r", 1).value_or(8))},
+                  {"alpha", std::to_string(root.integer("lora_alpha", 1).value_or(16))}};
   const double dropout = root.number("lora_dropout").value_or(0.05);
-  if (dropout > 0) lora += ", dropout: " + (root.has("lora_dropout") ? root.get("lora_dropout").Scalar() : "0.05");
-  lora += ", targets: [" + targets + "], layout: fused-qkv";
+  if (dropout > 0) lora.emplace_back("dropout", root.has("lora_dropout") ? root.get("lora_dropout").Scalar() : "0.05");
+  lora.emplace_back("targets", flow_sequence(targets));
+  lora.emplace_back("layout", "fused-qkv");
   if (auto q = root.string("quantize")) {
     std::string base;
     if (*q == "bnb.nf4" || *q == "bnb.fp4") base = "nf4";
@@ -54,9 +54,10 @@ void map_lora(Map& root, Draft& d) {
     else root.fail("quantize", "expected bnb.nf4, bnb.nf4-dq, bnb.fp4, bnb.fp4-dq or bnb.int8-training, got '" + *q + "'");
     if (q->find("fp4") != std::string::npos)
       d.notes.push_back("quantize " + *q + ": stored as NF4 is (4 bits and an absmax per 64 weights)");
-    lora += ", base: " + base + (base == "int8" ? "" : ", quantizer: bitsandbytes");
+    lora.emplace_back("base", base);
+    if (base != "int8") lora.emplace_back("quantizer", "bitsandbytes");
   }
-  Draft::set(d.training, "lora", lora + "}");
+  Draft::set(d.training, "lora", flow_mapping(lora));
 }
 
 // `optimizer`: a name (torch.optim's) or {class_path, init_args}; LitGPT's finetune scripts

@@ -31,31 +31,28 @@ std::optional<std::string> preset(const std::string& base) {
 // lora_dropout (0.0), quantize_base (the qlora_* builders: torchao's NF4Tensor, whose scales
 // are double-quantized). DoRA has no model here.
 void map_lora(Map& model, bool qlora, Draft& d) {
-  std::string targets;
-  auto add = [&](const char* t) { targets += (targets.empty() ? "" : ", ") + std::string(t); };
+  std::vector<std::string> targets;
   for (const auto& m : model.strings("lora_attn_modules")) {
-    if (m == "q_proj" || m == "k_proj" || m == "v_proj") add(m.c_str());
-    else if (m == "output_proj") add("o_proj");
+    if (m == "q_proj" || m == "k_proj" || m == "v_proj") targets.push_back(m);
+    else if (m == "output_proj") targets.push_back("o_proj");
     else model.fail("lora_attn_modules", "expected q_proj, k_proj, v_proj or output_proj, got '" + m + "'");
   }
-  if (model.boolean("apply_lora_to_mlp").value_or(false)) {
-    add("gate_proj");
-    add("up_proj");
-    add("down_proj");
-  }
+  if (model.boolean("apply_lora_to_mlp").value_or(false)) targets.insert(targets.end(), {"gate_proj", "up_proj", "down_proj"});
   if (model.boolean("apply_lora_to_output").value_or(false))
     unsupported(model.where("apply_lora_to_output"), model.name("apply_lora_to_output"), "LoRA on the output projection");
   if (model.boolean("use_dora").value_or(false))
     unsupported(model.where("use_dora"), model.name("use_dora"), "DoRA");
   if (targets.empty()) model.fail("lora_attn_modules", "expected at least one module for LoRA");
   const bool quantize = model.boolean("quantize_base").value_or(qlora);
-  std::string lora = "{rank: " + std::to_string(model.integer("lora_rank", 1).value_or(8));
-  const auto alpha = model.number("lora_alpha");
-  lora += ", alpha: " + (alpha ? model.get("lora_alpha").Scalar() : std::string("16"));
-  if (const auto p = model.number("lora_dropout"); p && *p > 0) lora += ", dropout: " + model.get("lora_dropout").Scalar();
-  lora += ", targets: [" + targets + "]";
-  if (quantize) lora += ", base: nf4-dq, quantizer: torchao";
-  Draft::set(d.training, "lora", lora + "}");
+  Section lora = {{"rank", std::to_string(model.integer("lora_rank", 1).value_or(8))},
+                  {"alpha", model.number("lora_alpha") ? model.get("lora_alpha").Scalar() : std::string("16")}};
+  if (const auto p = model.number("lora_dropout"); p && *p > 0) lora.emplace_back("dropout", model.get("lora_dropout").Scalar());
+  lora.emplace_back("targets", flow_sequence(targets));
+  if (quantize) {
+    lora.emplace_back("base", "nf4-dq");
+    lora.emplace_back("quantizer", "torchao");
+  }
+  Draft::set(d.training, "lora", flow_mapping(lora));
 }
 
 void map_model(Map& root, const ImportOptions& o, Draft& d) {

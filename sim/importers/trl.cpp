@@ -53,34 +53,33 @@ void map_peft(Map& root, Draft& d) {
     if (t.Scalar() != "all-linear") root.fail("lora_target_modules", "expected all-linear or a list of module names");
     targets = "all-linear";
   } else if (t.IsDefined()) {
-    targets.clear();
-    for (const auto& m : root.strings("lora_target_modules")) {
+    const std::vector<std::string> modules = root.strings("lora_target_modules");
+    for (const auto& m : modules) {
       static const char* known[] = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
       if (std::find(std::begin(known), std::end(known), m) == std::end(known))
         root.fail("lora_target_modules", "expected q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj or down_proj, "
                                          "got '" + m + "'");
-      targets += (targets.empty() ? "" : ", ") + m;
     }
-    targets = "[" + targets + "]";
+    targets = flow_sequence(modules);
   } else {
     d.notes.push_back("no lora_target_modules: PEFT's default for Llama-style models, q_proj and v_proj");
   }
-  std::string lora = "{rank: " + std::to_string(root.integer("lora_r", 1).value_or(16)) +
-                     ", alpha: " + std::to_string(root.integer("lora_alpha", 1).value_or(32));
+  Section lora = {{"rank", std::to_string(root.integer("lora_r", 1).value_or(16))},
+                  {"alpha", std::to_string(root.integer("lora_alpha", 1).value_or(32))}};
   const double dropout = root.number("lora_dropout").value_or(0.05);
-  if (dropout > 0) lora += ", dropout: " + (root.has("lora_dropout") ? root.get("lora_dropout").Scalar() : "0.05");
-  lora += ", targets: " + targets;
+  if (dropout > 0) lora.emplace_back("dropout", root.has("lora_dropout") ? root.get("lora_dropout").Scalar() : "0.05");
+  lora.emplace_back("targets", targets);
   if (q4 && q8) root.fail("load_in_8bit", "true together with load_in_4bit: choose one");
   if (q4) {
     const std::string type = root.string("bnb_4bit_quant_type").value_or("nf4");
     if (type != "nf4" && type != "fp4") root.fail("bnb_4bit_quant_type", "expected nf4 or fp4, got '" + type + "'");
     if (type == "fp4") d.notes.push_back("bnb_4bit_quant_type fp4: stored as NF4 is (4 bits and an absmax per 64)");
-    lora += std::string(", base: ") + (root.boolean("use_bnb_nested_quant").value_or(false) ? "nf4-dq" : "nf4");
-    lora += ", quantizer: bitsandbytes";
+    lora.emplace_back("base", root.boolean("use_bnb_nested_quant").value_or(false) ? "nf4-dq" : "nf4");
+    lora.emplace_back("quantizer", "bitsandbytes");
   } else if (q8) {
-    lora += ", base: int8";  // bitsandbytes' LLM.int8, the only int8 base
+    lora.emplace_back("base", "int8");  // bitsandbytes' LLM.int8, the only int8 base
   }
-  Draft::set(d.training, "lora", lora + "}");
+  Draft::set(d.training, "lora", flow_mapping(lora));
 }
 
 }  // namespace

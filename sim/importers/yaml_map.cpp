@@ -10,8 +10,8 @@
 namespace trainsim::importers {
 
 Map::Map(YAML::Node node, std::string file, std::string path, YAML::Node root)
-    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {
-  root_.reset(root.IsDefined() && !root.IsNull() ? root : node_);
+    : LocatedMap(node, std::move(file), std::move(path)) {
+  root_.reset(root.IsDefined() && !root.IsNull() ? root : node);
 }
 
 Map Map::parse(const std::string& text, const std::string& file, const std::string& what) {
@@ -26,21 +26,9 @@ Map Map::parse(const std::string& text, const std::string& file, const std::stri
   return Map(node, file, "");
 }
 
-core::SourceLocation Map::at(const YAML::Node& n) const {
-  const YAML::Mark m = n.Mark();
-  if (m.is_null() || m.line < 0) return {file_, 1, 1};
-  return {file_, m.line + 1, m.column + 1};
-}
-
-bool Map::has(const std::string& key) const {
-  const YAML::Node n = std::as_const(node_)[key];
-  return n.IsDefined() && !n.IsNull();
-}
-
 YAML::Node Map::get(const std::string& key) {
-  read_.insert(key);
-  const YAML::Node n = std::as_const(node_)[key];  // a const lookup never inserts the key
-  return n.IsDefined() && !n.IsNull() ? resolve(n, key) : YAML::Node(YAML::NodeType::Undefined);
+  const YAML::Node n = lookup(key);
+  return n.IsDefined() ? resolve(n, key) : n;
 }
 
 // A scalar that is exactly `${a.b}`: the value at a.b from the document's root (OmegaConf's
@@ -66,15 +54,6 @@ YAML::Node Map::resolve(YAML::Node n, const std::string& key) const {
     n.reset(at);
   }
   return n;
-}
-
-core::SourceLocation Map::where(const std::string& key) const {
-  const YAML::Node n = std::as_const(node_)[key];
-  return n.IsDefined() ? at(n) : at(node_);
-}
-
-void Map::fail(const std::string& key, const std::string& what) const {
-  throw core::ConfigError(where(key), name(key), what);
 }
 
 std::optional<std::string> Map::string(const std::string& key) {
@@ -139,12 +118,7 @@ std::optional<Map> Map::object(const std::string& key) {
   const YAML::Node n = get(key);
   if (!n.IsDefined()) return std::nullopt;
   if (!n.IsMap()) fail(key, "expected a mapping");
-  return Map(n, file_, name(key), root_);
-}
-
-void Map::ignore_rest(Draft& d) const {
-  for (const auto& kv : node_)
-    if (!read_.count(kv.first.Scalar())) d.ignore(name(kv.first.Scalar()), at(kv.first));
+  return Map(n, file(), name(key), root_);
 }
 
 }  // namespace trainsim::importers

@@ -6,30 +6,24 @@
 // read so `ignore_rest` lists the others.
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
 
-#include "sim/importers/draft.hpp"
+#include "sim/importers/located_map.hpp"
 
 namespace trainsim::importers {
 
-class Map {
+class Map : public LocatedMap {
  public:
   Map(YAML::Node node, std::string file, std::string path, YAML::Node root = YAML::Node());
   // The text of `file` as a mapping: syntax errors and keys written twice are located errors;
   // anything but a mapping is an error saying `what` was expected.
   static Map parse(const std::string& text, const std::string& file, const std::string& what);
 
-  core::SourceLocation at(const YAML::Node& n) const;
-  std::string name(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-  bool has(const std::string& key) const;
   // The value of `key`, marked read, an interpolation resolved; undefined when absent or null.
   YAML::Node get(const std::string& key);
-  core::SourceLocation where(const std::string& key) const;
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const;
 
   // Typed reads; absent (or null) -> nullopt (an empty list).
   std::optional<std::string> string(const std::string& key);
@@ -38,14 +32,11 @@ class Map {
   std::optional<double> number(const std::string& key);                            // finite, >= 0
   std::vector<std::string> strings(const std::string& key);
   std::optional<Map> object(const std::string& key);
-  void ignore_rest(Draft& d) const;
 
  private:
   YAML::Node resolve(YAML::Node n, const std::string& key) const;
 
-  YAML::Node node_, root_;
-  std::string file_, path_;
-  std::set<std::string> read_;
+  YAML::Node root_;
 };
 
 }  // namespace trainsim::importers
