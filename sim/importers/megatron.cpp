@@ -121,7 +121,7 @@ const std::map<std::string, Kind>& known() {
       {"--num-virtual-stages-per-pipeline-rank", Kind::integer},
       {"--context-parallel-size", Kind::integer}, {"--expert-model-parallel-size", Kind::integer},
       {"--num-experts", Kind::integer}, {"--sequence-parallel", Kind::flag},
-      {"--tp-comm-overlap", Kind::flag},
+      {"--tp-comm-overlap", Kind::flag}, {"--overlap-param-gather", Kind::flag},
       {"--recompute-granularity", Kind::word}, {"--recompute-method", Kind::word},
       {"--recompute-num-layers", Kind::integer}, {"--recompute-activations", Kind::flag},
       {"--checkpoint-activations", Kind::flag}, {"--use-distributed-optimizer", Kind::flag},
@@ -414,6 +414,11 @@ Draft import_megatron(const std::string& text, const std::string& path, const Im
   Draft::set(d.parallel, "pipeline", std::to_string(pipeline));
   map_context_expert(a, context, data, d);
   if (a.has("--use-distributed-optimizer")) Draft::set(d.parallel, "zero", "1");
+  // Megatron-LM's arguments.py asserts the distributed optimizer beside it.
+  if (a.has("--overlap-param-gather") && !a.has("--use-distributed-optimizer"))
+    throw core::ConfigError(a.at("--overlap-param-gather"), "--overlap-param-gather",
+                            "needs --use-distributed-optimizer (it overlaps that optimizer's weight all-gather)");
+  if (a.has("--overlap-param-gather")) Draft::set(d.parallel, "param_gather", "overlapped");
   std::int64_t virtual_stages = a.integer("--num-virtual-stages-per-pipeline-rank").value_or(1);
   if (auto per = a.integer("--num-layers-per-virtual-pipeline-stage")) {
     const std::int64_t layers = *a.integer("--num-layers");

@@ -14,15 +14,17 @@ std::span<const PassEntry> lowering_passes() {
   // One concern each, in the order they act at each point of the stage walk: the compute op
   // before what recomputation adds to it; context parallelism's K/V exchange before parameter
   // fetches and gathers, which then follow it; parameter fetches (offload) before gathers
-  // (ZeRO-3); the replay of recomputation after all that a layer's backward waits for (an
-  // offloaded checkpoint's copy back, the parameters' fetch and gather), since it waits too;
+  // (ZeRO-3); ZeRO-1/2's overlapped weight gathers before every gate a later pass puts behind
+  // them on the comm stream (an expert all-to-all, context's K/V exchange); the replay of
+  // recomputation after all that a layer's backward waits for (an offloaded checkpoint's copy
+  // back, the parameters' fetch and gather), since it waits too;
   // the optimizer step, on the host or the GPU, before ZeRO-1/2's all-gather that follows it;
   // a backward's gradient accumulation before the reduction that waits for it.
   // The model states and their gradients' reduction belong to model_states and data, or under
   // FSDP to fsdp (PassEntry::owner): lower() builds one side.
   static const PassEntry passes[] = {
       compute_pass(),   loss_pass(),         tensor_pass(),    gemm_pass(),
-      softmax_pass(),   batch_host_pass(),   expert_pass(),
+      softmax_pass(),   batch_host_pass(),   param_gather_pass(), expert_pass(),
       activation_offload_pass(),             pipeline_pass(),
       context_pass(),   offload_pass(),
       optimizer_pass(), model_states_pass(), zero3_pass(),    fsdp_pass(),

@@ -237,6 +237,7 @@ PassEntry offload_pass();
 PassEntry optimizer_pass();
 PassEntry model_states_pass();
 PassEntry zero3_pass();
+PassEntry param_gather_pass();
 PassEntry jitter_pass();
 PassEntry fsdp_pass();
 PassEntry data_pass();

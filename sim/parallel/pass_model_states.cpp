@@ -6,7 +6,8 @@
 // (set_to_none=False) the previous step's gradients are still allocated when the step begins, so
 // they are booked before it, with the weights, and never freed. ZeRO-3's gathers before each
 // forward and backward, and its persistent parameters, are the zero3 pass's (pass_zero3.cpp);
-// ZeRO-1/2 all-gather the updated weights after the optimizer step.
+// ZeRO-1/2 all-gather the updated weights after the optimizer step (or, with
+// parallel.param_gather: overlapped, before the next step's first forward: pass_param_gather.cpp).
 //
 // A tied LM head (a loss layer whose GEMM reads the embedding's V x h weight) shares one
 // parameter with the embedding: autograd's AccumulateGrad creates that parameter's .grad at the
@@ -25,7 +26,7 @@ namespace {
 
 using hw::MemCategory;
 
-constexpr std::string_view kKeys[] = {"parallel.zero", "parallel.data", "parallel.expert",
+constexpr std::string_view kKeys[] = {"parallel.zero", "parallel.data", "parallel.expert", "parallel.param_gather",
                                       "training.precision",
                                       "training.optimizer", "training.optimizer_block",
                                       "training.lora", "training.zero_grad"};
@@ -99,6 +100,8 @@ class ModelStatesPass final : public LoweringPass {
   void end_step(StageContext& c) override {
     const LowerContext& L = c.L;
     if (L.zero != 1 && L.zero != 2) return;
+    // Overlapped with the next step's first forward instead (pass_param_gather.cpp).
+    if (L.s.parallel.param_gather == scenario::ParamGather::overlapped && L.data > 1) return;
     const core::Bytes params_bytes = core::Bytes{c.trainable - experts_} * L.state_bytes.weights;
     c.B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, -1, -1, 0,
                      params_bytes, L.data, L.data_span.inter_node, L.data_span.per_node,

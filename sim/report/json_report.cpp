@@ -74,6 +74,9 @@ void parallel_json(JsonWriter& j, const scenario::ParallelSpec& p) {
   // absent when overlapped (earlier reports unchanged)
   if (p.grad_reduce != scenario::GradReduce::overlapped)
     j.field("grad_reduce", scenario::to_string(p.grad_reduce));
+  // absent when after_step (earlier reports unchanged)
+  if (p.param_gather != scenario::ParamGather::after_step)
+    j.field("param_gather", scenario::to_string(p.param_gather));
   j.field("virtual_stages", p.virtual_stages);
   j.field("sequence_parallel", p.sequence_parallel);
   // absent when off (earlier reports unchanged)

@@ -38,4 +38,34 @@ void validate_grad_reduce(const YamlContext& ctx, const Scenario& s, const Layou
            "copy after each chunk's last backward");
 }
 
+std::string_view to_string(ParamGather g) {
+  return g == ParamGather::overlapped ? "overlapped" : "after_step";
+}
+
+void read_param_gather(MapReader& m, ParallelSpec& p) {
+  p.param_gather = m.choice("param_gather", {"after_step", "overlapped"}, "after_step") == "overlapped"
+                       ? ParamGather::overlapped
+                       : ParamGather::after_step;
+}
+
+void validate_param_gather(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
+  if (s.parallel.param_gather != ParamGather::overlapped) return;
+  const auto refuse = [&](const std::string& why) {
+    ctx.fail(child_or(n.parallel, "param_gather"), "parallel.param_gather",
+             "param_gather: overlapped (Megatron-Core's --overlap-param-gather) " + why);
+  };
+  const auto& p = s.parallel;
+  if (p.fsdp.enabled) refuse("is for ZeRO-1/2; parallel.fsdp gathers its units before each use already");
+  if (p.zero != 1 && p.zero != 2)
+    refuse("overlaps ZeRO-1/2's all-gather of the updated weights; with parallel.zero " +
+           std::to_string(p.zero) + (p.zero == 3 ? " the weights are gathered before each use already"
+                                                 : " nothing is gathered") + ": use parallel.zero 1 or 2");
+  if (p.expert > 1)
+    refuse("is not modelled beside parallel.expert (the routed experts' own optimizer gathers over "
+           "another group): use param_gather: after_step");
+  if (s.training.offload.optimizer_on_cpu())
+    refuse("is not modelled with training.offload.optimizer: cpu (DeepSpeed's ZeRO-Offload copies "
+           "the updated weights from the host)");
+}
+
 }  // namespace trainsim::scenario

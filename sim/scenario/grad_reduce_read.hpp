@@ -1,6 +1,7 @@
 #pragma once
-// Reading and checking parallel.grad_reduce (docs/scenarios.md, "parallel"): when the
-// data-parallel gradient all-reduce runs against the backward.
+// Reading and checking parallel.grad_reduce and parallel.param_gather (docs/scenarios.md,
+// "parallel"): when the data-parallel gradient reduction runs against the backward, and when
+// ZeRO-1/2's weight all-gather runs against the forward.
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/validate.hpp"
 #include "sim/scenario/yaml_read.hpp"
@@ -15,5 +16,13 @@ void read_grad_reduce(MapReader& m, ParallelSpec& p);
 // step, so it needs ZeRO 0, no FSDP, no expert parallelism, no optimizer offload and
 // accumulate_grads fused or autograd (fp32 reduces its own fp32 copy per chunk).
 void validate_grad_reduce(const YamlContext& ctx, const Scenario& s, const LayoutNodes& nodes);
+
+// Reads parallel.param_gather (after_step | overlapped) from the parallel mapping `m`.
+void read_param_gather(MapReader& m, ParallelSpec& p);
+
+// Refuses, located at parallel.param_gather, what overlapped does not describe: Megatron-Core's
+// distributed optimizer gathers the weights ZeRO-1/2 sharded (ZeRO 1 or 2, no FSDP), on the GPU
+// (no optimizer offload), and is not modelled beside expert parallelism's separate optimizer.
+void validate_param_gather(const YamlContext& ctx, const Scenario& s, const LayoutNodes& nodes);
 
 }  // namespace trainsim::scenario

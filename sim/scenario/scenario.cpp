@@ -274,6 +274,7 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
   }
   read_p2p(ctx, m, p);
   read_grad_reduce(m, p);
+  read_param_gather(m, p);
   p.sequence_parallel = m.bool_or("sequence_parallel", false);
   p.tp_comm_overlap = m.bool_or("tp_comm_overlap", false);
   if (p.tp_comm_overlap && !p.sequence_parallel)  // Megatron-LM's arguments.py asserts the same

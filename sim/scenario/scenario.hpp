@@ -52,6 +52,15 @@ std::string_view to_string(P2pMode m);
 //   flattened into one buffer, scaled, all-reduced and copied back, chunk after chunk.
 enum class GradReduce { overlapped, after_backward };
 std::string_view to_string(GradReduce g);
+// `parallel.param_gather`: when ZeRO-1/2's all-gather of the updated weights runs
+// (sim/scenario/grad_reduce_read.hpp, sim/parallel/pass_param_gather.cpp).
+// - after_step: one all-gather of the stage's weights once the optimizer step ended (DeepSpeed).
+// - overlapped: Megatron-Core's --overlap-param-gather (megatron/core/optimizer/
+//   distrib_optimizer.py): one all-gather per gradient bucket, in forward order, each waited
+//   for by the forward pre-hook of the first module that reads it, the next one dispatched then;
+//   they overlap the next step's first forward.
+enum class ParamGather { after_step, overlapped };
+std::string_view to_string(ParamGather g);
 // training.accumulate_grads: how each micro-batch's weight gradients join the step's gradients
 // (sim/scenario/accumulate_read.hpp, sim/parallel/pass_accumulate.cpp).
 enum class AccumulateGrads { fused, autograd, fp32 };
@@ -257,6 +266,7 @@ struct ParallelSpec {
   PipelineEngine pipeline_engine = PipelineEngine::megatron;
   P2pMode p2p = P2pMode::async;
   GradReduce grad_reduce = GradReduce::overlapped;
+  ParamGather param_gather = ParamGather::after_step;
   std::int64_t virtual_stages = 1;
   bool sequence_parallel = false;
   // Megatron-Core's --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel

@@ -118,6 +118,7 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
   validate_packed_documents(ctx, s, n);
   validate_accumulate(ctx, s, n);
   validate_grad_reduce(ctx, s, n);
+  validate_param_gather(ctx, s, n);
   validate_optimizer(ctx, s, n);
 
   if (n.cluster_given) {

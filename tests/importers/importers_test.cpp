@@ -69,6 +69,20 @@ TEST_CASE("megatron: Llama arguments map to the llama2-7b preset; virtual stages
         "cluster: {nodes: 2, gpus_per_node: 4}\n");
 }
 
+TEST_CASE("megatron: --overlap-param-gather overlaps the distributed optimizer's weight gather") {
+  const std::string base =
+      "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+      "--vocab-size 1000 --make-vocab-size-divisible-by 1 --micro-batch-size 1 "
+      "--global-batch-size 16 --bf16 --overlap-param-gather";
+  const Draft d = import_megatron(base + " --use-distributed-optimizer", "og.args", gpus(8));
+  CHECK(*Draft::get(d.parallel, "zero") == "1");
+  CHECK(*Draft::get(d.parallel, "param_gather") == "overlapped");
+  // Megatron-LM's arguments.py asserts the distributed optimizer beside it; so does the importer,
+  // at the flag.
+  CHECK_THROWS_WITH(import_megatron(base, "og.args", gpus(8)),
+                    Catch::Contains("--overlap-param-gather") && Catch::Contains("--use-distributed-optimizer"));
+}
+
 TEST_CASE("megatron: --deepspeed with pipeline stages selects DeepSpeed's pipeline engine") {
   // Megatron-DeepSpeed: 16 GPUs / (tensor 2 x pipeline 4) = data 2; the engine reduces gradients
   // in its own flattened buckets, so no in-place buffers.
