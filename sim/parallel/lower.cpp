@@ -66,7 +66,7 @@ void prepare_layers(LowerContext& L) {
   L.states_owner = s.parallel.fsdp.enabled ? StatesOwner::fsdp : StatesOwner::data_parallel;
   L.mb_samples = s.training.micro_batch;
   L.microbatches = static_cast<std::int32_t>(s.training.gradient_accumulation);
-  L.state_bytes = scenario::state_bytes_per_param(s.training.precision, s.training.optimizer);
+  L.state_bytes = s.state_bytes();
   L.tensor_span = group_span(s, scenario::ParallelDim::tensor);
   L.data_span = group_span(s, scenario::ParallelDim::data);
   L.shards = shard_layers(m, L.tensor, s.parallel.sequence_parallel && L.tensor > 1,

@@ -46,6 +46,8 @@ class AccumulatePass final : public LoweringPass {
   void prepare(LowerContext& L) override {
     mode_ = L.states_owner == StatesOwner::data_parallel ? L.s.training.accumulate_grads
                                                          : AccumulateGrads::fused;
+    // fused-fp32 has no pass of its own either: its gradients are 4 bytes (Scenario::state_bytes).
+    if (mode_ == AccumulateGrads::fused_fp32) mode_ = AccumulateGrads::fused;
     tensors_.assign(L.m.order.size(), 0);
     if (mode_ == AccumulateGrads::fused) return;
     for (std::size_t i = 0; i < L.m.order.size(); ++i)

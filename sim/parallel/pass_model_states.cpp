@@ -29,7 +29,8 @@ using hw::MemCategory;
 constexpr std::string_view kKeys[] = {"parallel.zero", "parallel.data", "parallel.expert", "parallel.param_gather",
                                       "training.precision",
                                       "training.optimizer", "training.optimizer_block",
-                                      "training.lora", "training.zero_grad"};
+                                      "training.lora", "training.zero_grad",
+                                      "training.accumulate_grads"};
 
 class ModelStatesPass final : public LoweringPass {
  public:

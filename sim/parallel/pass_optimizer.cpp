@@ -30,7 +30,8 @@ using scenario::Optimizer;
 
 constexpr std::string_view kKeys[] = {"training.precision", "training.optimizer",
                                       "training.optimizer_impl", "training.optimizer_block",
-                                      "training.optimizer_in_backward", "training.lora"};
+                                      "training.optimizer_in_backward", "training.lora",
+                                      "training.accumulate_grads"};
 
 // Bytes of the step's transient buffers when it updates `params` parameters at once whose largest
 // tensor has `largest` elements.

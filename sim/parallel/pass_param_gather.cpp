@@ -22,7 +22,7 @@ namespace trainsim::parallel {
 namespace {
 
 constexpr std::string_view kKeys[] = {"parallel.param_gather", "parallel.zero", "parallel.data",
-                                      "parallel.bucket_size"};
+                                      "parallel.bucket_size", "training.accumulate_grads"};
 
 class ParamGatherPass final : public LoweringPass {
  public:

@@ -11,15 +11,18 @@ std::string_view to_string(AccumulateGrads a) {
     case AccumulateGrads::fused: return "fused";
     case AccumulateGrads::autograd: return "autograd";
     case AccumulateGrads::fp32: return "fp32";
+    case AccumulateGrads::fused_fp32: return "fused-fp32";
   }
   return "?";
 }
 
 void read_accumulate(MapReader& m, TrainingSpec& t) {
-  const std::string v = m.choice("accumulate_grads", {"fused", "autograd", "fp32"}, "fused");
-  t.accumulate_grads = v == "autograd" ? AccumulateGrads::autograd
-                       : v == "fp32"   ? AccumulateGrads::fp32
-                                       : AccumulateGrads::fused;
+  const std::string v =
+      m.choice("accumulate_grads", {"fused", "autograd", "fp32", "fused-fp32"}, "fused");
+  t.accumulate_grads = v == "autograd"     ? AccumulateGrads::autograd
+                       : v == "fp32"       ? AccumulateGrads::fp32
+                       : v == "fused-fp32" ? AccumulateGrads::fused_fp32
+                                           : AccumulateGrads::fused;
 }
 
 void validate_accumulate(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
@@ -42,6 +45,10 @@ void validate_accumulate(const YamlContext& ctx, const Scenario& s, const Layout
     refuse("all-reduces every gradient over the data ranks; with parallel.expert the routed "
            "experts reduce over their own group, which it does not model: use fused");
   const Precision pr = s.training.precision;
+  if (a == AccumulateGrads::fused_fp32 && pr != Precision::fp16 && pr != Precision::bf16 &&
+      pr != Precision::fp8)
+    refuse("keeps fp32 gradients beside 16-bit weights (Megatron-Core's main_grad): it needs "
+           "training.precision fp16, bf16 or fp8, got " + std::string(to_string(pr)));
   if (a == AccumulateGrads::fp32 && pr != Precision::fp16 && pr != Precision::bf16)
     refuse("adds 16-bit gradients into an fp32 copy (DeepSpeed's BF16_Optimizer): it needs "
            "training.precision fp16 or bf16, got " + std::string(to_string(pr)));

@@ -73,6 +73,12 @@ const hw::DeviceSpec& Scenario::stage_device(std::int64_t stage) const {
   return device;
 }
 
+StateBytes Scenario::state_bytes() const {
+  StateBytes b = state_bytes_per_param(training.precision, training.optimizer);
+  if (training.accumulate_grads == AccumulateGrads::fused_fp32) b.gradients = 4;
+  return b;
+}
+
 bool Scenario::buckets_kept() const {
   return parallel.bucket_buffers != BucketBuffers::transient && (parallel.data == 1 || parallel.zero <= 1) &&
          !training.offload.optimizer_on_cpu();

@@ -63,7 +63,8 @@ enum class ParamGather { after_step, overlapped };
 std::string_view to_string(ParamGather g);
 // training.accumulate_grads: how each micro-batch's weight gradients join the step's gradients
 // (sim/scenario/accumulate_read.hpp, sim/parallel/pass_accumulate.cpp).
-enum class AccumulateGrads { fused, autograd, fp32 };
+// fused_fp32 ("fused-fp32"): fused into an fp32 gradient buffer (Megatron-Core's main_grad).
+enum class AccumulateGrads { fused, autograd, fp32, fused_fp32 };
 std::string_view to_string(AccumulateGrads a);
 // Where a data-parallel reduction bucket's gradients sit while it is reduced
 // (`parallel.bucket_buffers`).
@@ -184,7 +185,8 @@ struct TrainingSpec {
   bool norm_upcast = true;
   // training.accumulate_grads: fused (no pass of its own), autograd (PyTorch's AccumulateGrad
   // adds every micro-batch after the first into param.grad), fp32 (DeepSpeed's BF16_Optimizer:
-  // every micro-batch's 16-bit gradients cast and added into an fp32 copy, all-reduced in fp32).
+  // every micro-batch's 16-bit gradients cast and added into an fp32 copy, all-reduced in fp32),
+  // fused_fp32 (as fused, into fp32 gradients reduced in fp32: Megatron-Core's main_grad).
   AccumulateGrads accumulate_grads = AccumulateGrads::fused;
   // training.fp8_weight_cache: step — Transformer Engine under Megatron-Core quantizes each GEMM
   // weight at a step's first micro-batch and reuses the cached fp8 weight and its transpose for
@@ -365,6 +367,10 @@ struct Scenario {
     return parallel.data > 1 && !parallel.fsdp.enabled &&
            parallel.bucket_buffers == BucketBuffers::persistent && buckets_kept();
   }
+  // Bytes per parameter of the model states as the precision, the optimizer and the gradients'
+  // buffer keep them: state_bytes_per_param, with 4-byte gradients under accumulate_grads:
+  // fused-fp32 (Megatron-Core's fp32 main_grad buffer).
+  StateBytes state_bytes() const;
 };
 
 // Loads and validates `path`, applying `sets` ("key.path=value", same parsing and errors as the

@@ -68,7 +68,7 @@ std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int
 // Model states per device cannot be less than the parameters over tensor x pipeline times the
 // bytes each keeps after ZeRO sharding: a sound lower bound of the peak.
 bool states_may_fit(const scenario::Scenario& s0, const Layout& l) {
-  const auto b = scenario::state_bytes_per_param(s0.training.precision, s0.training.optimizer);
+  const auto b = s0.state_bytes();
   const double d = static_cast<double>(l.data * l.context);  // ZeRO shards over data x context
   // FSDP: parameters, gradients and optimizer states in the model's stored dtype, all over the
   // shard group of shard_size x context ranks (routed experts over 1/E of it, holding 1/E of them).

@@ -146,3 +146,31 @@ TEST_CASE("autograd's adds follow each layer's backward, so the reductions still
   CHECK(r.devices[0].start[first_reduce] == r.devices[0].finish[add_l1]);
   CHECK(r.devices[0].start[first_reduce] < r.devices[0].finish[backward_l0]);
 }
+
+TEST_CASE("fused-fp32 keeps 4-byte gradients, written by the backward and reduce-scattered in fp32",
+          "[parallel][accumulate]") {
+  using parallel::OpKind;
+  // Megatron-Core's main_grad: the weight-gradient GEMM accumulates into an fp32 buffer, which
+  // the distributed optimizer reduce-scatters (Megatron-LM forces it under --bf16).
+  const auto fused = parallel::lower(adam_layers(AccumulateGrads::fused, 2, 1));
+  const auto f32 = parallel::lower(adam_layers(AccumulateGrads::fused_fp32, 2, 1));
+  CHECK(adds(f32).empty());  // no accumulation pass of its own
+  // Gradients: 4 bytes x 250,000,000 instead of 2 x 250,000,000.
+  CHECK(fused.programs[0].model_states[hw::MemCategory::gradients].value == 2 * kParams);
+  CHECK(f32.programs[0].model_states[hw::MemCategory::gradients].value == 4 * kParams);
+  std::int64_t rs = 0;
+  for (const auto& op : f32.programs[0].ops)
+    if (op.kind == OpKind::reduce_scatter) rs += op.comm.bytes.value;
+  CHECK(rs == 4 * kParams);
+  // Each backward writes 2 more bytes per parameter (0.5 GB), which its 2 GFLOP (2 ms at
+  // 1 TFLOP/s) cover: about 1.5 GB at 1 TB/s is still under them. The optimizer step reads the
+  // rank's half of the gradients at 4 bytes instead of 2 (0.25 GB more: 0.25 ms), and the free
+  // link hides the larger reduce-scatter.
+  const auto backward_bytes = [](const parallel::Plan& plan) {
+    for (const auto& op : plan.programs[0].ops)
+      if (op.kind == OpKind::backward && op.work.flops > 0) return op.work.bytes.value;
+    return std::int64_t{0};
+  };
+  CHECK(backward_bytes(f32) - backward_bytes(fused) == 2 * kParams);
+  CHECK(step_ms(f32) - step_ms(fused) == Approx(0.25).epsilon(1e-6));
+}
