@@ -237,6 +237,12 @@ PassEntry offload_pass();
 PassEntry optimizer_pass();
 PassEntry model_states_pass();
 PassEntry zero3_pass();
+// Whether ZeRO-1/2's weight all-gather runs before the step's first forward
+// (parallel.param_gather: overlapped, pass_param_gather.cpp) instead of after the update.
+inline bool weights_gathered_before_forward(const LowerContext& L) {
+  return L.s.parallel.param_gather == scenario::ParamGather::overlapped &&
+         (L.zero == 1 || L.zero == 2) && L.data > 1;
+}
 PassEntry param_gather_pass();
 PassEntry jitter_pass();
 PassEntry fsdp_pass();

@@ -100,9 +100,7 @@ class ModelStatesPass final : public LoweringPass {
   // ZeRO-1/2: every rank updated its shard; the weights are gathered whole again.
   void end_step(StageContext& c) override {
     const LowerContext& L = c.L;
-    if (L.zero != 1 && L.zero != 2) return;
-    // Overlapped with the next step's first forward instead (pass_param_gather.cpp).
-    if (L.s.parallel.param_gather == scenario::ParamGather::overlapped && L.data > 1) return;
+    if ((L.zero != 1 && L.zero != 2) || weights_gathered_before_forward(L)) return;
     const core::Bytes params_bytes = core::Bytes{c.trainable - experts_} * L.state_bytes.weights;
     c.B.emit(comm_op(OpKind::all_gather, StreamKind::comm, CommPurpose::zero, -1, -1, 0,
                      params_bytes, L.data, L.data_span.inter_node, L.data_span.per_node,

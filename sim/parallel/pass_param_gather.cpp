@@ -27,8 +27,7 @@ constexpr std::string_view kKeys[] = {"parallel.param_gather", "parallel.zero", 
 class ParamGatherPass final : public LoweringPass {
  public:
   void prepare(LowerContext& L) override {
-    active_ = L.s.parallel.param_gather == scenario::ParamGather::overlapped &&
-              (L.zero == 1 || L.zero == 2) && L.data > 1;
+    active_ = weights_gathered_before_forward(L);
   }
 
   void begin_stage(StageContext&) override {
