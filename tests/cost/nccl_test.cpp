@@ -82,7 +82,7 @@ TEST_CASE("NVLS carries all-reduces inside a Hopper NVSwitch node, not on NVLink
                               NcclProto::ll));
 }
 
-TEST_CASE("across nodes the ring pays network steps and the plateau; small buffers go to trees",
+TEST_CASE("across nodes the ring pays network steps and the plateau, small buffers go to trees",
           "[cost][nccl]") {
   const hw::LinkSpec nv = preset("nvlink3");
   hw::LinkSpec net = preset("ib-hdr");
@@ -112,7 +112,7 @@ TEST_CASE("across nodes the ring pays network steps and the plateau; small buffe
   CHECK(forced.time > small.time);
 }
 
-TEST_CASE("gathers and scatters are rings of (n-1)/n of the buffer; a link's latency scales the steps",
+TEST_CASE("gathers and scatters are rings of (n-1)/n of the buffer, a link's latency scales the steps",
           "[cost][nccl]") {
   hw::LinkSpec nv = preset("nvlink3");
   // Ring/Simple all-gather of 2^30 over 8: 7/8 x 2^30 / 235e9 = 3,997,974.88 ns + 8.4 + 7 x 3.4 us.

@@ -57,10 +57,13 @@ TEST_CASE("litgpt: QLoRA on one GPU maps to the scenario finetune_lora runs") {
         "parallel: {data: 1}\n");
 }
 
-TEST_CASE("litgpt: several GPUs shard and checkpoint every Block; a full fine-tune's FSDP1 precision") {
-  // LoRA on 2 x 4 GPUs: FSDP2 in the model's dtype, accumulation without gradient sync.
+TEST_CASE("litgpt: several GPUs shard and checkpoint every Block, a full fine-tune's FSDP1 precision") {
+  // LoRA on 2 x 4 GPUs with 4 micro-batches of 2 each: FSDP2 in the model's dtype, accumulation
+  // without gradient sync.
   std::string lora = kQlora;
-  lora.replace(lora.find("quantize: bnb.nf4-dq\ndevices: 1"), 29, "devices: 4\nnum_nodes: 2");
+  const std::string one = "quantize: bnb.nf4-dq\ndevices: 1", batch = "global_batch_size: 8";
+  lora.replace(lora.find(one), one.size(), "devices: 4\nnum_nodes: 2");
+  lora.replace(lora.find(batch), batch.size(), "global_batch_size: 64");
   const Draft d = import_litgpt(lora, "l.yaml", on());
   CHECK(parallel(d, "data") == "8");
   CHECK(parallel(d, "fsdp") == "{reduce_dtype: bf16, gradient_sync: last-micro-batch}");
@@ -78,9 +81,13 @@ TEST_CASE("litgpt: several GPUs shard and checkpoint every Block; a full fine-tu
   CHECK(training(f, "loss_chunks") == "16");
   CHECK(parallel(f, "fsdp") == "{flat_parameter: true, reduce_dtype: bf16, param_dtype: fp32, gradient_sync: "
                                "last-micro-batch}");
-  // Optimizers by name or class path.
-  CHECK(training(import_litgpt(full + "optimizer: bitsandbytes.optim.PagedAdamW8bit\n", "o.yaml", on()),
+  // Optimizers by name or class path, on one GPU (a low-bit optimizer beside FSDP is refused).
+  std::string one_gpu = full;
+  one_gpu.replace(one_gpu.find("devices: 4"), 10, "devices: 1");
+  CHECK(training(import_litgpt(one_gpu + "optimizer: bitsandbytes.optim.PagedAdamW8bit\n", "o.yaml", on()),
                  "optimizer") == "paged-adamw-8bit");
+  CHECK_THROWS_WITH(import_litgpt(full + "optimizer: bitsandbytes.optim.PagedAdamW8bit\n", "o.yaml", on()),
+                    Catch::Contains("o.yaml:8:12") && Catch::Contains("with FSDP"));
   CHECK(training(import_litgpt(full + "optimizer: SGD\n", "o.yaml", on()), "optimizer") == "sgd");
   // bnb.int8-training: bitsandbytes' LLM.int8 base, which the scenario names without a quantizer.
   std::string int8 = kQlora;

@@ -58,7 +58,7 @@ TEST_CASE("torchtitan: the dtype each setup trains in (maybe_enable_amp, trainin
                  "precision") == "fp8");
 }
 
-TEST_CASE("torchtitan: context parallelism joins the FSDP group; offload, resharding, compile, optimizer") {
+TEST_CASE("torchtitan: context parallelism joins the FSDP group, offload, resharding, compile, optimizer") {
   // 8 GPUs / context 4 = shard 2; FSDP shards over shard x context = 8 ranks.
   const std::string toml = kLlama8b +
                            "[training]\nenable_cpu_offload = true\n"

@@ -66,7 +66,7 @@ TEST_CASE("the plan books the eager extras on every block's forward", "[parallel
   CHECK(saved_total(llama("llama3-8b", true, true)) - fused_compiled == 32 * 6'291'456LL);
 }
 
-TEST_CASE("multi-head attention expands nothing; autocast's fp32 norms keep 4 bytes too",
+TEST_CASE("multi-head attention expands nothing, autocast's fp32 norms keep 4 bytes too",
           "[parallel][eager]") {
   // Llama-2-7B: h = hq = hk = 4,096, f = 11,008, 32 blocks. Per block, 512 tokens in bf16:
   // 2 x (4 x 512 x 4,096) + 2 x 512 x 4,096 + 2 x 512 x 11,008 = 16,777,216 + 4,194,304 +

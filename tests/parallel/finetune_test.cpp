@@ -165,7 +165,7 @@ TEST_CASE("QLoRA: each pass writes the NF4 weights in bf16 and its GEMMs read th
   CHECK(b4[2] - b16[2] == 268'435'456 + 541'065'216);
 }
 
-TEST_CASE("LoRA: backward stops below the first adapter; frozen GEMMs compute input gradients only",
+TEST_CASE("LoRA: backward stops below the first adapter, frozen GEMMs compute input gradients only",
           "[finetune]") {
   auto t = mixed_adamw();
   t.lora = lora(8, {LinearRole::q, LinearRole::v});
@@ -292,7 +292,7 @@ scenario::TrainingSpec tiny_training(std::initializer_list<LinearRole> roles, do
 //   attention: QKV input e*s*h 2,048 + Q, K, V 6,144 + projection input 2,048 + 4*a*s LSE 256
 //   MLP:       input e*s*h 2,048 + gate and up outputs 8,192 + down input e*s*f 4,096
 //   loss:      head input e*s*h 2,048 + fp32 logits 4*s*V 6,400
-TEST_CASE("LoRA: a frozen linear keeps no input; lora_A without dropout keeps it", "[finetune]") {
+TEST_CASE("LoRA: a frozen linear keeps no input, lora_A without dropout keeps it", "[finetune]") {
   // q targeted, no dropout: lora_A reads the QKV input itself, so it stays; the flash kernel
   // keeps its output (the projection's input). Adapter: e*s*r = 2 x 16 x 4 = 128.
   auto r = tiny_saved(tiny_training({LinearRole::q}, 0));

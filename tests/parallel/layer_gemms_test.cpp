@@ -42,7 +42,7 @@ TEST_CASE("a GPT attention layer's GEMMs at tensor 8, as Megatron-LM runs them",
   CHECK(gemms(l, 8, 2, false)[1] == GemmShape{1024, 1024, 64, 4});
 }
 
-TEST_CASE("an MLP's up and down GEMMs; SwiGLU fuses gate and up", "[parallel][gemm]") {
+TEST_CASE("an MLP's up and down GEMMs, SwiGLU fuses gate and up", "[parallel][gemm]") {
   // GeLU, h = 1024, f = 4096, s = 1024, tensor 8: up (1024, 512, 1024), down (1024, 1024, 512).
   const models::Layer gelu = models::kinds::mlp(
       "mlp", {.tokens = 1024, .hidden = 1024, .ffn = 4096}, models::DType::fp16);

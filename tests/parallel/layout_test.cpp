@@ -141,7 +141,7 @@ TEST_CASE("without stage_devices MFU is unchanged: devices x peak", "[parallel][
   for (const auto& d : r.devices) CHECK(d.device == "a100-80gb");
 }
 
-TEST_CASE("allreduce ring or tree forces NCCL's algorithm for data-parallel all-reduces; auto lets it choose",
+TEST_CASE("allreduce ring or tree forces NCCL's algorithm for data-parallel all-reduces, auto lets it choose",
           "[parallel][allreduce]") {
   const auto best = parallel::lower(layout());
   const auto ring = parallel::lower(layout({"parallel.allreduce=ring"}));

@@ -97,7 +97,7 @@ TEST_CASE("fp32 training offloads the optimizer's fp32 weight copy too", "[paral
   CHECK(plan.programs[0].persistent[MemCategory::weights].value == 8'000'000);  // fp32 on the GPU
 }
 
-TEST_CASE("with ZeRO each data rank keeps 1/d of the host states; a node sums its GPUs", "[parallel][offload][zero]") {
+TEST_CASE("with ZeRO each data rank keeps 1/d of the host states, a node sums its GPUs", "[parallel][offload][zero]") {
   scenario::ParallelSpec p;
   p.data = 4;
   p.zero = 2;

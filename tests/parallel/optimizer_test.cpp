@@ -194,7 +194,7 @@ TEST_CASE("Llama-2-7B: torchao 4-bit states, 1.0625 B per parameter", "[optimize
         7'159'566'592LL);
 }
 
-TEST_CASE("foreach AdamW allocates sqrt(v) for every parameter at once; fused Adam none",
+TEST_CASE("foreach AdamW allocates sqrt(v) for every parameter at once, fused Adam none",
           "[optimizer]") {
   const auto m = chain_model({plain_layer("a", 1000, 0, 8), plain_layer("b", 3000, 0, 8)});
   // fp32 AdamW: torch._foreach_sqrt(exp_avg_sqs) = 4 x 4000 bytes, in the step.

@@ -78,7 +78,7 @@ TEST_CASE("unit names are the documented spellings", "[validation][unit]") {
         "tflops/gpu | mfu");
 }
 
-TEST_CASE("a rate measured at the simulated step shows no error; at half of it, -50%", "[validation][unit]") {
+TEST_CASE("a rate measured at the simulated step shows no error, at half of it, -50%", "[validation][unit]") {
   const std::string base = write("base.yaml", kBase);
   const double step = predicted_step(base);
   const double tokens = 32.0 * 1024;
@@ -224,7 +224,7 @@ TEST_CASE("without a data column the data degree is GPUs / (tensor x pipeline x 
         "that), got '6'");
 }
 
-TEST_CASE("a table without model columns trains the base's model; a partial shape is refused", "[validation][unit]") {
+TEST_CASE("a table without model columns trains the base's model, a partial shape is refused", "[validation][unit]") {
   const std::string base = write("base.yaml", kBase);
   const std::string head = "sequence length,micro batch,global batch,tensor parallelism,data parallelism,"
                            "pipeline parallelism,iteration time (ms)\n";
