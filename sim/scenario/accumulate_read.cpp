@@ -35,10 +35,14 @@ void validate_accumulate(const YamlContext& ctx, const Scenario& s, const Layout
   const auto& p = s.parallel;
   if (p.fsdp.enabled)
     refuse("is not modelled with parallel.fsdp, which accumulates its own unsharded gradients");
-  if (p.zero >= 2 && p.data > 1)
+  // fused-fp32 has no pass of its own: under ZeRO-2/3 each micro-batch's 4-byte gradients are
+  // reduce-scattered in fp32 into 4-byte shards (Megatron-FSDP's optim_grads, DeepSpeed's
+  // grad_accum_dtype fp32), and optimizer offload copies them to the host as it does 16-bit ones.
+  const bool per_micro_batch_ok = a == AccumulateGrads::fused_fp32;
+  if (p.zero >= 2 && p.data > 1 && !per_micro_batch_ok)
     refuse("describes gradients reduced once per step; ZeRO stage " + std::to_string(p.zero) +
            " reduces every micro-batch: use parallel.zero 0 or 1");
-  if (s.training.offload.optimizer_on_cpu())
+  if (s.training.offload.optimizer_on_cpu() && !per_micro_batch_ok)
     refuse("is not modelled with training.offload.optimizer: cpu, which copies every "
            "micro-batch's gradients to the host");
   if (a == AccumulateGrads::fp32 && p.expert > 1)

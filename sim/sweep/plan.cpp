@@ -53,6 +53,10 @@ std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int
     add("parallel.fsdp", "{shard_size: " + num(l.fsdp_shard) + "}");
   else if (c.s0.parallel.fsdp.enabled)
     add("parallel.fsdp", "false");
+  // FSDP accumulates and reduces its gradients as its own reduce_dtype says, so an FSDP candidate
+  // drops the base's framework-specific accumulation (e.g. Megatron's fp32 main_grad).
+  if (l.fsdp_shard > 0 && c.s0.training.accumulate_grads != scenario::AccumulateGrads::fused)
+    add("training.accumulate_grads", "fused");
   if (l.expert > 1 || c.s0.parallel.expert > 1) add("parallel.expert", num(l.expert));
   if (l.context > 1 || c.s0.parallel.context > 1) add("parallel.context", num(l.context));
   if (!c.s0.parallel.split_points.empty()) add("parallel.split_points", "[]");

@@ -42,7 +42,7 @@ TEST_CASE("megatron: GPT arguments map to the gpt3 preset, data = GPUs / (tensor
         "parallel: {data: 8, tensor: 4, pipeline: 2, schedule: 1f1b, bucket_buffers: in_place}\n");
 }
 
-TEST_CASE("megatron: Llama arguments map to the llama2-7b preset; virtual stages from layers per stage") {
+TEST_CASE("megatron: Llama arguments map to the llama2-7b preset, virtual stages from layers per stage") {
   // 32 layers / (pipeline 2 x 8 layers per virtual stage) = 2 virtual stages. SwiGLU ffn default
   // int(4 x 4096 x 2/3 / 64) x 64 = int(170.67) x 64 = 10880; --vocab-size 32000 with divisor 1
   // x tensor 2 stays 32000.
@@ -63,7 +63,7 @@ TEST_CASE("megatron: Llama arguments map to the llama2-7b preset; virtual stages
         "max_positions: 4096, name: \"llama\"}");
   CHECK(to_yaml(d).substr(to_yaml(d).find("training:")) ==
         "training: {micro_batch: 1, global_batch: 16, seq_len: 4096, precision: bf16, optimizer: adamw, "
-        "attention: flash}\n"
+        "attention: flash, accumulate_grads: fused-fp32}\n"
         "parallel: {data: 2, tensor: 2, pipeline: 2, zero: 1, schedule: interleaved, virtual_stages: 2, "
         "sequence_parallel: true, bucket_buffers: in_place}\n"
         "cluster: {nodes: 2, gpus_per_node: 4}\n");
@@ -81,6 +81,23 @@ TEST_CASE("megatron: --overlap-param-gather overlaps the distributed optimizer's
   // at the flag.
   CHECK_THROWS_WITH(import_megatron(base, "og.args", gpus(8)),
                     Catch::Contains("--overlap-param-gather") && Catch::Contains("--use-distributed-optimizer"));
+}
+
+TEST_CASE("megatron: gradients accumulate and reduce in fp32 under --bf16, as arguments.py forces") {
+  const std::string base =
+      "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+      "--vocab-size 1000 --make-vocab-size-divisible-by 1 --micro-batch-size 1 --global-batch-size 16 ";
+  const auto acc = [&](const std::string& more) {
+    const auto v = Draft::get(import_megatron(base + more, "g.args", gpus(8)).training, "accumulate_grads");
+    return v ? *v : std::string("(absent)");
+  };
+  CHECK(acc("--bf16") == "fused-fp32");
+  CHECK(acc("--bf16 --fp8-format hybrid") == "fused-fp32");
+  CHECK(acc("--fp16") == "(absent)");  // 16-bit gradients unless asked
+  CHECK(acc("--fp16 --accumulate-allreduce-grads-in-fp32") == "fused-fp32");
+  CHECK(acc("") == "(absent)");                                         // fp32 training: fp32 already
+  CHECK(acc("--accumulate-allreduce-grads-in-fp32") == "(absent)");
+  CHECK(acc("--bf16 --deepspeed") == "(absent)");  // DeepSpeed's engine owns the gradients
 }
 
 TEST_CASE("megatron: --deepspeed with pipeline stages selects DeepSpeed's pipeline engine") {

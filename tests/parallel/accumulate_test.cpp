@@ -174,3 +174,28 @@ TEST_CASE("fused-fp32 keeps 4-byte gradients, written by the backward and reduce
   CHECK(backward_bytes(f32) - backward_bytes(fused) == 2 * kParams);
   CHECK(step_ms(f32) - step_ms(fused) == Approx(0.25).epsilon(1e-6));
 }
+
+TEST_CASE("fused-fp32 under ZeRO-2 reduce-scatters each micro-batch's fp32 gradients into 4-byte shards",
+          "[parallel][accumulate]") {
+  using parallel::OpKind;
+  // Megatron-FSDP's optim_grads (or DeepSpeed's grad_accum_dtype fp32): the gradients stay fp32,
+  // so every micro-batch's reduce-scatter moves 4 bytes per parameter and each rank keeps a
+  // 4-byte shard of them.
+  const auto fused = parallel::lower(adam_layers(AccumulateGrads::fused, 2, 2));
+  const auto f32 = parallel::lower(adam_layers(AccumulateGrads::fused_fp32, 2, 2));
+  CHECK(adds(f32).empty());
+  CHECK(fused.programs[0].model_states[hw::MemCategory::gradients].value == kParams);      // 2 B / 2 ranks
+  CHECK(f32.programs[0].model_states[hw::MemCategory::gradients].value == 2 * kParams);    // 4 B / 2 ranks
+  const auto reduced = [](const parallel::Plan& plan) {
+    std::int64_t n = 0, bytes = 0;
+    for (const auto& op : plan.programs[0].ops)
+      if (op.kind == OpKind::reduce_scatter) ++n, bytes += op.comm.bytes.value;
+    return std::pair{n, bytes};
+  };
+  const auto [n16, b16] = reduced(fused);
+  const auto [n32, b32] = reduced(f32);
+  CHECK(n32 == n16);
+  CHECK(n32 == 4);  // one per micro-batch: ZeRO-2 reduces every backward
+  CHECK(b16 == 4 * 2 * kParams);
+  CHECK(b32 == 4 * 4 * kParams);
+}

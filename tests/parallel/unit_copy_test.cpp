@@ -169,7 +169,7 @@ TEST_CASE("unit copies: a limit on the ops refuses the plan where the plain walk
 TEST_CASE("unit copies: passes that keep state across units lower the plain way") {
   const std::string gpt = kRoot + "/scenarios/parallel/06_gpt3_175b_megatron.yaml";
   CHECK(check_copies(gpt, {"parallel.pipeline=1", "parallel.data=128", "parallel.fsdp=true",
-                           "training.global_batch=4096"}) == 0);
+                           "training.global_batch=4096", "training.accumulate_grads=fused"}) == 0);
   CHECK(check_copies(kRoot + "/scenarios/parallel/10_llama3_70b_fsdp_pp2.yaml", {}) == 0);
   CHECK(check_copies(gpt, {"parallel.zero=3", "training.global_batch=256",
                            "training.offload={optimizer: cpu, parameters: cpu}"}) == 0);

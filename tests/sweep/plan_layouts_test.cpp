@@ -80,6 +80,20 @@ TEST_CASE("plan searches FSDP and HSDP for a dense model", "[sweep][plan]") {
   CHECK(any(r16, [](const sweep::Candidate& c) { return c.layout.data == 16 && c.layout.fsdp_shard == 16; }));
 }
 
+TEST_CASE("plan's FSDP candidates reduce as FSDP does, not with the base's fp32 main_grad", "[sweep][plan]") {
+  // A Megatron-style base (accumulate_grads: fused-fp32, which parallel.fsdp refuses): its ZeRO
+  // candidates keep the fp32 gradients, its FSDP ones set fused and still fit.
+  const test::TempDir dir;
+  const auto base = sweep::BaseScenario::from_file(dir.write("dense.yaml", kDense));
+  const auto r = sweep::plan(base, {"training.precision=bf16", "training.accumulate_grads=fused-fp32"}, every_fit(8));
+  const auto fused = [](const sweep::Candidate& c) {
+    return std::count(c.sets.begin(), c.sets.end(), "training.accumulate_grads=fused") == 1;
+  };
+  CHECK(any(r, [&](const sweep::Candidate& c) { return c.layout.fsdp_shard == 8 && fused(c); }));
+  CHECK(any(r, [&](const sweep::Candidate& c) { return c.layout.fsdp_shard == 0 && c.layout.data == 8; }));
+  CHECK_FALSE(any(r, [&](const sweep::Candidate& c) { return c.layout.fsdp_shard == 0 && fused(c); }));
+}
+
 TEST_CASE("plan searches context degrees for a long sequence only", "[sweep][plan]") {
   const test::TempDir dir;
   const auto base = sweep::BaseScenario::from_file(dir.write("dense.yaml", kDense));
