@@ -126,7 +126,7 @@ const std::map<std::string, Kind>& known() {
       {"--recompute-num-layers", Kind::integer}, {"--recompute-activations", Kind::flag},
       {"--checkpoint-activations", Kind::flag}, {"--use-distributed-optimizer", Kind::flag},
       {"--bf16", Kind::flag}, {"--fp16", Kind::flag}, {"--fp8-format", Kind::word},
-      {"--accumulate-allreduce-grads-in-fp32", Kind::flag},
+      {"--accumulate-allreduce-grads-in-fp32", Kind::flag}, {"--grad-reduce-in-bf16", Kind::flag},
       {"--use-flash-attn", Kind::flag}, {"--attention-backend", Kind::word},
       {"--swiglu", Kind::flag}, {"--group-query-attention", Kind::flag},
       {"--num-query-groups", Kind::integer}, {"--kv-channels", Kind::integer},
@@ -389,10 +389,11 @@ Draft import_megatron(const std::string& text, const std::string& path, const Im
   if (auto g = a.integer("--global-batch-size")) Draft::set(d.training, "global_batch", std::to_string(*g));
   if (auto s = a.integer("--seq-length")) Draft::set(d.training, "seq_len", std::to_string(*s));
   Draft::set(d.training, "precision", precision(a));
-  // Megatron-LM's arguments.py forces accumulate_allreduce_grads_in_fp32 under --bf16, and the
-  // flag asks for it under --fp16: the weight-gradient GEMM accumulates into an fp32 main_grad
-  // that is reduced in fp32. Under --deepspeed, DeepSpeed's engine owns the gradients instead.
-  if (!a.has("--deepspeed") && precision(a) != "fp32" &&
+  // Megatron-LM's arguments.py forces accumulate_allreduce_grads_in_fp32 under --bf16 unless
+  // --grad-reduce-in-bf16 (2025), and the flag asks for it under --fp16: the weight-gradient GEMM
+  // accumulates into an fp32 main_grad that is reduced in fp32. Under --deepspeed, DeepSpeed's
+  // engine owns the gradients instead.
+  if (!a.has("--deepspeed") && precision(a) != "fp32" && !a.has("--grad-reduce-in-bf16") &&
       (a.has("--bf16") || a.has("--accumulate-allreduce-grads-in-fp32")))
     Draft::set(d.training, "accumulate_grads", "fused-fp32");
   const std::string opt = a.word("--optimizer", {"adam", "sgd"}).value_or("adam");

@@ -98,6 +98,7 @@ TEST_CASE("megatron: gradients accumulate and reduce in fp32 under --bf16, as ar
   CHECK(acc("") == "(absent)");                                         // fp32 training: fp32 already
   CHECK(acc("--accumulate-allreduce-grads-in-fp32") == "(absent)");
   CHECK(acc("--bf16 --deepspeed") == "(absent)");  // DeepSpeed's engine owns the gradients
+  CHECK(acc("--bf16 --grad-reduce-in-bf16") == "(absent)");  // Megatron-LM 2025: bf16 main_grad
 }
 
 TEST_CASE("megatron: --deepspeed with pipeline stages selects DeepSpeed's pipeline engine") {
