@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "sim/importers/import.hpp"
 
@@ -78,6 +80,39 @@ void map_zero3(JsonObject& zero, Draft& d) {
   if (!z.empty()) Draft::set(d.parallel, "zero3", flow_mapping(z));
 }
 
+// DeepSpeed's BF16_Optimizer (runtime/engine.py `_do_optimizer_sanity_check` and
+// `get_data_types`; runtime/bf16_optimizer.py): under bf16 it wraps the optimizer at ZeRO stage
+// 0, where data_types.grad_accum_dtype defaults to fp32, and at stage 1 when the config asks for
+// fp32 accumulation without optimizer offload. It adds every micro-batch's bf16 gradients into
+// fp32 copies, all-reduces those, and shards its fp32 master weights and optimizer states over
+// the data ranks ("its own zero stage 1 equivalent"): accumulate_grads fp32 with ZeRO-1.
+void map_bf16_optimizer(JsonObject& ds, std::int64_t stage, bool optimizer_offload, Draft& d) {
+  const std::string* precision = Draft::get(d.training, "precision");
+  // Elsewhere data_types is left to be listed as ignored: the ZeRO optimizer accumulates in the
+  // model's dtype.
+  if (!precision || *precision != "bf16" || stage > 1) return;
+  std::optional<std::string> accum;
+  if (auto types = ds.object("data_types")) {
+    if (auto v = types->string("grad_accum_dtype")) {
+      accum = lower(*v);
+      static const std::vector<std::string> known = {"fp32", "float32", "fp16", "float16", "half", "bf16", "bfloat16"};
+      if (std::find(known.begin(), known.end(), *accum) == known.end())
+        types->fail("grad_accum_dtype", "expected fp32, fp16 or bf16, got \"" + *v + "\"");
+    }
+    types->ignore_rest(d);
+  }
+  const bool fp32_accum = accum ? *accum == "fp32" || *accum == "float32" : stage == 0;
+  if (stage == 0 && !fp32_accum) {
+    d.notes.push_back("bf16 at ZeRO stage 0 with 16-bit grad_accum_dtype: DeepSpeed runs it only under its "
+                      "pipeline engine (BF16_Optimizer accumulating in bf16), modelled as parallel.zero 1");
+    Draft::set(d.parallel, "zero", "1");
+    return;
+  }
+  if (!fp32_accum || optimizer_offload) return;
+  Draft::set(d.training, "accumulate_grads", "fp32");
+  Draft::set(d.parallel, "zero", "1");
+}
+
 }  // namespace
 
 // Batch figures stay within 2^30, so their products with a GPU count (<= 2^24) fit 64 bits.
@@ -98,12 +133,13 @@ DeepSpeedBatch map_deepspeed(JsonObject& ds, Draft& d) {
   if (fp16 || bf16)
     Draft::set(d.training, "precision", fp16.value_or(false) ? "fp16" : bf16.value_or(false) ? "bf16" : "fp32");
   std::int64_t stage = 0;
+  bool opt_cpu = false;
   if (auto zero = ds.object("zero_optimization")) {
     if (auto s = zero->integer("stage", 0, true)) {
       if (*s > 3) zero->fail("stage", "expected 0, 1, 2 or 3, got " + std::to_string(*s));
       stage = *s;
     }
-    const bool opt_cpu = offloaded(*zero, "offload_optimizer", d);
+    opt_cpu = offloaded(*zero, "offload_optimizer", d);
     const bool param_cpu = offloaded(*zero, "offload_param", d);
     if (param_cpu && stage != 3)
       zero->fail("offload_param", "parameter offload needs stage 3 (DeepSpeed's ZeRO-Infinity)");
@@ -120,6 +156,7 @@ DeepSpeedBatch map_deepspeed(JsonObject& ds, Draft& d) {
     zero->ignore_rest(d);
   }
   if (stage > 0) Draft::set(d.parallel, "zero", std::to_string(stage));
+  map_bf16_optimizer(ds, stage, opt_cpu, d);
   b.optimizer = map_optimizer(ds, d);
   ds.ignore_rest(d);
   return b;

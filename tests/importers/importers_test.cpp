@@ -157,6 +157,38 @@ TEST_CASE("deepspeed: batch, precision, ZeRO, offload, bucket in elements, optim
         "parallel: {data: 8, zero: 2, bucket_size: 1000000000B}\n");
 }
 
+TEST_CASE("deepspeed: bf16 at stage 0, or stage 1 asking fp32 accumulation, runs DeepSpeed's BF16_Optimizer") {
+  // engine.py picks BF16_Optimizer there: fp32 gradient accumulation and all-reduce, master
+  // weights and states sharded over the data ranks (accumulate_grads: fp32 with ZeRO-1).
+  ImportOptions o = gpus(8);
+  o.model = "gpt2";
+  o.seq_len = 1024;
+  const auto run = [&](const std::string& precision, const std::string& zero) {
+    const Draft d = import_deepspeed(R"({"train_micro_batch_size_per_gpu": 1, )" + precision +
+                                         R"(, "zero_optimization": )" + zero + "}",
+                                     "b.json", o);
+    const std::string* acc = Draft::get(d.training, "accumulate_grads");
+    const std::string* z = Draft::get(d.parallel, "zero");
+    return (acc ? *acc : std::string("-")) + " zero " + (z ? *z : std::string("0"));
+  };
+  const std::string bf16 = R"("bf16": {"enabled": true})";
+  CHECK(run(bf16, R"({"stage": 0})") == "fp32 zero 1");
+  CHECK(run(bf16 + R"(, "data_types": {"grad_accum_dtype": "fp32"})", R"({"stage": 1})") == "fp32 zero 1");
+  CHECK(run(bf16, R"({"stage": 1})") == "- zero 1");  // the ZeRO optimizer, bf16 gradients
+  CHECK(run(bf16 + R"(, "data_types": {"grad_accum_dtype": "fp32"})",
+            R"({"stage": 1, "offload_optimizer": {"device": "cpu"}})") == "- zero 1");
+  CHECK(run(bf16, R"({"stage": 2})") == "- zero 2");
+  CHECK(run(R"("fp16": {"enabled": true})", R"({"stage": 0})") == "- zero 0");  // FP16_Optimizer
+  // Stage 0 accumulating in bf16 runs only under DeepSpeed's pipeline engine: said in a note.
+  const Draft p = import_deepspeed(R"({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true},
+"data_types": {"grad_accum_dtype": "bf16"}})", "p.json", o);
+  CHECK(*Draft::get(p.parallel, "zero") == "1");
+  CHECK(!Draft::get(p.training, "accumulate_grads"));
+  CHECK_THROWS_WITH(import_deepspeed(R"({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true},
+"data_types": {"grad_accum_dtype": "int8"}})", "q.json", o),
+                    Catch::Contains("q.json:2:") && Catch::Contains("grad_accum_dtype"));
+}
+
 TEST_CASE("deepspeed: the GPU count follows from the three batch figures when --gpus is absent") {
   // 96 / (3 x 4) = 8 GPUs.
   ImportOptions o;
