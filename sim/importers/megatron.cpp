@@ -122,6 +122,7 @@ const std::map<std::string, Kind>& known() {
       {"--context-parallel-size", Kind::integer}, {"--expert-model-parallel-size", Kind::integer},
       {"--num-experts", Kind::integer}, {"--sequence-parallel", Kind::flag},
       {"--tp-comm-overlap", Kind::flag}, {"--overlap-param-gather", Kind::flag},
+      {"--overlap-grad-reduce", Kind::flag},
       {"--recompute-granularity", Kind::word}, {"--recompute-method", Kind::word},
       {"--recompute-num-layers", Kind::integer}, {"--recompute-activations", Kind::flag},
       {"--checkpoint-activations", Kind::flag}, {"--use-distributed-optimizer", Kind::flag},
@@ -368,6 +369,19 @@ void map_context_expert(const Args& a, std::int64_t context, std::int64_t data, 
   Draft::set(d.parallel, "expert", std::to_string(expert));
 }
 
+// Megatron-Core's DDP overlaps the gradient reduction with the backward only under
+// --overlap-grad-reduce (off by default); without it each model chunk's gradient buffer is
+// reduced in place once the schedule returned. Under --deepspeed DeepSpeed's engine reduces.
+void map_grad_reduce(const Args& a, std::int64_t data, Draft& d) {
+  if (a.has("--overlap-grad-reduce") || a.has("--deepspeed") || data == 1) return;
+  if (a.integer("--expert-model-parallel-size").value_or(1) > 1) {
+    d.notes.push_back("no --overlap-grad-reduce: the reduction after the backward is not modelled beside "
+                      "expert parallelism; imported as overlapped");
+    return;
+  }
+  Draft::set(d.parallel, "grad_reduce", "after_backward_in_place");
+}
+
 }  // namespace
 
 Draft import_megatron(const std::string& text, const std::string& path, const ImportOptions& o) {
@@ -427,6 +441,7 @@ Draft import_megatron(const std::string& text, const std::string& path, const Im
     throw core::ConfigError(a.at("--overlap-param-gather"), "--overlap-param-gather",
                             "needs --use-distributed-optimizer (it overlaps that optimizer's weight all-gather)");
   if (a.has("--overlap-param-gather")) Draft::set(d.parallel, "param_gather", "overlapped");
+  map_grad_reduce(a, data, d);
   std::int64_t virtual_stages = a.integer("--num-virtual-stages-per-pipeline-rank").value_or(1);
   if (auto per = a.integer("--num-layers-per-virtual-pipeline-stage")) {
     const std::int64_t layers = *a.integer("--num-layers");

@@ -13,6 +13,12 @@
 // megatron/model/distributed.py's allreduce_gradients flattens the chunk's gradients into one
 // new buffer, divides it by the data degree, all-reduces it and copies it back tensor by
 // tensor): no reduction overlaps the backward, and the chunks reduce one after another.
+// after_backward_in_place is Megatron-Core's DDP without --overlap-grad-reduce
+// (megatron/core/distributed/distributed_data_parallel.py sets bucket_size to None then: one
+// bucket per gradient buffer; finalize_model_grads calls each chunk's finish_grad_sync, which
+// starts and waits for that bucket's collective): after the schedule, each chunk's contiguous
+// gradient buffer is all-reduced, or reduce-scattered under the distributed optimizer (ZeRO-1),
+// in place, chunk after chunk; no copies.
 #include "models/param_tensors.hpp"
 #include "sim/parallel/pass.hpp"
 
@@ -39,8 +45,10 @@ class DataPass final : public LoweringPass {
   }
 
   void begin_stage(StageContext& c) override {
-    after_backward_ = c.L.s.parallel.grad_reduce == scenario::GradReduce::after_backward &&
-                      c.L.zero == 0 && !c.optimizer_on_host;
+    const scenario::GradReduce g = c.L.s.parallel.grad_reduce;
+    after_backward_ = g == scenario::GradReduce::after_backward && c.L.zero == 0 && !c.optimizer_on_host;
+    in_place_after_ =
+        g == scenario::GradReduce::after_backward_in_place && c.L.zero <= 1 && !c.optimizer_on_host;
   }
 
   void begin_unit(StageContext& c, UnitStep& u) override {
@@ -48,7 +56,7 @@ class DataPass final : public LoweringPass {
     const int zero = c.L.zero;
     bucket_ = {};
     deferred_.clear();
-    if (after_backward_) {  // nothing reduces during the backward (end_backward does)
+    if (after_backward_ || in_place_after_) {  // nothing reduces during the backward (end_backward does)
       defer_ = reduce_now_ = false;
       return;
     }
@@ -88,8 +96,13 @@ class DataPass final : public LoweringPass {
   // model`), once the schedule's last exchange was posted.
   void end_backward(StageContext& c) override {
     const LowerContext& L = c.L;
-    if (!after_backward_ || L.data == 1 || fp32_reduced(L)) return;
-    for (std::int32_t k = 0; k < L.virtual_stages; ++k) reduce_chunk(c, k);
+    if (!(after_backward_ || in_place_after_) || L.data == 1 || fp32_reduced(L)) return;
+    for (std::int32_t k = 0; k < L.virtual_stages; ++k) {
+      if (in_place_after_)
+        reduce_buffer(c, k);
+      else
+        reduce_chunk(c, k);
+    }
   }
 
   static void apply_settings(Plan& plan, const scenario::Scenario& s) {
@@ -165,6 +178,28 @@ class DataPass final : public LoweringPass {
     c.B.emit(copy, {}, {buffer}, {c.B.ref(c.last_comm)});
   }
 
+  // Megatron-Core's finish_grad_sync for local chunk `k` without --overlap-grad-reduce: one
+  // collective over the chunk's whole gradient buffer, in place, once everything the schedule
+  // put on the compute stream ended (NCCL waits for the stream it is called from; synchronous
+  // exchanges are on it); the comm stream keeps the chunks in order, the optimizer waits for the
+  // last.
+  static void reduce_buffer(StageContext& c, std::int32_t k) {
+    const LowerContext& L = c.L;
+    const LayerRange& r = L.chunks[k * L.stages + c.stage()];
+    core::Bytes bytes{};
+    for (std::int32_t i = r.first; i < r.end; ++i)
+      bytes += core::Bytes{L.shards[i].trainable} * L.state_bytes.gradients;
+    if (bytes.value == 0) return;
+    const OpKind kind = L.zero == 0 ? OpKind::all_reduce : OpKind::reduce_scatter;
+    Op op = comm_op(kind, StreamKind::comm, L.zero == 0 ? CommPurpose::data : CommPurpose::zero, r.first,
+                    L.microbatches - 1, k, bytes, L.data, L.data_span.inter_node, L.data_span.per_node,
+                    L.data_span.pod_members);
+    op.data_reduction = kind == OpKind::all_reduce;
+    auto last = static_cast<std::int32_t>(c.P.ops.size()) - 1;
+    while (last >= 0 && c.P.ops[static_cast<std::size_t>(last)].stream != StreamKind::compute) --last;
+    c.last_comm = c.B.emit(op, {}, {}, {c.ref_or_none(last)});
+  }
+
   // training.accumulate_grads: fp32 reduces the fp32 copy itself (pass_accumulate.cpp).
   static bool fp32_reduced(const LowerContext& L) {
     return L.s.training.accumulate_grads == scenario::AccumulateGrads::fp32;
@@ -174,6 +209,7 @@ class DataPass final : public LoweringPass {
   std::vector<Flush> deferred_;  // a ZeRO-2 backward unit's, emitted after its compute ops
   bool defer_ = false, reduce_now_ = false;
   bool after_backward_ = false;  // parallel.grad_reduce: after_backward
+  bool in_place_after_ = false;  // parallel.grad_reduce: after_backward_in_place
 };
 
 }  // namespace

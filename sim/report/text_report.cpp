@@ -135,6 +135,8 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
     out << " (synchronous p2p)";
   if (r.parallel.data > 1 && r.parallel.grad_reduce == scenario::GradReduce::after_backward)
     out << "   gradients all-reduced after the backward";
+  if (r.parallel.data > 1 && r.parallel.grad_reduce == scenario::GradReduce::after_backward_in_place)
+    out << "   gradients reduced in place after the backward";
   out << "\n";
   out << "Training   micro-batch " << r.training.micro_batch << " x accumulation "
       << r.training.gradient_accumulation << " x data " << r.parallel.data << " = global batch "

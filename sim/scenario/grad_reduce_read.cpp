@@ -5,28 +5,41 @@
 namespace trainsim::scenario {
 
 std::string_view to_string(GradReduce g) {
-  return g == GradReduce::after_backward ? "after_backward" : "overlapped";
+  switch (g) {
+    case GradReduce::after_backward: return "after_backward";
+    case GradReduce::after_backward_in_place: return "after_backward_in_place";
+    case GradReduce::overlapped: break;
+  }
+  return "overlapped";
 }
 
 void read_grad_reduce(MapReader& m, ParallelSpec& p) {
-  p.grad_reduce = m.choice("grad_reduce", {"overlapped", "after_backward"}, "overlapped") ==
-                          "after_backward"
-                      ? GradReduce::after_backward
-                      : GradReduce::overlapped;
+  const std::string v =
+      m.choice("grad_reduce", {"overlapped", "after_backward", "after_backward_in_place"}, "overlapped");
+  p.grad_reduce = v == "after_backward"            ? GradReduce::after_backward
+                  : v == "after_backward_in_place" ? GradReduce::after_backward_in_place
+                                                   : GradReduce::overlapped;
 }
 
 void validate_grad_reduce(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
-  if (s.parallel.grad_reduce != GradReduce::after_backward) return;
+  const GradReduce g = s.parallel.grad_reduce;
+  if (g == GradReduce::overlapped) return;
+  const bool local = g == GradReduce::after_backward;
   const auto refuse = [&](const std::string& why) {
     ctx.fail(child_or(n.parallel, "grad_reduce"), "parallel.grad_reduce",
-             "grad_reduce: after_backward (Megatron-LM's local DDP) " + why);
+             std::string("grad_reduce: ") + std::string(to_string(g)) +
+                 (local ? " (Megatron-LM's local DDP) " : " (Megatron-Core's DDP without --overlap-grad-reduce) ") +
+                 why);
   };
   const auto& p = s.parallel;
   if (p.fsdp.enabled)
     refuse("is not modelled with parallel.fsdp, which reduces its own shards per unit");
-  if (p.zero != 0)
+  if (local && p.zero != 0)
     refuse("all-reduces whole gradients; ZeRO stage " + std::to_string(p.zero) +
            " reduce-scatters them: use parallel.zero 0 or grad_reduce: overlapped");
+  if (!local && p.zero > 1)
+    refuse("reduces once per step; ZeRO stage " + std::to_string(p.zero) +
+           " reduces every micro-batch: use parallel.zero 0 or 1");
   if (p.expert > 1)
     refuse("all-reduces every gradient over the data ranks; with parallel.expert the routed "
            "experts reduce over their own group: use grad_reduce: overlapped");

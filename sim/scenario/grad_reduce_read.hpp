@@ -8,13 +8,15 @@
 
 namespace trainsim::scenario {
 
-// Reads parallel.grad_reduce (overlapped | after_backward) from the parallel mapping `m`.
+// Reads parallel.grad_reduce (overlapped | after_backward | after_backward_in_place) from the
+// parallel mapping `m`.
 void read_grad_reduce(MapReader& m, ParallelSpec& p);
 
 // Refuses, located at parallel.grad_reduce, the layouts after_backward does not describe:
 // Megatron-LM's local DDP all-reduces every gradient of a chunk over the data ranks once per
 // step, so it needs ZeRO 0, no FSDP, no expert parallelism, no optimizer offload and
 // accumulate_grads fused or autograd (fp32 reduces its own fp32 copy per chunk).
+// after_backward_in_place likewise, but reduce-scatters under ZeRO 1 (the distributed optimizer).
 void validate_grad_reduce(const YamlContext& ctx, const Scenario& s, const LayoutNodes& nodes);
 
 // Reads parallel.param_gather (after_step | overlapped) from the parallel mapping `m`.

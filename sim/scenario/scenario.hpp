@@ -43,14 +43,18 @@ std::string_view to_string(PipelineEngine e);
 //   every transfer of it ended.
 enum class P2pMode { async, sync };
 std::string_view to_string(P2pMode m);
-// `parallel.grad_reduce`: when the data-parallel gradient reduction (ZeRO 0) runs
+// `parallel.grad_reduce`: when the data-parallel gradient reduction (ZeRO 0/1) runs
 // (sim/scenario/grad_reduce_read.hpp, sim/parallel/pass_data.cpp).
 // - overlapped: PyTorch DDP's buckets, each reduced once its gradients are ready, overlapping the
 //   rest of the backward.
 // - after_backward: Megatron-LM's local DDP (megatron/model/distributed.py, --DDP-impl local,
 //   without contiguous buffers): once the schedule returned, each model chunk's gradients are
 //   flattened into one buffer, scaled, all-reduced and copied back, chunk after chunk.
-enum class GradReduce { overlapped, after_backward };
+// - after_backward_in_place: Megatron-Core's DDP without --overlap-grad-reduce
+//   (megatron/core/distributed/distributed_data_parallel.py: one bucket per gradient buffer
+//   then): once the schedule returned, each model chunk's whole contiguous gradient buffer is
+//   all-reduced (reduce-scattered under the distributed optimizer) in place, chunk after chunk.
+enum class GradReduce { overlapped, after_backward, after_backward_in_place };
 std::string_view to_string(GradReduce g);
 // `parallel.param_gather`: when ZeRO-1/2's all-gather of the updated weights runs
 // (sim/scenario/grad_reduce_read.hpp, sim/parallel/pass_param_gather.cpp).

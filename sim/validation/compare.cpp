@@ -287,8 +287,8 @@ RowCells read_cells(const Table& t, std::size_t i, const ColumnOf& col) {
     c.sets.push_back("parallel.zero=" + text("zero"));
   }
   if (col("grad_reduce") >= 0) {
-    if (!one_of(text("grad_reduce"), {"overlapped", "after_backward"}))
-      t.fail(i, col("grad_reduce"), "expected overlapped or after_backward");
+    if (!one_of(text("grad_reduce"), {"overlapped", "after_backward", "after_backward_in_place"}))
+      t.fail(i, col("grad_reduce"), "expected overlapped, after_backward or after_backward_in_place");
     c.sets.push_back("parallel.grad_reduce=" + text("grad_reduce"));
   }
   if (col("fsdp") >= 0) {

@@ -1,6 +1,8 @@
 // Sharded, context- and expert-parallel and low-precision configs: each importer maps them to
 // parallel.fsdp, parallel.context, parallel.expert and the precision its framework runs
 // (docs/import.md), by the framework's own rules.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "tests/importers/import_helpers.hpp"
@@ -158,6 +160,11 @@ TEST_CASE("megatron: MoE, context parallelism and FP8 map to experts, parallel.c
   CHECK(parallel(d, "context") == "2");
   CHECK(parallel(d, "context_attention") == "allgather");
   CHECK(parallel(d, "expert") == "8");
+  // No --overlap-grad-reduce, but the reduction after the backward is not modelled beside
+  // expert parallelism: overlapped, with a note.
+  CHECK(parallel(d, "grad_reduce") == "(absent)");
+  CHECK(std::any_of(d.notes.begin(), d.notes.end(),
+                    [](const std::string& n) { return n.find("--overlap-grad-reduce") != std::string::npos; }));
 }
 
 TEST_CASE("deepspeed: ZeRO-3's stage3_* fetch settings map to parallel.zero3, \"auto\" to DeepSpeed's defaults") {

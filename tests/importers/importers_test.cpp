@@ -39,7 +39,8 @@ TEST_CASE("megatron: GPT arguments map to the gpt3 preset, data = GPUs / (tensor
         "device: a100-80gb\n"
         "training: {micro_batch: 2, global_batch: 512, seq_len: 2048, precision: fp16, optimizer: adamw, "
         "recompute: full, recompute_layers: 3}\n"
-        "parallel: {data: 8, tensor: 4, pipeline: 2, schedule: 1f1b, bucket_buffers: in_place}\n");
+        "parallel: {data: 8, tensor: 4, pipeline: 2, schedule: 1f1b, bucket_buffers: in_place, "
+        "grad_reduce: after_backward_in_place}\n");
 }
 
 TEST_CASE("megatron: Llama arguments map to the llama2-7b preset, virtual stages from layers per stage") {
@@ -65,7 +66,7 @@ TEST_CASE("megatron: Llama arguments map to the llama2-7b preset, virtual stages
         "training: {micro_batch: 1, global_batch: 16, seq_len: 4096, precision: bf16, optimizer: adamw, "
         "attention: flash, accumulate_grads: fused-fp32}\n"
         "parallel: {data: 2, tensor: 2, pipeline: 2, zero: 1, schedule: interleaved, virtual_stages: 2, "
-        "sequence_parallel: true, bucket_buffers: in_place}\n"
+        "sequence_parallel: true, bucket_buffers: in_place, grad_reduce: after_backward_in_place}\n"
         "cluster: {nodes: 2, gpus_per_node: 4}\n");
 }
 
@@ -88,7 +89,8 @@ TEST_CASE("megatron: gradients accumulate and reduce in fp32 under --bf16, as ar
       "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
       "--vocab-size 1000 --make-vocab-size-divisible-by 1 --micro-batch-size 1 --global-batch-size 16 ";
   const auto acc = [&](const std::string& more) {
-    const auto v = Draft::get(import_megatron(base + more, "g.args", gpus(8)).training, "accumulate_grads");
+    const Draft d = import_megatron(base + more, "g.args", gpus(8));
+    const std::string* v = Draft::get(d.training, "accumulate_grads");
     return v ? *v : std::string("(absent)");
   };
   CHECK(acc("--bf16") == "fused-fp32");
@@ -99,6 +101,22 @@ TEST_CASE("megatron: gradients accumulate and reduce in fp32 under --bf16, as ar
   CHECK(acc("--accumulate-allreduce-grads-in-fp32") == "(absent)");
   CHECK(acc("--bf16 --deepspeed") == "(absent)");  // DeepSpeed's engine owns the gradients
   CHECK(acc("--bf16 --grad-reduce-in-bf16") == "(absent)");  // Megatron-LM 2025: bf16 main_grad
+}
+
+TEST_CASE("megatron: without --overlap-grad-reduce each chunk's gradient buffer is reduced after the backward") {
+  const std::string base =
+      "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+      "--vocab-size 1000 --make-vocab-size-divisible-by 1 --micro-batch-size 1 --global-batch-size 16 --bf16 ";
+  const auto reduce = [&](const std::string& more, std::int64_t n = 8) {
+    const Draft d = import_megatron(base + more, "r.args", gpus(n));
+    const std::string* v = Draft::get(d.parallel, "grad_reduce");
+    return v ? *v : std::string("(overlapped)");
+  };
+  CHECK(reduce("") == "after_backward_in_place");  // Megatron-LM's default
+  CHECK(reduce("--use-distributed-optimizer") == "after_backward_in_place");
+  CHECK(reduce("--overlap-grad-reduce") == "(overlapped)");
+  CHECK(reduce("--deepspeed") == "(overlapped)");  // DeepSpeed's engine reduces
+  CHECK(reduce("", 1) == "(overlapped)");          // nothing to reduce
 }
 
 TEST_CASE("megatron: --deepspeed with pipeline stages selects DeepSpeed's pipeline engine") {

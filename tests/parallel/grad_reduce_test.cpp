@@ -61,6 +61,16 @@ scenario::Scenario interleaved(GradReduce g) {
   return s;
 }
 
+// one_layer over a 1 GB/s link: the reduction takes time.
+scenario::Scenario slow_layer(GradReduce g, int zero = 0) {
+  auto s = one_layer(g);
+  s.parallel.zero = zero;
+  const hw::LinkSpec link{"test", core::Bandwidth{1e9}, core::Duration{0}, ""};
+  s.cluster.intra_node = link;
+  s.cluster.inter_node = link;
+  return s;
+}
+
 double ms(core::TimePoint t) { return core::to_seconds(t) * 1e3; }
 double ms(core::Duration t) { return core::to_seconds(t) * 1e3; }
 
@@ -204,6 +214,68 @@ TEST_CASE("after_backward reduces an interleaved stage's chunks in model order o
   CHECK(first_reduce < last_backward);
 }
 
+TEST_CASE("after_backward_in_place reduces the gradient buffer in place once the backward ended",
+          "[parallel][grad_reduce]") {
+  // Megatron-Core's DDP without --overlap-grad-reduce: one collective over the chunk's whole
+  // buffer after the schedule, no flatten and no copy back.
+  const auto in_place = parallel::lower(slow_layer(GradReduce::after_backward_in_place));
+  const auto& ops = in_place.programs[0].ops;
+  std::vector<std::size_t> reduces;
+  std::size_t last_backward = 0, optimizer = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (data_reduction(ops[i])) reduces.push_back(i);
+    if (ops[i].kind == OpKind::backward && ops[i].work.flops > 0) last_backward = i;
+    if (ops[i].kind == OpKind::optimizer && ops[i].microbatch < 0) optimizer = i;
+    CHECK_FALSE(ddp_copy(ops[i]));
+  }
+  REQUIRE(reduces.size() == 1);
+  CHECK(ops[reduces[0]].comm.bytes.value == 2 * kParams);
+  CHECK(ops[reduces[0]].microbatch == 3);  // the step's last micro-batch
+  const auto r = exec::play(in_place);
+  CHECK(r.devices[0].start[reduces[0]] >= r.devices[0].finish[last_backward]);
+  CHECK(r.devices[0].start[optimizer] >= r.devices[0].finish[reduces[0]]);
+  // The same all-reduce as local DDP's without its flatten (2 GB) and copy back (1 GB) at
+  // 1 TB/s: 3 ms shorter. With one layer PyTorch DDP's one bucket fills at the same moment.
+  CHECK(ms(exec::play(parallel::lower(slow_layer(GradReduce::after_backward))).step_time) - ms(r.step_time) ==
+        Approx(3.0).epsilon(1e-6));
+  CHECK(exec::play(parallel::lower(slow_layer(GradReduce::overlapped))).step_time == r.step_time);
+  // Under the distributed optimizer (ZeRO-1) the buffer is reduce-scattered instead, once.
+  const auto zero1 = parallel::lower(slow_layer(GradReduce::after_backward_in_place, 1));
+  std::int64_t scatters = 0;
+  for (const auto& op : zero1.programs[0].ops) {
+    CHECK_FALSE(data_reduction(op));
+    if (op.kind == OpKind::reduce_scatter) {
+      ++scatters;
+      CHECK(op.comm.bytes.value == 2 * kParams);
+    }
+  }
+  CHECK(scatters == 1);
+}
+
+TEST_CASE("after_backward_in_place reduces an interleaved stage's chunks in model order after its "
+          "last exchange", "[parallel][grad_reduce]") {
+  const auto plan = parallel::lower(interleaved(GradReduce::after_backward_in_place));
+  const auto r = exec::play(plan);
+  // As for after_backward: the stages' schedules end at 38 and 36 ms (stage 1's last synchronous
+  // exchange holds it past its last backward at 35 ms).
+  const double ends[2] = {38, 36};
+  for (int stage = 0; stage < 2; ++stage) {
+    const auto& P = plan.programs[stage];
+    const auto& d = r.devices[stage];
+    std::vector<std::size_t> reduces;
+    for (std::size_t i = 0; i < P.ops.size(); ++i)
+      if (data_reduction(P.ops[i])) reduces.push_back(i);
+    REQUIRE(reduces.size() == 2);
+    CHECK(P.ops[reduces[0]].chunk == 0);
+    CHECK(P.ops[reduces[1]].chunk == 1);
+    CHECK(P.ops[reduces[0]].comm.bytes.value == 4 * kParams);
+    CHECK(ms(d.start[reduces[0]]) == Approx(ends[stage]).epsilon(1e-9));
+    CHECK(d.start[reduces[1]] == d.finish[reduces[0]]);
+  }
+  CHECK(exec::play(parallel::lower(interleaved(GradReduce::after_backward_in_place), {.compress = true}))
+            .step_time == r.step_time);
+}
+
 TEST_CASE("grad_reduce is read and refused where Megatron's local DDP does not apply",
           "[parallel][grad_reduce]") {
   const std::string base =
@@ -221,4 +293,8 @@ TEST_CASE("grad_reduce is read and refused where Megatron's local DDP does not a
   CHECK_THROWS_WITH(
       load(base + "parallel: {data: 8, fsdp: true, grad_reduce: after_backward}\n"),
       Catch::Contains("fsdp"));
+  CHECK(load(base + "parallel: {data: 8, zero: 1, grad_reduce: after_backward_in_place}\n").parallel.grad_reduce ==
+        GradReduce::after_backward_in_place);
+  CHECK_THROWS_WITH(load(base + "parallel: {data: 8, zero: 3, grad_reduce: after_backward_in_place}\n"),
+                    Catch::Contains("ZeRO stage 3"));
 }

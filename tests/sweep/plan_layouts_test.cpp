@@ -92,6 +92,18 @@ TEST_CASE("plan's FSDP candidates reduce as FSDP does, not with the base's fp32 
   CHECK(any(r, [&](const sweep::Candidate& c) { return c.layout.fsdp_shard == 8 && fused(c); }));
   CHECK(any(r, [&](const sweep::Candidate& c) { return c.layout.fsdp_shard == 0 && c.layout.data == 8; }));
   CHECK_FALSE(any(r, [&](const sweep::Candidate& c) { return c.layout.fsdp_shard == 0 && fused(c); }));
+  // Megatron-Core's reduction after the backward (grad_reduce: after_backward_in_place) holds for
+  // ZeRO 0 and 1; the ZeRO-3 and FSDP candidates reduce as they shard (overlapped).
+  auto climb = every_fit(8);
+  climb.objective = sweep::Objective::memory;  // every rung that fits is ranked, ZeRO-3's too
+  const auto g = sweep::plan(base, {"parallel.grad_reduce=after_backward_in_place"}, climb);
+  const auto overlapped = [](const sweep::Candidate& c) {
+    return std::count(c.sets.begin(), c.sets.end(), "parallel.grad_reduce=overlapped") == 1;
+  };
+  CHECK(any(g, [&](const sweep::Candidate& c) { return c.layout.fsdp_shard == 8 && overlapped(c); }));
+  CHECK(any(g, [&](const sweep::Candidate& c) { return c.layout.zero == 3 && overlapped(c); }));
+  CHECK(any(g, [&](const sweep::Candidate& c) { return c.layout.zero == 1 && c.layout.data == 8; }));
+  CHECK_FALSE(any(g, [&](const sweep::Candidate& c) { return c.layout.zero <= 1 && c.layout.fsdp_shard == 0 && overlapped(c); }));
 }
 
 TEST_CASE("plan searches context degrees for a long sequence only", "[sweep][plan]") {
