@@ -436,10 +436,13 @@ Draft import_megatron(const std::string& text, const std::string& path, const Im
   Draft::set(d.parallel, "pipeline", std::to_string(pipeline));
   map_context_expert(a, context, data, d);
   if (a.has("--use-distributed-optimizer")) Draft::set(d.parallel, "zero", "1");
-  // Megatron-LM's arguments.py asserts the distributed optimizer beside it.
+  // Megatron-LM's arguments.py asserts the distributed optimizer and --overlap-grad-reduce beside it.
   if (a.has("--overlap-param-gather") && !a.has("--use-distributed-optimizer"))
     throw core::ConfigError(a.at("--overlap-param-gather"), "--overlap-param-gather",
                             "needs --use-distributed-optimizer (it overlaps that optimizer's weight all-gather)");
+  if (a.has("--overlap-param-gather") && !a.has("--overlap-grad-reduce"))
+    throw core::ConfigError(a.at("--overlap-param-gather"), "--overlap-param-gather",
+                            "needs --overlap-grad-reduce beside it, as Megatron-LM's arguments.py asserts");
   if (a.has("--overlap-param-gather")) Draft::set(d.parallel, "param_gather", "overlapped");
   map_grad_reduce(a, data, d);
   std::int64_t virtual_stages = a.integer("--num-virtual-stages-per-pipeline-rank").value_or(1);

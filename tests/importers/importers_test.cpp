@@ -75,13 +75,16 @@ TEST_CASE("megatron: --overlap-param-gather overlaps the distributed optimizer's
       "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
       "--vocab-size 1000 --make-vocab-size-divisible-by 1 --micro-batch-size 1 "
       "--global-batch-size 16 --bf16 --overlap-param-gather";
-  const Draft d = import_megatron(base + " --use-distributed-optimizer", "og.args", gpus(8));
+  const Draft d = import_megatron(base + " --use-distributed-optimizer --overlap-grad-reduce", "og.args", gpus(8));
   CHECK(*Draft::get(d.parallel, "zero") == "1");
   CHECK(*Draft::get(d.parallel, "param_gather") == "overlapped");
   // Megatron-LM's arguments.py asserts the distributed optimizer beside it; so does the importer,
   // at the flag.
   CHECK_THROWS_WITH(import_megatron(base, "og.args", gpus(8)),
                     Catch::Contains("--overlap-param-gather") && Catch::Contains("--use-distributed-optimizer"));
+  // ... and --overlap-grad-reduce (arguments.py at f2e5db4 and since).
+  CHECK_THROWS_WITH(import_megatron(base + " --use-distributed-optimizer", "og.args", gpus(8)),
+                    Catch::Contains("--overlap-param-gather") && Catch::Contains("--overlap-grad-reduce"));
 }
 
 TEST_CASE("megatron: gradients accumulate and reduce in fp32 under --bf16, as arguments.py forces") {
