@@ -402,12 +402,13 @@ Draft import_megatron(const std::string& text, const std::string& path, const Im
   Draft::set(d.training, "micro_batch", std::to_string(micro));
   if (auto g = a.integer("--global-batch-size")) Draft::set(d.training, "global_batch", std::to_string(*g));
   if (auto s = a.integer("--seq-length")) Draft::set(d.training, "seq_len", std::to_string(*s));
-  Draft::set(d.training, "precision", precision(a));
+  const std::string prec = precision(a);
+  Draft::set(d.training, "precision", prec);
   // Megatron-LM's arguments.py forces accumulate_allreduce_grads_in_fp32 under --bf16 unless
   // --grad-reduce-in-bf16 (2025), and the flag asks for it under --fp16: the weight-gradient GEMM
   // accumulates into an fp32 main_grad that is reduced in fp32. Under --deepspeed, DeepSpeed's
   // engine owns the gradients instead.
-  if (!a.has("--deepspeed") && precision(a) != "fp32" && !a.has("--grad-reduce-in-bf16") &&
+  if (!a.has("--deepspeed") && prec != "fp32" && !a.has("--grad-reduce-in-bf16") &&
       (a.has("--bf16") || a.has("--accumulate-allreduce-grads-in-fp32")))
     Draft::set(d.training, "accumulate_grads", "fused-fp32");
   const std::string opt = a.word("--optimizer", {"adam", "sgd"}).value_or("adam");

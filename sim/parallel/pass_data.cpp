@@ -97,9 +97,13 @@ class DataPass final : public LoweringPass {
   void end_backward(StageContext& c) override {
     const LowerContext& L = c.L;
     if (!(after_backward_ || in_place_after_) || L.data == 1 || fp32_reduced(L)) return;
+    // The last op the schedule put on the compute stream (in_place's collectives wait for it).
+    auto schedule_end = static_cast<std::int32_t>(c.P.ops.size()) - 1;
+    while (schedule_end >= 0 && c.P.ops[static_cast<std::size_t>(schedule_end)].stream != StreamKind::compute)
+      --schedule_end;
     for (std::int32_t k = 0; k < L.virtual_stages; ++k) {
       if (in_place_after_)
-        reduce_buffer(c, k);
+        reduce_buffer(c, k, schedule_end);
       else
         reduce_chunk(c, k);
     }
@@ -126,16 +130,32 @@ class DataPass final : public LoweringPass {
       reduce(c, u, f);
   }
 
+  // The gradient reduction over the data ranks: an all-reduce under ZeRO 0 (priced by
+  // parallel.allreduce), a reduce-scatter under ZeRO 1-3.
+  static Op reduction(const LowerContext& L, std::int32_t layer, std::int32_t mb, std::int32_t chunk,
+                      core::Bytes bytes) {
+    const OpKind kind = L.zero == 0 ? OpKind::all_reduce : OpKind::reduce_scatter;
+    Op op = comm_op(kind, StreamKind::comm, L.zero == 0 ? CommPurpose::data : CommPurpose::zero, layer,
+                    mb, chunk, bytes, L.data, L.data_span.inter_node, L.data_span.per_node,
+                    L.data_span.pod_members);
+    op.data_reduction = kind == OpKind::all_reduce;
+    return op;
+  }
+
+  // The chunk's gradient bytes (its trained parameters at the gradients' width).
+  static core::Bytes chunk_gradients(const LowerContext& L, const LayerRange& r) {
+    core::Bytes bytes{};
+    for (std::int32_t i = r.first; i < r.end; ++i)
+      bytes += core::Bytes{L.shards[i].trainable} * L.state_bytes.gradients;
+    return bytes;
+  }
+
   static void reduce(StageContext& c, UnitStep& u, const Flush& f) {
     const LowerContext& L = c.L;
-    const OpKind kind = L.zero == 0 ? OpKind::all_reduce : OpKind::reduce_scatter;
     const MemEffect buffer = tensor(MemCategory::buffers, f.bytes, TensorKind::bucket, f.layer);
     const std::span<const MemEffect> booked(&buffer, L.s.buckets_kept() ? 0 : 1);
-    Op op = comm_op(kind, StreamKind::comm, L.zero == 0 ? CommPurpose::data : CommPurpose::zero,
-                    f.layer, u.microbatch(), u.chunk(), f.bytes, L.data, L.data_span.inter_node,
-                    L.data_span.per_node, L.data_span.pod_members);
-    op.data_reduction = kind == OpKind::all_reduce;
-    c.last_comm = c.B.emit(op, booked, booked, {c.B.ref(f.after)});
+    c.last_comm = c.B.emit(reduction(L, f.layer, u.microbatch(), u.chunk(), f.bytes), booked, booked,
+                           {c.B.ref(f.after)});
     c.reduced(u, c.last_comm, f.layer);
   }
 
@@ -153,25 +173,19 @@ class DataPass final : public LoweringPass {
     const LowerContext& L = c.L;
     const std::int32_t g = k * L.stages + c.stage();
     const LayerRange& r = L.chunks[g];
-    core::Bytes bytes{};
-    std::int32_t tensors = 0;
-    for (std::int32_t i = r.first; i < r.end; ++i) {
-      if (L.shards[i].trainable == 0) continue;
-      bytes += core::Bytes{L.shards[i].trainable} * L.state_bytes.gradients;
-      tensors += static_cast<std::int32_t>(models::param_tensors(L.m.graph[L.m.order[i]]).size());
-    }
+    const core::Bytes bytes = chunk_gradients(L, r);
     if (bytes.value == 0) return;
+    std::int32_t tensors = 0;
+    for (std::int32_t i = r.first; i < r.end; ++i)
+      if (L.shards[i].trainable > 0)
+        tensors += static_cast<std::int32_t>(models::param_tensors(L.m.graph[L.m.order[i]]).size());
     const std::int32_t mb = L.microbatches - 1;  // after the step's last micro-batch
     const MemEffect buffer = tensor(MemCategory::buffers, bytes, TensorKind::bucket, r.first);
     Op flatten = compute_op(OpKind::optimizer, r.first, mb, k, 0.0, bytes * 4, false);
     flatten.kernels = 2;
     flatten.work.launches = 2;
     const std::int32_t packed = c.B.emit(flatten, {buffer}, {}, {});
-    Op op = comm_op(OpKind::all_reduce, StreamKind::comm, CommPurpose::data, r.first, mb, k, bytes,
-                    L.data, L.data_span.inter_node, L.data_span.per_node,
-                    L.data_span.pod_members);
-    op.data_reduction = true;
-    c.last_comm = c.B.emit(op, {}, {}, {c.B.ref(packed)});
+    c.last_comm = c.B.emit(reduction(L, r.first, mb, k, bytes), {}, {}, {c.B.ref(packed)});  // ZeRO 0
     Op copy = compute_op(OpKind::optimizer, r.first, mb, k, 0.0, bytes * 2, false);
     copy.kernels = std::max(tensors, 1);
     copy.work.launches = copy.kernels;
@@ -179,25 +193,17 @@ class DataPass final : public LoweringPass {
   }
 
   // Megatron-Core's finish_grad_sync for local chunk `k` without --overlap-grad-reduce: one
-  // collective over the chunk's whole gradient buffer, in place, once everything the schedule
-  // put on the compute stream ended (NCCL waits for the stream it is called from; synchronous
-  // exchanges are on it); the comm stream keeps the chunks in order, the optimizer waits for the
-  // last.
-  static void reduce_buffer(StageContext& c, std::int32_t k) {
+  // collective over the chunk's whole gradient buffer, in place, once `schedule_end`, the last
+  // op the schedule put on the compute stream, ended (NCCL waits for the stream it is called
+  // from; synchronous exchanges are on it); the comm stream keeps the chunks in order, the
+  // optimizer waits for the last.
+  static void reduce_buffer(StageContext& c, std::int32_t k, std::int32_t schedule_end) {
     const LowerContext& L = c.L;
     const LayerRange& r = L.chunks[k * L.stages + c.stage()];
-    core::Bytes bytes{};
-    for (std::int32_t i = r.first; i < r.end; ++i)
-      bytes += core::Bytes{L.shards[i].trainable} * L.state_bytes.gradients;
+    const core::Bytes bytes = chunk_gradients(L, r);
     if (bytes.value == 0) return;
-    const OpKind kind = L.zero == 0 ? OpKind::all_reduce : OpKind::reduce_scatter;
-    Op op = comm_op(kind, StreamKind::comm, L.zero == 0 ? CommPurpose::data : CommPurpose::zero, r.first,
-                    L.microbatches - 1, k, bytes, L.data, L.data_span.inter_node, L.data_span.per_node,
-                    L.data_span.pod_members);
-    op.data_reduction = kind == OpKind::all_reduce;
-    auto last = static_cast<std::int32_t>(c.P.ops.size()) - 1;
-    while (last >= 0 && c.P.ops[static_cast<std::size_t>(last)].stream != StreamKind::compute) --last;
-    c.last_comm = c.B.emit(op, {}, {}, {c.ref_or_none(last)});
+    c.last_comm = c.B.emit(reduction(L, r.first, L.microbatches - 1, k, bytes), {}, {},
+                           {c.ref_or_none(schedule_end)});
   }
 
   // training.accumulate_grads: fp32 reduces the fp32 copy itself (pass_accumulate.cpp).
