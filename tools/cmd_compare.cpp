@@ -39,7 +39,7 @@ int cmd_compare(const std::vector<std::string>& args) {
       "shard size or FULL_SHARD / SHARD_GRAD_OP / HYBRID_SHARD / NO_SHARD), expert, context, "
       "precision, recompute, device (a preset), nodes, gpus_per_node, virtual_stages (above 1: the interleaved schedule), lora (a rank, or "
       "none), lora_targets (e.g. 'q v' or all-linear), grad_reduce (overlapped, "
-      "after_backward or after_backward_in_place)")(
+      "after_backward or after_backward_in_place), sequence_parallel (yes/no)")(
       "measured-unit", po::value<std::string>(&unit),
       "what the measured column holds: ms (default) | s | tokens/s | tokens/s/gpu | samples/s | "
       "tflops/gpu | mfu (a fraction); rates become step times (docs/validation.md)")(

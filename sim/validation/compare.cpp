@@ -291,6 +291,11 @@ RowCells read_cells(const Table& t, std::size_t i, const ColumnOf& col) {
       t.fail(i, col("grad_reduce"), "expected overlapped, after_backward or after_backward_in_place");
     c.sets.push_back("parallel.grad_reduce=" + text("grad_reduce"));
   }
+  if (col("sequence_parallel") >= 0) {
+    const std::string& sp = text("sequence_parallel");
+    if (!one_of(sp, {"yes", "no", "true", "false"})) t.fail(i, col("sequence_parallel"), "expected yes, no, true or false");
+    c.sets.push_back(std::string("parallel.sequence_parallel=") + (one_of(sp, {"yes", "true"}) ? "true" : "false"));
+  }
   if (col("fsdp") >= 0) {
     const std::string& f = text("fsdp");
     const FsdpStrategy* named = nullptr;

@@ -45,9 +45,9 @@ Table read_csv(const std::string& path);
 
 // Which column holds each quantity. Defaults match vTrain's ground_truth_*.csv; the keys
 // mapped to "" (model, vocab, zero, fsdp, expert, context, precision, recompute, device, nodes,
-// gpus_per_node, virtual_stages, lora, lora_targets, grad_reduce) are read only when --map names their
-// column. `gpus` is read only when the
-// table has no data column: data = gpus / (tensor x pipeline x context).
+// gpus_per_node, virtual_stages, lora, lora_targets, grad_reduce, sequence_parallel) are read only
+// when --map names their column. `gpus` is read only when the table has no data column:
+// data = gpus / (tensor x pipeline x context).
 struct ColumnMap {
   std::map<std::string, std::string> columns = {
       {"layers", "# layers"},           {"hidden", "hidden size"},
@@ -60,7 +60,7 @@ struct ColumnMap {
       {"expert", ""},    {"context", ""},   {"precision", ""}, {"recompute", ""},
       {"device", ""},    {"nodes", ""},     {"gpus_per_node", ""},
       {"virtual_stages", ""}, {"lora", ""},  {"lora_targets", ""},
-      {"grad_reduce", ""},
+      {"grad_reduce", ""}, {"sequence_parallel", ""},
   };
   MeasuredUnit unit = MeasuredUnit::ms;  // what the measured column holds
   std::vector<std::string> subset_by;    // keys whose cell values name extra subsets

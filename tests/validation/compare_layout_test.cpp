@@ -182,3 +182,24 @@ TEST_CASE("an fsdp cell takes FSDP's sharding-strategy names", "[validation][com
   // Keeping the gathered parameters saves the backward's all-gathers: never slower.
   CHECK(r[1].predicted_s <= r[0].predicted_s);
 }
+
+TEST_CASE("a sequence_parallel cell turns Megatron's sequence parallelism on or off", "[validation][compare]") {
+  const std::string base = write("base.yaml", kBase);
+  const std::string header =
+      "sequence length,micro batch,global batch,tensor parallelism,data parallelism,"
+      "pipeline parallelism,iteration time (ms),sp\n";
+  validation::ColumnMap map;
+  map.columns["sequence_parallel"] = "sp";
+  // Tensor 2 x data 2 x pipeline 2 on the base's 8 GPUs.
+  const auto r = validation::compare(
+      validation::read_csv(write("sp.csv", header + "1024,4,32,2,2,2,900,yes\n1024,4,32,2,2,2,900,false\n")), map, base);
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].skipped == "");
+  CHECK(r[1].skipped == "");
+  CHECK(has(r[0], "parallel.sequence_parallel=true"));
+  CHECK(has(r[1], "parallel.sequence_parallel=false"));
+  // "1024,4,32,2,2,2,900," is 20 characters: the sp cell starts at column 21.
+  const std::string bad = write("sp-bad.csv", header + "1024,4,32,2,2,2,900,on\n");
+  CHECK(error_of([&] { validation::compare(validation::read_csv(bad), map, base); })
+            .find("sp-bad.csv:2:21: column 'sp': expected yes, no, true or false, got 'on'") != std::string::npos);
+}
