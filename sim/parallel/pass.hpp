@@ -141,6 +141,12 @@ struct StageContext {
   // ended (one layer of prefetch).
   OpRef prefetch_after() const { return recent[0] >= 0 ? B.ref(recent[0]) : OpRef{}; }
   OpRef ref_or_none(std::int32_t i) const { return i >= 0 ? B.ref(i) : OpRef{}; }
+  // The stage's last compute-stream op so far (none: an empty ref).
+  OpRef last_compute() const {
+    for (auto i = static_cast<std::int32_t>(P.ops.size()); i-- > 0;)
+      if (P.ops[static_cast<std::size_t>(i)].stream == StreamKind::compute) return B.ref(i);
+    return OpRef{};
+  }
   // Emits a compute op of `unit`: the unit's first one takes its arrival (UnitStep), the op
   // waits for `ready` too; then every pass's on_compute. `first`/`last`: as ComputeOp.
   std::int32_t emit_compute(UnitStep& unit, const Op& op, std::vector<MemEffect>& allocs,

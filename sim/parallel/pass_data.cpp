@@ -98,9 +98,7 @@ class DataPass final : public LoweringPass {
     const LowerContext& L = c.L;
     if (!(after_backward_ || in_place_after_) || L.data == 1 || fp32_reduced(L)) return;
     // The last op the schedule put on the compute stream (in_place's collectives wait for it).
-    auto schedule_end = static_cast<std::int32_t>(c.P.ops.size()) - 1;
-    while (schedule_end >= 0 && c.P.ops[static_cast<std::size_t>(schedule_end)].stream != StreamKind::compute)
-      --schedule_end;
+    const OpRef schedule_end = c.last_compute();
     for (std::int32_t k = 0; k < L.virtual_stages; ++k) {
       if (in_place_after_)
         reduce_buffer(c, k, schedule_end);
@@ -197,13 +195,13 @@ class DataPass final : public LoweringPass {
   // op the schedule put on the compute stream, ended (NCCL waits for the stream it is called
   // from; synchronous exchanges are on it); the comm stream keeps the chunks in order, the
   // optimizer waits for the last.
-  static void reduce_buffer(StageContext& c, std::int32_t k, std::int32_t schedule_end) {
+  static void reduce_buffer(StageContext& c, std::int32_t k, OpRef schedule_end) {
     const LowerContext& L = c.L;
     const LayerRange& r = L.chunks[k * L.stages + c.stage()];
     const core::Bytes bytes = chunk_gradients(L, r);
     if (bytes.value == 0) return;
     c.last_comm = c.B.emit(reduction(L, r.first, L.microbatches - 1, k, bytes), {}, {},
-                           {c.ref_or_none(schedule_end)});
+                           {schedule_end});
   }
 
   // training.accumulate_grads: fp32 reduces the fp32 copy itself (pass_accumulate.cpp).

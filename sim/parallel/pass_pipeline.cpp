@@ -151,7 +151,7 @@ class PipelinePass final : public LoweringPass {
     const std::int32_t g = u.g, j = u.microbatch();
     if (u.forward() ? u.first_chunk : u.last_chunk) return;
     // The receive buffer is booked by the unit's first op, not by the transfer.
-    const OpRef pred = last_compute(c);
+    const OpRef pred = c.last_compute();
     const std::int32_t op = c.B.emit(transfer_op(L, u.forward(), g, j), {}, {}, {});
     const std::int32_t from = u.forward() ? g - 1 : g + 1;
     open_.push_back({c.stage(), c.B.add_open_dep(op), u.forward(), from, j});
@@ -172,7 +172,7 @@ class PipelinePass final : public LoweringPass {
     const LowerContext& L = c.L;
     const Pending p = pending_;
     pending_ = {};
-    const OpRef own = last_compute(c);
+    const OpRef own = c.last_compute();
     // What crosses the boundary is the output of the lower chunk's last layer (or its
     // gradient); the op names the layer its receive names.
     const std::int32_t producer = L.chunks[p.forward ? p.g : p.g - 1].end - 1;
@@ -183,13 +183,6 @@ class PipelinePass final : public LoweringPass {
     send.stream = StreamKind::compute;
     const std::int32_t op = c.B.emit(send, {}, {}, {});
     sends_.push_back({c.stage(), c.B.add_open_dep(op), own, p.forward, p.g, p.microbatch});
-  }
-
-  // The stage's last compute-stream op so far (none: an empty ref).
-  static OpRef last_compute(const StageContext& c) {
-    for (auto i = static_cast<std::int32_t>(c.P.ops.size()); i-- > 0;)
-      if (c.P.ops[i].stream == StreamKind::compute) return c.B.ref(i);
-    return OpRef{};
   }
 
   static void arrive(UnitStep& u, std::int32_t op, MemEffect buffer) {

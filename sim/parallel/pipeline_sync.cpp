@@ -84,13 +84,6 @@ std::vector<Exchange> interleaved_calls(int s, int p, int m, int v) {
   return out;
 }
 
-// The stage's last compute-stream op so far (none: an empty ref).
-OpRef last_compute(const StageContext& c) {
-  for (auto i = static_cast<std::int32_t>(c.P.ops.size()); i-- > 0;)
-    if (c.P.ops[i].stream == StreamKind::compute) return c.B.ref(i);
-  return OpRef{};
-}
-
 }  // namespace
 
 std::vector<Exchange> megatron_exchanges(scenario::Schedule s, int stage, int stages,
@@ -173,7 +166,7 @@ void SyncExchanges::end_step(StageContext& c) {
 }
 
 void SyncExchanges::emit(StageContext& c, const Call& call) {
-  const OpRef posted = last_compute(c);
+  const OpRef posted = c.last_compute();
   auto transfer_op = [&](std::int32_t t) {
     const std::int32_t j = t % microbatches_;
     const std::int32_t g = (t / microbatches_) % chunks_;
