@@ -58,10 +58,11 @@ std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int
   if (l.fsdp_shard > 0 && c.s0.training.accumulate_grads != scenario::AccumulateGrads::fused)
     add("training.accumulate_grads", "fused");
   // Likewise the base's reduction after the backward (Megatron's DDP) where the candidate shards
-  // what it reduces per micro-batch or unit (ZeRO-2/3, FSDP) or shards at all (local DDP).
+  // what it reduces per micro-batch or unit (ZeRO-2/3, FSDP), shards at all (local DDP), or
+  // reduces its routed experts over an expert group of their own.
   const scenario::GradReduce g = c.s0.parallel.grad_reduce;
   const int most = g == scenario::GradReduce::after_backward ? 0 : 1;
-  if (g != scenario::GradReduce::overlapped && (l.fsdp_shard > 0 || l.zero > most))
+  if (g != scenario::GradReduce::overlapped && (l.fsdp_shard > 0 || l.zero > most || l.expert > 1))
     add("parallel.grad_reduce", "overlapped");
   if (l.expert > 1 || c.s0.parallel.expert > 1) add("parallel.expert", num(l.expert));
   if (l.context > 1 || c.s0.parallel.context > 1) add("parallel.context", num(l.context));

@@ -69,6 +69,26 @@ TEST_CASE("plan searches expert degrees and FSDP for a mixture-of-experts model"
   }));
 }
 
+TEST_CASE("plan's expert-parallel candidates reduce overlapped over a base that reduces after the backward", "[sweep][plan]") {
+  // grad_reduce: after_backward_in_place refuses parallel.expert > 1 (the routed experts reduce
+  // over their own group), so each expert candidate sets overlapped; expert 1 keeps the base's.
+  const test::TempDir dir;
+  const auto base = sweep::BaseScenario::from_file(dir.write("moe.yaml", kMoe));
+  const auto r = sweep::plan(base, {"parallel.grad_reduce=after_backward_in_place"}, every_fit(8));
+  const auto overlapped = [](const sweep::Candidate& c) {
+    return std::count(c.sets.begin(), c.sets.end(), "parallel.grad_reduce=overlapped") == 1;
+  };
+  CHECK(any(r, [&](const sweep::Candidate& c) {
+    return c.layout.expert == 8 && c.layout.fsdp_shard == 0 && c.layout.zero <= 1 && overlapped(c);
+  }));
+  CHECK_FALSE(any(r, [&](const sweep::Candidate& c) {
+    return c.layout.expert > 1 && !overlapped(c);
+  }));
+  CHECK(any(r, [&](const sweep::Candidate& c) {
+    return c.layout.expert == 1 && c.layout.fsdp_shard == 0 && c.layout.zero <= 1 && !overlapped(c);
+  }));
+}
+
 TEST_CASE("plan searches FSDP and HSDP for a dense model", "[sweep][plan]") {
   const test::TempDir dir;
   const auto base = sweep::BaseScenario::from_file(dir.write("dense.yaml", kDense));
