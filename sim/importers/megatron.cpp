@@ -119,6 +119,7 @@ const std::map<std::string, Kind>& known() {
       {"--pipeline-model-parallel-size", Kind::integer},
       {"--num-layers-per-virtual-pipeline-stage", Kind::integer},
       {"--num-virtual-stages-per-pipeline-rank", Kind::integer},
+      {"--microbatch-group-size-per-virtual-pipeline-stage", Kind::integer},
       {"--context-parallel-size", Kind::integer}, {"--expert-model-parallel-size", Kind::integer},
       {"--num-experts", Kind::integer}, {"--sequence-parallel", Kind::flag},
       {"--tp-comm-overlap", Kind::flag}, {"--overlap-param-gather", Kind::flag},
@@ -462,6 +463,17 @@ Draft import_megatron(const std::string& text, const std::string& path, const Im
   }
   if (pipeline > 1) Draft::set(d.parallel, "schedule", virtual_stages > 1 ? "interleaved" : "1f1b");
   if (virtual_stages > 1) Draft::set(d.parallel, "virtual_stages", std::to_string(virtual_stages));
+  // Megatron-Core's group of micro-batches per chunk (default: the pipeline size); the loader
+  // checks it against the pipeline and the micro-batches as schedules.py does.
+  if (auto group = a.integer("--microbatch-group-size-per-virtual-pipeline-stage")) {
+    if (virtual_stages < 2)
+      throw core::ConfigError(a.at("--microbatch-group-size-per-virtual-pipeline-stage"),
+                              "--microbatch-group-size-per-virtual-pipeline-stage",
+                              "groups the micro-batches of virtual pipeline stages: give "
+                              "--num-layers-per-virtual-pipeline-stage or "
+                              "--num-virtual-stages-per-pipeline-rank");
+    Draft::set(d.parallel, "microbatch_group_size", std::to_string(*group));
+  }
   // Megatron-DeepSpeed with --deepspeed builds its pipelined model for DeepSpeed's engine
   // (pretrain_gpt.py's GPTModelPipe) unless --no-pipeline-parallel; that engine has no
   // interleaved schedule and reduces gradients in flattened buckets.

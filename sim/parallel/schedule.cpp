@@ -30,24 +30,32 @@ std::vector<WorkUnit> one_f_one_b(int stage, int stages, int m) {
   return u;
 }
 
-// Megatron-LM interleaved 1F1B (Narayanan et al. 2021): forward unit k of this device runs
-// chunk (k / p) % v on micro-batch (k / (p v)) p + k % p; backward units visit chunks in
-// reverse.
-std::vector<WorkUnit> interleaved(int stage, int p, int m, int v) {
+// Megatron's interleaved 1F1B (Narayanan et al. 2021; Megatron-Core's schedules.py,
+// get_schedule_table): the micro-batches in groups of n (the last group takes the rest), each
+// group run through every chunk in turn, n micro-batches per chunk; forward unit k is entry k of
+// that table, backward unit k the same entry with the chunks reversed. Warm-up:
+// (p - stage - 1) x 2 + (v - 1) x n forwards (at most all of them); every stage runs all of them
+// as warm-up when m = n = p (Megatron-LM's schedules.py of 2021, `num_microbatches ==
+// pipeline_parallel_size`; Megatron-Core caps the count only).
+std::vector<WorkUnit> interleaved(int stage, int p, int m, int v, int n) {
+  std::vector<WorkUnit> table;
+  table.reserve(static_cast<std::size_t>(m) * v);
+  for (int first = 0; first < m; first += n) {
+    const int last = first + n >= m ? m : first + n;
+    for (int c = 0; c < v; ++c)
+      for (int j = first; j < last; ++j) table.push_back({true, c, j});
+  }
   const int total = m * v;
-  auto fwd = [&](int k) {
-    return WorkUnit{true, (k / p) % v, (k / (p * v)) * p + k % p};
+  const int warmup = m == p && n == p ? total : std::min(total, (p - stage - 1) * 2 + (v - 1) * n);
+  const auto bwd = [&](int k) {
+    return WorkUnit{false, v - 1 - table[static_cast<std::size_t>(k)].chunk, table[static_cast<std::size_t>(k)].microbatch};
   };
-  auto bwd = [&](int k) {
-    return WorkUnit{false, v - 1 - (k / p) % v, (k / (p * v)) * p + k % p};
-  };
-  int warmup = (m == p) ? total : std::min(total, (p - stage - 1) * 2 + (v - 1) * p);
   std::vector<WorkUnit> u;
-  u.reserve(2 * total);
+  u.reserve(2 * static_cast<std::size_t>(total));
   int f = 0, b = 0;
-  for (; f < warmup; ++f) u.push_back(fwd(f));
+  for (; f < warmup; ++f) u.push_back(table[static_cast<std::size_t>(f)]);
   while (f < total) {
-    u.push_back(fwd(f++));
+    u.push_back(table[static_cast<std::size_t>(f++)]);
     u.push_back(bwd(b++));
   }
   while (b < total) u.push_back(bwd(b++));
@@ -57,7 +65,7 @@ std::vector<WorkUnit> interleaved(int stage, int p, int m, int v) {
 }  // namespace
 
 std::vector<WorkUnit> schedule_stage(scenario::Schedule s, int stage, int stages, int microbatches,
-                                     int virtual_stages) {
+                                     int virtual_stages, int group) {
   TRAINSIM_CHECK(stages >= 1 && stage >= 0 && stage < stages && microbatches >= 1,
                  "bad schedule arguments");
   switch (s) {
@@ -66,9 +74,12 @@ std::vector<WorkUnit> schedule_stage(scenario::Schedule s, int stage, int stages
     case scenario::Schedule::interleaved:
       TRAINSIM_CHECK(virtual_stages >= 1, "virtual_stages must be positive");
       if (virtual_stages == 1) return one_f_one_b(stage, stages, microbatches);
-      TRAINSIM_CHECK(microbatches % stages == 0,
-                     "interleaved schedule needs micro-batches divisible by pipeline stages");
-      return interleaved(stage, stages, microbatches, virtual_stages);
+      if (group == 0) group = stages;
+      TRAINSIM_CHECK(group >= stages && group <= microbatches &&
+                         (microbatches % group == 0 || microbatches % group >= stages),
+                     "interleaved schedule needs groups of pipeline..micro-batches, the last one "
+                     "at least pipeline");
+      return interleaved(stage, stages, microbatches, virtual_stages, group);
   }
   return {};
 }

@@ -103,7 +103,8 @@ void build_stage(LowerContext& L, Passes passes, Program& P) {
   for (const auto& pass : passes) pass->begin_stage(c);
 
   const auto units =
-      schedule_stage(L.s.parallel.schedule, P.stage, L.stages, L.microbatches, L.virtual_stages);
+      schedule_stage(L.s.parallel.schedule, P.stage, L.stages, L.microbatches, L.virtual_stages,
+                     static_cast<int>(L.s.parallel.microbatch_group()));
   reserve(c, passes, units.size());
   bool expanded = false;
   for (const auto& pass : passes) expanded = expanded || pass->expands_units(L);

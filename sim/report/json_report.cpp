@@ -78,6 +78,8 @@ void parallel_json(JsonWriter& j, const scenario::ParallelSpec& p) {
   if (p.param_gather != scenario::ParamGather::after_step)
     j.field("param_gather", scenario::to_string(p.param_gather));
   j.field("virtual_stages", p.virtual_stages);
+  // absent unless set (earlier reports unchanged)
+  if (p.microbatch_group_size > 0) j.field("microbatch_group_size", p.microbatch_group_size);
   j.field("sequence_parallel", p.sequence_parallel);
   // absent when off (earlier reports unchanged)
   if (p.tp_comm_overlap) j.field("tp_comm_overlap", true);

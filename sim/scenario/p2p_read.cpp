@@ -18,6 +18,10 @@ void read_p2p(const YamlContext& ctx, MapReader& m, ParallelSpec& p) {
     ctx.fail(m.node("p2p"), m.path_of("p2p"),
              "p2p: sync plays Megatron-LM's exchanges, which exist for schedule: 1f1b or "
              "interleaved, not gpipe");
+  if (p.microbatch_group_size > 0 && p.microbatch_group_size != p.pipeline)
+    ctx.fail(m.node("p2p"), m.path_of("p2p"),
+             "p2p: sync plays Megatron-LM 2021's exchanges, whose interleaved schedule runs groups "
+             "of pipeline micro-batches; microbatch_group_size is Megatron-Core's: use p2p: async");
 }
 
 }  // namespace trainsim::scenario

@@ -86,11 +86,21 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
     if (p.pipeline < 2)
       ctx.fail(child_or(par, "schedule"), "parallel.schedule",
                "the interleaved schedule needs pipeline >= 2");
-    if (s.training.gradient_accumulation % p.pipeline != 0)
+    const std::int64_t m = s.training.gradient_accumulation, group = p.microbatch_group();
+    if (p.microbatch_group_size == 0 && m % p.pipeline != 0)
       ctx.fail(child_or(n.training, "global_batch"), "training.gradient_accumulation",
-               "the interleaved schedule needs the number of micro-batches (" +
-                   str(s.training.gradient_accumulation) + ") to be a multiple of pipeline (" +
-                   str(p.pipeline) + ")");
+               "the interleaved schedule needs the number of micro-batches (" + str(m) +
+                   ") to be a multiple of pipeline (" + str(p.pipeline) + ")");
+    // Megatron-Core's schedules.py refuses the same (forward_backward_pipelining_with_interleaving).
+    if (p.microbatch_group_size > 0 && (group < p.pipeline || group > m))
+      ctx.fail(child_or(par, "microbatch_group_size"), "parallel.microbatch_group_size",
+               "microbatch_group_size " + str(group) + " must lie between pipeline (" +
+                   str(p.pipeline) + ") and the micro-batches per step (" + str(m) + ")");
+    if (p.microbatch_group_size > 0 && m % group != 0 && m % group < p.pipeline)
+      ctx.fail(child_or(par, "microbatch_group_size"), "parallel.microbatch_group_size",
+               "the micro-batches per step (" + str(m) + ") leave a last group of " +
+                   str(m % group) + ", fewer than pipeline (" + str(p.pipeline) +
+                   "): Megatron-Core refuses a group that would stall the pipeline");
   }
 
   // Parameter offload is ZeRO-3's (DeepSpeed's offload_param, ZeRO-Infinity): each rank keeps

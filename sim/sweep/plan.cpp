@@ -67,6 +67,9 @@ std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int
   if (l.expert > 1 || c.s0.parallel.expert > 1) add("parallel.expert", num(l.expert));
   if (l.context > 1 || c.s0.parallel.context > 1) add("parallel.context", num(l.context));
   if (!c.s0.parallel.split_points.empty()) add("parallel.split_points", "[]");
+  // The base's interleaved group size belongs to its own pipeline: each candidate runs the
+  // default (a group of pipeline micro-batches).
+  if (c.s0.parallel.microbatch_group_size > 0) add("parallel.microbatch_group_size", "0");
   add("training.micro_batch", num(l.micro_batch));
   add("training.gradient_accumulation", num(ga));
   add("training.global_batch", num(l.data * l.micro_batch * ga));

@@ -121,6 +121,12 @@ TEST_CASE("fast play matches the expanded plan over schedules, ZeRO, recomputati
     for (const char* rec : {"none", "selective", "full"})
       same_report(pipe, {std::string("parallel.schedule=") + sched, std::string("training.recompute=") + rec});
   same_report(pipe, {"parallel.schedule=interleaved", "parallel.virtual_stages=2"});
+  // Megatron-Core's micro-batch groups: 32 micro-batches in groups of 8, and of 7 (a last
+  // group of 32 % 7 = 4, the pipeline: the least Megatron-Core accepts).
+  same_report(pipe, {"parallel.schedule=interleaved", "parallel.virtual_stages=2",
+                     "parallel.microbatch_group_size=8"});
+  same_report(pipe, {"parallel.schedule=interleaved", "parallel.virtual_stages=2",
+                     "parallel.microbatch_group_size=7", "training.recompute=full"});
   for (int z = 0; z <= 3; ++z)
     for (const char* mb : {"1", "2"})
       same_report(zero, {"parallel.zero=" + std::to_string(z), std::string("training.micro_batch=") + mb});

@@ -70,6 +70,23 @@ TEST_CASE("megatron: Llama arguments map to the llama2-7b preset, virtual stages
         "cluster: {nodes: 2, gpus_per_node: 4}\n");
 }
 
+TEST_CASE("megatron: --microbatch-group-size-per-virtual-pipeline-stage groups the interleaved schedule") {
+  const std::string base =
+      "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+      "--vocab-size 1000 --make-vocab-size-divisible-by 1 --micro-batch-size 1 "
+      "--global-batch-size 16 --bf16 --pipeline-model-parallel-size 2 ";
+  const Draft d = import_megatron(base + "--num-layers-per-virtual-pipeline-stage 2 "
+                                  "--microbatch-group-size-per-virtual-pipeline-stage 4", "g.args", gpus(2));
+  CHECK(*Draft::get(d.parallel, "virtual_stages") == "2");
+  CHECK(*Draft::get(d.parallel, "microbatch_group_size") == "4");
+  CHECK(d.ignored.empty());
+  // Without virtual stages there is nothing to group.
+  CHECK_THROWS_WITH(import_megatron(base + "--microbatch-group-size-per-virtual-pipeline-stage 4",
+                                    "g.args", gpus(2)),
+                    Catch::Contains("--microbatch-group-size-per-virtual-pipeline-stage") &&
+                        Catch::Contains("virtual pipeline stages"));
+}
+
 TEST_CASE("megatron: --overlap-param-gather overlaps the distributed optimizer's weight gather") {
   const std::string base =
       "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "

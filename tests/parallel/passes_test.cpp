@@ -88,6 +88,10 @@ TEST_CASE("the pipeline pass tells the player how far apart its steady state rep
   const auto interleaved = lowered({"parallel.schedule=interleaved", "parallel.virtual_stages=2"});
   CHECK(interleaved.steady_state);
   CHECK(interleaved.steady_lag == 4);
+  // Megatron-Core's groups of N micro-batches repeat N micro-batches later.
+  const auto grouped = lowered({"parallel.schedule=interleaved", "parallel.virtual_stages=2",
+                                "parallel.microbatch_group_size=8"});
+  CHECK(grouped.steady_lag == 8);
   const auto gpipe = lowered({"parallel.schedule=gpipe"});
   CHECK_FALSE(gpipe.steady_state);
   CHECK(gpipe.steady_lag == 1);

@@ -49,3 +49,37 @@ TEST_CASE("interleaved stage 0 warms up with 2 (p - 1) + (v - 1) p forwards", "[
   // Chunk 0 takes micro-batches 0..3 first, then chunk 1 takes them.
   CHECK(describe({units.begin(), units.begin() + 8}) == "F0 F1 F2 F3 F0.1 F1.1 F2.1 F3.1");
 }
+
+TEST_CASE("the interleaved schedule runs Megatron-Core's micro-batch groups", "[schedule]") {
+  // model_parallel_config.py's example (microbatch_group_size_per_vp_stage): PP 2, VP 2, N 3,
+  // 5 micro-batches, the forwards in the order 0 1 2 0 1 2 3 4 3 4 (chunk 0, then chunk 1).
+  const auto s0 = schedule_stage(Schedule::interleaved, 0, 2, 5, 2, 3);
+  std::vector<parallel::WorkUnit> fwd;
+  for (const auto& u : s0)
+    if (u.forward) fwd.push_back(u);
+  CHECK(describe(fwd) == "F0 F1 F2 F0.1 F1.1 F2.1 F3 F4 F3.1 F4.1");
+  // Stage 0 warms up with 2 (p - 1) + (v - 1) N = 2 + 3 forwards; the backwards take the same
+  // table with the chunks reversed.
+  CHECK(describe(s0) == "F0 F1 F2 F0.1 F1.1 F2.1 B0.1 F3 B1.1 F4 B2.1 F3.1 B0 F4.1 B1 B2 B3.1 "
+                        "B4.1 B3 B4");
+  // The last stage: (v - 1) N = 3 warm-up forwards.
+  const auto s1 = schedule_stage(Schedule::interleaved, 1, 2, 5, 2, 3);
+  CHECK(describe({s1.begin(), s1.begin() + 5}) == "F0 F1 F2 F0.1 B0.1");
+  // A group of pipeline micro-batches is the default schedule.
+  CHECK(schedule_stage(Schedule::interleaved, 1, 4, 8, 2, 4) ==
+        schedule_stage(Schedule::interleaved, 1, 4, 8, 2));
+  for (int n : {4, 5, 7}) {  // 7 % 4 = 3 and 7 % 5 = 2 leave a last group of at least 2
+    for (int stage = 0; stage < 2; ++stage) {
+      const auto units = schedule_stage(Schedule::interleaved, stage, 2, 7, 3, n);
+      REQUIRE(units.size() == 42u);
+      for (int c = 0; c < 3; ++c)
+        for (int j = 0; j < 7; ++j) {
+          const auto f = std::find(units.begin(), units.end(), parallel::WorkUnit{true, c, j});
+          const auto b = std::find(units.begin(), units.end(), parallel::WorkUnit{false, c, j});
+          REQUIRE(f != units.end());
+          REQUIRE(b != units.end());
+          CHECK(f < b);
+        }
+    }
+  }
+}

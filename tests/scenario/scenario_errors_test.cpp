@@ -565,3 +565,28 @@ TEST_CASE("a layer whose own parameters add up beyond 64 bits is a located error
                "training: {micro_batch: 1, seq_len: 128}\n",
                {1, 8, "model", "the model's sizes overflow 64-bit counts"});
 }
+
+TEST_CASE("microbatch_group_size is Megatron-Core's interleaved group, within its bounds") {
+  // Lines 6-10: 8 micro-batches (global 16 / micro 2) over pipeline P, 2 chunks per stage.
+  const auto interleaved = [](int pipeline, const std::string& group, const std::string& more = "") {
+    return kBase + "  global_batch: 16\nparallel:\n  pipeline: " + std::to_string(pipeline) +
+           "\n  schedule: interleaved\n  virtual_stages: 2\n  microbatch_group_size: " + group +
+           "\n" + more;
+  };
+  TempDir dir;
+  CHECK_NOTHROW(test::load_text(dir, interleaved(2, "3")));  // groups 3, 3, 2
+  CHECK_NOTHROW(test::load_text(dir, interleaved(3, "5")));  // groups 5, 3
+  CHECK_NOTHROW(test::load_text(dir, interleaved(2, "0")));  // 0: the default, pipeline
+  expect_error(interleaved(2, "1"), {11, 26, "parallel.microbatch_group_size",
+                                     "must lie between pipeline (2) and the micro-batches per step (8)"});
+  expect_error(interleaved(2, "9"), {11, 26, "parallel.microbatch_group_size", "must lie between"});
+  expect_error(interleaved(3, "6"), {11, 26, "parallel.microbatch_group_size",
+                                     "leave a last group of 2, fewer than pipeline (3)"});
+  expect_error(interleaved(2, "4", "  p2p: sync\n"),
+               {12, 8, "parallel.p2p", "microbatch_group_size is Megatron-Core's"});
+  expect_error(kBase + "parallel:\n  pipeline: 2\n  microbatch_group_size: 2\n",
+               {8, 26, "parallel.microbatch_group_size", "needs schedule: interleaved"});
+  // Without the key the interleaved schedule keeps its groups of pipeline micro-batches.
+  expect_error(kBase + "  global_batch: 16\nparallel:\n  pipeline: 3\n  schedule: interleaved\n",
+               {6, 17, "training.gradient_accumulation", "to be a multiple of pipeline (3)"});
+}

@@ -189,3 +189,19 @@ TEST_CASE("sweep axes take expert, context and FSDP shard degrees", "[sweep]") {
            ms[hw::MemCategory::optimizer_states]).value == states);
   }
 }
+
+TEST_CASE("plan's candidates run the default interleaved groups, not the base's", "[sweep][plan]") {
+  // The base's microbatch_group_size (4, over pipeline 2) need not hold for a candidate's
+  // pipeline and micro-batches: every candidate resets it, and the interleaved ones still run.
+  const test::TempDir dir;
+  const auto base = sweep::BaseScenario::from_file(dir.write("dense.yaml", kDense));
+  const auto r = sweep::plan(base, {"model.layers=4", "parallel.data=1", "parallel.pipeline=2",
+                                    "parallel.schedule=interleaved", "parallel.virtual_stages=2",
+                                    "parallel.microbatch_group_size=4"},
+                             every_fit(2));
+  REQUIRE_FALSE(r.ranked.empty());
+  CHECK_FALSE(any(r, [](const sweep::Candidate& c) {
+    return std::count(c.sets.begin(), c.sets.end(), "parallel.microbatch_group_size=0") != 1;
+  }));
+  CHECK(any(r, [](const sweep::Candidate& c) { return c.layout.virtual_stages == 2; }));
+}
