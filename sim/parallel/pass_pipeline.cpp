@@ -92,7 +92,9 @@ class PipelinePass final : public LoweringPass {
 
   void finish(const LowerContext& L, Plan& plan) override {
     plan.steady_state = L.s.parallel.schedule != scenario::Schedule::gpipe;
-    plan.steady_lag = L.virtual_stages > 1 ? static_cast<std::uint32_t>(L.s.parallel.microbatch_group()) : 1;
+    // An interleaved schedule repeats a group of micro-batches later.
+    plan.steady_lag =
+        L.virtual_stages > 1 ? static_cast<std::uint32_t>(L.s.parallel.microbatch_group()) : 1;
     for (const auto& o : open_) {
       const OpRef target =
           (o.forward ? forward_end_ : backward_end_)[o.g * L.microbatches + o.microbatch];

@@ -46,9 +46,11 @@ std::vector<WorkUnit> interleaved(int stage, int p, int m, int v, int n) {
       for (int j = first; j < last; ++j) table.push_back({true, c, j});
   }
   const int total = m * v;
-  const int warmup = m == p && n == p ? total : std::min(total, (p - stage - 1) * 2 + (v - 1) * n);
+  const int warmup =
+      m == p && n == p ? total : std::min(total, (p - stage - 1) * 2 + (v - 1) * n);
   const auto bwd = [&](int k) {
-    return WorkUnit{false, v - 1 - table[static_cast<std::size_t>(k)].chunk, table[static_cast<std::size_t>(k)].microbatch};
+    const WorkUnit& f = table[static_cast<std::size_t>(k)];
+    return WorkUnit{false, v - 1 - f.chunk, f.microbatch};
   };
   std::vector<WorkUnit> u;
   u.reserve(2 * static_cast<std::size_t>(total));

@@ -278,7 +278,9 @@ struct ParallelSpec {
   // schedule runs N micro-batches per chunk before moving on to the next (0: pipeline).
   std::int64_t microbatch_group_size = 0;
   // The group size the interleaved schedule plays: microbatch_group_size, or pipeline.
-  std::int64_t microbatch_group() const { return microbatch_group_size > 0 ? microbatch_group_size : pipeline; }
+  std::int64_t microbatch_group() const {
+    return microbatch_group_size > 0 ? microbatch_group_size : pipeline;
+  }
   bool sequence_parallel = false;
   // Megatron-Core's --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel
   // all-gathers and reduce-scatters chunked and overlapped with their GEMMs.
