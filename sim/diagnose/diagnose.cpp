@@ -328,6 +328,13 @@ void lever_remedies(const scenario::Scenario& s, Search& search) {
 void activation_remedies(const scenario::Scenario& s, Search& search) {
   const auto& t = s.training;
   const bool seq = s.model.sequence_model;
+  // Megatron-Core's interleaved groups above the pipeline size warm each stage up with
+  // (virtual_stages - 1) x (N - pipeline) more forwards; its default group holds fewer.
+  const auto& p = s.parallel;
+  if (p.microbatch_group_size > p.pipeline && p.virtual_stages > 1)
+    search.consider({"interleaved groups of " + str(p.pipeline) +
+                         " micro-batches (Megatron-Core's default; fewer warm-up forwards)",
+                     {{"parallel.microbatch_group_size", "0"}}});
   largest_micro_batch(s, search, {}, "");
   if (t.recompute == scenario::Recompute::none && seq)
     search.consider(

@@ -353,3 +353,37 @@ TEST_CASE("an FSDP1 LoRA run whose frozen weights carry gradients is offered FSD
   for (const auto& remedy : diagnose::diagnose(file, fsdp2, small.s, small.summary).remedies)
     for (const auto& [k, v] : remedy.set) CHECK(k.rfind("parallel.fsdp.", 0) != 0);
 }
+
+TEST_CASE("an interleaved group above the pipeline size is offered Megatron-Core's default", "[diagnose]") {
+  // 32 micro-batches in one group of 32 over 4 stages: every stage runs (2 - 1) x 32 = 32 more
+  // warm-up forwards than (2 - 1) x 4; the default groups fit the same training.
+  const std::string file = kRoot + "/scenarios/parallel/04_pipeline_fits.yaml";
+  const std::vector<std::string> base = {"parallel.schedule=interleaved", "parallel.virtual_stages=2",
+                                         "parallel.microbatch_group_size=32"};
+  const Run r = run(file, base);
+  REQUIRE_FALSE(r.summary.fits);
+  const auto d = diagnose::diagnose(file, base, r.s, r.summary);
+  CHECK(d.kind == "activations");
+  bool offered = false;
+  for (const auto& remedy : d.remedies)
+    for (const auto& [k, v] : remedy.set)
+      if (k == "parallel.microbatch_group_size" && v == "0") {
+        offered = true;
+        CHECK_FALSE(remedy.changes_workload);
+        std::vector<std::string> sets = base;
+        sets.push_back(k + "=" + v);
+        const Run again = run(file, sets);
+        CHECK(again.summary.fits);
+        CHECK(again.summary.peak == remedy.peak);
+      }
+  CHECK(offered);
+  // At the default group (micro-batch 3, out of memory all the same) the lever is not offered.
+  const std::vector<std::string> plain = {"parallel.schedule=interleaved", "parallel.virtual_stages=2",
+                                          "training.micro_batch=3", "training.global_batch=96"};
+  const Run p = run(file, plain);
+  REQUIRE_FALSE(p.summary.fits);
+  const auto dp = diagnose::diagnose(file, plain, p.s, p.summary);
+  REQUIRE_FALSE(dp.remedies.empty());
+  for (const auto& remedy : dp.remedies)
+    for (const auto& [k, v] : remedy.set) CHECK(k != "parallel.microbatch_group_size");
+}
