@@ -230,6 +230,28 @@ void map_pipeline(Layout& l, const Degrees& g, Draft& d) {
   Draft::set(d.parallel, "schedule", schedule);
 }
 
+// PyTorch's ScheduleInterleaved1F1B (torch/distributed/pipelining/schedules.py) runs the n
+// micro-batches of a schedule in max(1, n / pipeline) rounds of n / rounds each, every chunk in
+// turn per round: Megatron-Core's groups (parallel.microbatch_group_size), of the pipeline size
+// when n is a multiple of it. It refuses n not a multiple of the rounds; with fewer micro-batches
+// than stages its rounds are shorter than the pipeline, which trainsim's schedule refuses.
+void map_rounds(TomlSection& par, const Degrees& g, std::int64_t n, Draft& d) {
+  const std::string* schedule = Draft::get(d.parallel, "schedule");
+  if (g.pp == 1 || !schedule || *schedule != "interleaved") return;
+  const std::int64_t rounds = std::max<std::int64_t>(1, n / g.pp);
+  const std::string key = par.has("pipeline_parallel_microbatch_size") ? "pipeline_parallel_microbatch_size"
+                                                                        : "pipeline_parallel_schedule";
+  if (n % rounds != 0)
+    par.fail(key,
+             std::to_string(n) + " micro-batches per schedule: Interleaved1F1B needs a multiple of its " +
+                 std::to_string(rounds) + " rounds");
+  if (n < g.pp)
+    par.fail(key,
+             std::to_string(n) + " micro-batches per schedule, fewer than the " + std::to_string(g.pp) +
+                 " stages: Interleaved1F1B's shorter rounds are not modelled");
+  if (n / rounds != g.pp) Draft::set(d.parallel, "microbatch_group_size", std::to_string(n / rounds));
+}
+
 // The dtypes (torchtitan/distributed/utils.py maybe_enable_amp; job_config.py `training.dtype`):
 // `dtype = "bfloat16"` makes the whole model bf16; otherwise fully_shard's MixedPrecisionPolicy
 // under FSDP (fp32 shards, bf16 gathers), torch.autocast under DDP or on one GPU, and nothing
@@ -413,6 +435,7 @@ Draft import_torchtitan(const std::string& text, const std::string& path, const 
   Draft::set(d.parallel, "tensor", std::to_string(g.tp));
   Draft::set(d.parallel, "pipeline", std::to_string(g.pp));
   map_pipeline(l, g, d);
+  map_rounds(par, g, local_batch / micro, d);
   // torchtitan's tensor parallelism shards the norms' activations too (Megatron's sequence parallelism).
   if (g.tp > 1) Draft::set(d.parallel, "sequence_parallel", "true");
   if (g.cp > 1) {

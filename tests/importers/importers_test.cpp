@@ -296,6 +296,27 @@ log_freq = 10
         "parallel: {data: 2, tensor: 8, pipeline: 4, schedule: gpipe, sequence_parallel: true}\n");
 }
 
+TEST_CASE("torchtitan: Interleaved1F1B runs PyTorch's rounds as micro-batch groups") {
+  // ScheduleInterleaved1F1B: n micro-batches in max(1, n / pipeline) rounds of n / rounds.
+  const auto import = [](int local, int pipeline) {
+    const std::string toml = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = " +
+                             std::to_string(local) + "\n[parallelism]\npipeline_parallel_degree = " +
+                             std::to_string(pipeline) + "\npipeline_parallel_schedule = \"Interleaved1F1B\"\n";
+    return import_torchtitan(toml, "i.toml", gpus(pipeline, "h100-80gb"));
+  };
+  const auto group = [](const Draft& d) {
+    const std::string* v = Draft::get(d.parallel, "microbatch_group_size");
+    return v ? *v : std::string("(absent)");
+  };
+  CHECK(group(import(8, 4)) == "(absent)");  // 2 rounds of 4: the default group
+  CHECK(group(import(6, 4)) == "6");         // 1 round of 6
+  CHECK(group(import(10, 4)) == "5");        // 2 rounds of 5
+  // 9 micro-batches in 2 rounds: PyTorch refuses; 2 over 4 stages: shorter rounds, refused.
+  CHECK_THROWS_WITH(import(9, 4), Catch::Contains("multiple of its 2 rounds") &&
+                                      Catch::Contains("i.toml:8:30"));  // at the schedule
+  CHECK_THROWS_WITH(import(2, 4), Catch::Contains("fewer than the 4 stages"));
+}
+
 TEST_CASE("torchtitan: its defaults, selective checkpointing of every 2nd block, seq_len 2048") {
   // No [activation_checkpoint]: mode "selective", option "2": llama3-8b's 32 blocks over
   // pipeline 2 = 16 per stage, every 2nd: 8 recomputed. No [training]: local batch 8, seq 2048.
