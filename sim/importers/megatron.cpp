@@ -120,6 +120,10 @@ const std::map<std::string, Kind>& known() {
       {"--num-layers-per-virtual-pipeline-stage", Kind::integer},
       {"--num-virtual-stages-per-pipeline-rank", Kind::integer},
       {"--microbatch-group-size-per-virtual-pipeline-stage", Kind::integer},
+      {"--decoder-first-pipeline-num-layers", Kind::integer},
+      {"--decoder-last-pipeline-num-layers", Kind::integer},
+      {"--account-for-embedding-in-pipeline-split", Kind::flag},
+      {"--account-for-loss-in-pipeline-split", Kind::flag},
       {"--context-parallel-size", Kind::integer}, {"--expert-model-parallel-size", Kind::integer},
       {"--num-experts", Kind::integer}, {"--sequence-parallel", Kind::flag},
       {"--tp-comm-overlap", Kind::flag}, {"--overlap-param-gather", Kind::flag},
@@ -383,6 +387,24 @@ void map_grad_reduce(const Args& a, std::int64_t data, Draft& d) {
   Draft::set(d.parallel, "grad_reduce", "after_backward_in_place");
 }
 
+// Megatron-Core's uneven pipeline split (transformer_block.py get_num_layers_to_build): the
+// first / last stage's layers, or the embedding and loss counted as layers. The loader checks
+// the numbers against the pipeline and the model as Megatron-Core does. True with first / last.
+bool map_uneven_split(const Args& a, Draft& d) {
+  bool uneven = false;
+  if (auto f = a.integer("--decoder-first-pipeline-num-layers")) {
+    Draft::set(d.parallel, "first_stage_blocks", std::to_string(*f));
+    uneven = true;
+  }
+  if (auto l = a.integer("--decoder-last-pipeline-num-layers")) {
+    Draft::set(d.parallel, "last_stage_blocks", std::to_string(*l));
+    uneven = true;
+  }
+  if (a.has("--account-for-embedding-in-pipeline-split")) Draft::set(d.parallel, "embedding_in_split", "true");
+  if (a.has("--account-for-loss-in-pipeline-split")) Draft::set(d.parallel, "loss_in_split", "true");
+  return uneven;
+}
+
 }  // namespace
 
 Draft import_megatron(const std::string& text, const std::string& path, const ImportOptions& o) {
@@ -447,9 +469,19 @@ Draft import_megatron(const std::string& text, const std::string& path, const Im
                             "needs --overlap-grad-reduce beside it, as Megatron-LM's arguments.py asserts");
   if (a.has("--overlap-param-gather")) Draft::set(d.parallel, "param_gather", "overlapped");
   map_grad_reduce(a, data, d);
+  const bool uneven = map_uneven_split(a, d);
   std::int64_t virtual_stages = a.integer("--num-virtual-stages-per-pipeline-rank").value_or(1);
   if (auto per = a.integer("--num-layers-per-virtual-pipeline-stage")) {
-    const std::int64_t layers = *a.integer("--num-layers");
+    // arguments.py: the embedding and the loss count as layers here too; with uneven first or
+    // last stages the virtual degree must be given as --num-virtual-stages-per-pipeline-rank.
+    if (uneven)
+      throw core::ConfigError(a.at("--num-layers-per-virtual-pipeline-stage"),
+                              "--num-layers-per-virtual-pipeline-stage",
+                              "with --decoder-first/last-pipeline-num-layers give "
+                              "--num-virtual-stages-per-pipeline-rank, as Megatron-LM's arguments.py asks");
+    const std::int64_t layers = *a.integer("--num-layers") +
+                                (a.has("--account-for-embedding-in-pipeline-split") ? 1 : 0) +
+                                (a.has("--account-for-loss-in-pipeline-split") ? 1 : 0);
     if (layers % (pipeline * *per) != 0)
       throw core::ConfigError(a.at("--num-layers-per-virtual-pipeline-stage"),
                               "--num-layers-per-virtual-pipeline-stage",

@@ -7,6 +7,7 @@
 #include "sim/parallel/softmax_input.hpp"
 #include "sim/parallel/pass.hpp"
 #include "sim/parallel/work_estimate.hpp"
+#include "sim/scenario/stage_blocks.hpp"
 
 namespace trainsim::parallel {
 
@@ -75,7 +76,8 @@ void prepare_layers(LowerContext& L) {
   apply_softmax_input(s, L.tensor, L.shards);
   apply_training(s, L.tensor, L.shards, s.parallel.sequence_parallel && L.tensor > 1);
   const int G = L.chunk_count();
-  L.chunks = partition_layers(m, L.shards, G, s.parallel.split_points);
+  L.chunks = partition_layers(m, L.shards, G, s.parallel.split_points,
+                              scenario::stage_blocks(s.parallel, m.num_blocks).per_chunk);
 
   const auto n = static_cast<std::int32_t>(m.order.size());
   std::vector<std::int32_t> pos(boost::num_vertices(m.graph), -1);

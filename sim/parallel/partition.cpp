@@ -6,7 +6,8 @@ namespace trainsim::parallel {
 
 std::vector<LayerRange> partition_layers(const models::Model& m,
                                          const std::vector<LayerShard>& shards, int chunks,
-                                         const std::vector<std::int64_t>& split_points) {
+                                         const std::vector<std::int64_t>& split_points,
+                                         const std::vector<std::int64_t>& blocks_per_chunk) {
   const auto n = static_cast<std::int32_t>(m.order.size());
   TRAINSIM_CHECK(chunks >= 1 && chunks <= n, "more pipeline chunks than layers");
   std::vector<LayerRange> out;
@@ -25,7 +26,10 @@ std::vector<LayerRange> partition_layers(const models::Model& m,
     return out;
   }
 
-  if (m.num_blocks > 0 && m.num_blocks % chunks == 0) {
+  const bool uneven = !blocks_per_chunk.empty();
+  TRAINSIM_CHECK(!uneven || static_cast<int>(blocks_per_chunk.size()) == chunks,
+                 "blocks_per_chunk must name every chunk");
+  if (m.num_blocks > 0 && (uneven || m.num_blocks % chunks == 0)) {
     // Block boundaries: the first layer of each block in order.
     std::vector<std::int32_t> block_start(m.num_blocks, -1);
     bool contiguous = true;
@@ -40,16 +44,25 @@ std::vector<LayerRange> partition_layers(const models::Model& m,
       }
     }
     if (contiguous && last_block == m.num_blocks - 1) {
-      const int per = m.num_blocks / chunks;
+      // Chunk c ends where block `upto` starts (after the last block: the layer that follows
+      // it): the even share, or Megatron-Core's uneven one.
+      std::int32_t after_blocks = n;
+      for (std::int32_t i = n - 1; i >= 0 && m.graph[m.order[i]].block != last_block; --i)
+        after_blocks = i;
+      std::int64_t upto = 0;
       std::int32_t prev = 0;
-      for (int c = 1; c < chunks; ++c) {
-        const std::int32_t cut = block_start[c * per];
+      for (int c = 0; c + 1 < chunks; ++c) {
+        upto += uneven ? blocks_per_chunk[static_cast<std::size_t>(c)] : m.num_blocks / chunks;
+        const std::int32_t cut =
+            upto < m.num_blocks ? block_start[static_cast<std::size_t>(upto)] : after_blocks;
+        TRAINSIM_CHECK(cut > prev && cut < n, "a pipeline chunk without layers");
         out.push_back({prev, cut});
         prev = cut;
       }
       out.push_back({prev, n});
       return out;
     }
+    TRAINSIM_CHECK(!uneven, "an uneven split of a model whose blocks are out of order");
   }
 
   // Greedy balance by compute weight.

@@ -28,6 +28,7 @@ inline constexpr IntRange kMicroBatch{1, 1'000'000'000};
 inline constexpr IntRange kGradientAccumulation{1, 1'000'000'000};
 inline constexpr IntRange kMaxOps{1, 1'000'000'000};
 inline constexpr IntRange kMaxLayers{1, 10'000'000};  // limits.max_layers
+inline constexpr IntRange kStageBlocks{0, 10'000'000};  // blocks of an uneven pipeline stage; 0: even
 inline constexpr IntRange kSeqLen{1, std::int64_t{1} << 30};  // tokens per sample
 // device.sm_count: 0 turns the GEMM shape model off; beyond any GPU built (H100: 132).
 inline constexpr IntRange kSmCount{0, 65536};

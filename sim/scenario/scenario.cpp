@@ -310,6 +310,10 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
     for (std::size_t i = 0; i < sp.size(); ++i)
       p.split_points.push_back(read_int(ctx, sp[i], m.path_of("split_points") + "[" + std::to_string(i) + "]", 1));
   }
+  p.first_stage_blocks = m.int_in_or("first_stage_blocks", ranges::kStageBlocks, 0);
+  p.last_stage_blocks = m.int_in_or("last_stage_blocks", ranges::kStageBlocks, 0);
+  p.embedding_in_split = m.bool_or("embedding_in_split", false);
+  p.loss_in_split = m.bool_or("loss_in_split", false);
   if (m.has("stage_devices")) {
     // [{stages: [0, 1], device: h100-80gb}, ...]: each stage index < pipeline, at most once.
     YAML::Node list = m.node("stage_devices");

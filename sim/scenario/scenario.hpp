@@ -288,6 +288,14 @@ struct ParallelSpec {
   core::Bytes bucket_size{25LL * 1000 * 1000};  // DDP default bucket (25 MB)
   BucketBuffers bucket_buffers = BucketBuffers::transient;
   std::vector<std::int64_t> split_points;       // explicit stage boundaries (layer indices)
+  // Megatron-Core's uneven pipeline split (stage_blocks.hpp): transformer blocks on the first /
+  // last pipeline stage (--decoder-first/last-pipeline-num-layers; 0: the even share), and the
+  // embedding / the loss counted as a block of the first / last chunk
+  // (--account-for-embedding/loss-in-pipeline-split).
+  std::int64_t first_stage_blocks = 0;
+  std::int64_t last_stage_blocks = 0;
+  bool embedding_in_split = false;
+  bool loss_in_split = false;
   std::vector<StageDevice> stage_devices;       // per-stage device overrides (each stage at most once)
   // Data-parallel all-reduce algorithm forced (ring, tree), or none (`auto`): NCCL's choice.
   std::optional<cost::CollectiveAlgo> allreduce;

@@ -7,8 +7,24 @@
 #include "sim/scenario/packed_read.hpp"
 #include "sim/scenario/accumulate_read.hpp"
 #include "sim/scenario/grad_reduce_read.hpp"
+#include "sim/scenario/stage_blocks.hpp"
 
 namespace trainsim::scenario {
+
+namespace {
+// Whether the model's blocks run 0, 1, ... in its layer order, each a contiguous run of layers
+// (what a cut at block boundaries needs; parallel/partition.cpp).
+bool blocks_in_order(const models::Model& m) {
+  int last = -1;
+  for (const auto v : m.order) {
+    const int b = m.graph[v].block;
+    if (b < 0 || b == last) continue;
+    if (b != last + 1) return false;
+    last = b;
+  }
+  return last == m.num_blocks - 1;
+}
+}  // namespace
 
 YAML::Node child_or(const YAML::Node& parent, const char* key) {
   if (parent.IsDefined() && parent.IsMap()) {
@@ -72,7 +88,28 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
                      " (layer indices in topological order)");
       prev = sp;
     }
-  } else if (chunks > 1) {
+  }
+  // Megatron-Core's uneven split (first / last stage blocks, the embedding or loss as a block).
+  const StageBlocks uneven = stage_blocks(p, m.num_blocks);
+  if (!uneven.error.empty())
+    ctx.fail(child_or(par, uneven.key.c_str()), "parallel." + uneven.key, uneven.error);
+  if (!uneven.per_chunk.empty() && !blocks_in_order(m))
+    ctx.fail(child_or(par, uneven.key.c_str()), "parallel." + uneven.key,
+             uneven.key + " counts transformer blocks, and this model's blocks do not follow one "
+             "another in its layer order: give split_points");
+  // A chunk left without blocks holds the embedding (first) or the loss (last): it must exist.
+  if (!uneven.per_chunk.empty() && (uneven.per_chunk.front() == 0 || uneven.per_chunk.back() == 0)) {
+    const bool first = uneven.per_chunk.front() == 0;
+    const auto at = [&](std::size_t i) { return m.graph[m.order[i]].block; };
+    if ((first && at(0) >= 0) || (!first && at(m.order.size() - 1) >= 0))
+      ctx.fail(child_or(par, uneven.key.c_str()), "parallel." + uneven.key,
+               uneven.key + ": the " + (first ? "first" : "last") + " chunk would hold no block, and the "
+               "model has no layer " + (first ? "before its first" : "after its last") + " block");
+  }
+  if (!uneven.per_chunk.empty() && !p.split_points.empty())
+    ctx.fail(child_or(par, "split_points"), "parallel.split_points",
+             "give either split_points or Megatron-Core's uneven split (" + uneven.key + "), not both");
+  if (p.split_points.empty() && uneven.per_chunk.empty() && chunks > 1) {
     if (m.num_blocks > 0 && m.num_blocks % chunks != 0)
       ctx.fail(child_or(par, "pipeline"), "parallel.pipeline",
                "the model's " + str(m.num_blocks) + " blocks are not divisible by pipeline x "

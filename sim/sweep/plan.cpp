@@ -70,6 +70,12 @@ std::vector<std::string> layout_sets(const Context& c, const Layout& l, std::int
   // The base's interleaved group size belongs to its own pipeline: each candidate runs the
   // default (a group of pipeline micro-batches).
   if (c.s0.parallel.microbatch_group_size > 0) add("parallel.microbatch_group_size", "0");
+  // Likewise its uneven pipeline split: candidates split their blocks evenly.
+  const scenario::ParallelSpec& p0 = c.s0.parallel;
+  if (p0.first_stage_blocks > 0) add("parallel.first_stage_blocks", "0");
+  if (p0.last_stage_blocks > 0) add("parallel.last_stage_blocks", "0");
+  if (p0.embedding_in_split) add("parallel.embedding_in_split", "false");
+  if (p0.loss_in_split) add("parallel.loss_in_split", "false");
   add("training.micro_batch", num(l.micro_batch));
   add("training.gradient_accumulation", num(ga));
   add("training.global_batch", num(l.data * l.micro_batch * ga));

@@ -141,6 +141,8 @@ TEST_CASE("fast play matches the expanded plan over schedules, ZeRO, recomputati
   same_report(gpt, {"parallel.tensor=4", "parallel.data=16", "parallel.sequence_parallel=true",
                     "parallel.zero=1", "training.recompute=selective"});
   same_report(gpt, {"parallel.schedule=gpipe", "training.global_batch=512"});
+  // Megatron-Core's uneven split: stages of 4 and 8 blocks beside six-block ones.
+  same_report(gpt, {"parallel.first_stage_blocks=4", "parallel.last_stage_blocks=8"});
 }
 
 TEST_CASE("fast play matches the expanded plan under FSDP and HSDP") {

@@ -87,6 +87,30 @@ TEST_CASE("megatron: --microbatch-group-size-per-virtual-pipeline-stage groups t
                         Catch::Contains("virtual pipeline stages"));
 }
 
+TEST_CASE("megatron: the uneven pipeline split's flags become the uneven split's keys") {
+  const std::string base =
+      "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+      "--vocab-size 1000 --make-vocab-size-divisible-by 1 --micro-batch-size 1 "
+      "--global-batch-size 16 --bf16 --pipeline-model-parallel-size 2 ";
+  const Draft d = import_megatron(base + "--decoder-first-pipeline-num-layers 3 "
+                                  "--decoder-last-pipeline-num-layers 5", "u.args", gpus(2));
+  CHECK(*Draft::get(d.parallel, "first_stage_blocks") == "3");
+  CHECK(*Draft::get(d.parallel, "last_stage_blocks") == "5");
+  CHECK(d.ignored.empty());
+  // The embedding and the loss as layers: 8 + 2 = 10 over 2 stages of 5, 5 per virtual stage of
+  // --num-layers-per-virtual-pipeline-stage 5 -> 1: no interleaving; 1 per stage -> 5 chunks.
+  const Draft c = import_megatron(base + "--account-for-embedding-in-pipeline-split "
+                                  "--account-for-loss-in-pipeline-split "
+                                  "--num-layers-per-virtual-pipeline-stage 1", "c.args", gpus(2));
+  CHECK(*Draft::get(c.parallel, "embedding_in_split") == "true");
+  CHECK(*Draft::get(c.parallel, "loss_in_split") == "true");
+  CHECK(*Draft::get(c.parallel, "virtual_stages") == "5");
+  // arguments.py asks for --num-virtual-stages-per-pipeline-rank beside an uneven stage.
+  CHECK_THROWS_WITH(import_megatron(base + "--decoder-first-pipeline-num-layers 2 "
+                                    "--num-layers-per-virtual-pipeline-stage 2", "u.args", gpus(2)),
+                    Catch::Contains("--num-virtual-stages-per-pipeline-rank"));
+}
+
 TEST_CASE("megatron: --overlap-param-gather overlaps the distributed optimizer's weight gather") {
   const std::string base =
       "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "

@@ -590,3 +590,22 @@ TEST_CASE("microbatch_group_size is Megatron-Core's interleaved group, within it
   expect_error(kBase + "  global_batch: 16\nparallel:\n  pipeline: 3\n  schedule: interleaved\n",
                {6, 17, "training.gradient_accumulation", "to be a multiple of pipeline (3)"});
 }
+
+TEST_CASE("Megatron-Core's uneven pipeline split is checked as Megatron-Core checks it, located") {
+  // GPT-2's 12 blocks; lines 6-7: the parallel mapping.
+  const std::string head = kBase + "parallel:\n  pipeline: 4\n";
+  TempDir dir;
+  CHECK_NOTHROW(test::load_text(dir, head + "  first_stage_blocks: 2\n  last_stage_blocks: 4\n"));
+  expect_error(head + "  first_stage_blocks: 4\n",
+               {8, 23, "parallel.first_stage_blocks", "the other 3 stages must share the remaining 8"});
+  expect_error(head + "  loss_in_split: true\n",
+               {8, 18, "parallel.loss_in_split", "(13) must divide over pipeline 4"});
+  expect_error(head + "  last_stage_blocks: 3\n  embedding_in_split: true\n",
+               {8, 22, "parallel.last_stage_blocks", "does not count the embedding"});
+  expect_error(head + "  first_stage_blocks: 4\n  split_points: [5, 10, 15]\n",
+               {8, 23, "parallel.first_stage_blocks", "the other 3 stages"});
+  expect_error(head + "  first_stage_blocks: 3\n  last_stage_blocks: 3\n  split_points: [5, 10, 15]\n",
+               {10, 17, "parallel.split_points", "give either split_points or Megatron-Core's uneven split"});
+  expect_error(kBase + "parallel:\n  first_stage_blocks: 3\n",
+               {7, 23, "parallel.first_stage_blocks", "it needs pipeline >= 2"});
+}

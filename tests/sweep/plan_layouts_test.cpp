@@ -204,4 +204,13 @@ TEST_CASE("plan's candidates run the default interleaved groups, not the base's"
     return std::count(c.sets.begin(), c.sets.end(), "parallel.microbatch_group_size=0") != 1;
   }));
   CHECK(any(r, [](const sweep::Candidate& c) { return c.layout.virtual_stages == 2; }));
+  // Likewise a base's uneven pipeline split (4 blocks: first 1, last 3 over pipeline 2).
+  const auto u = sweep::plan(base, {"model.layers=4", "parallel.data=1", "parallel.pipeline=2",
+                                    "parallel.first_stage_blocks=1", "parallel.last_stage_blocks=3"},
+                             every_fit(2));
+  REQUIRE_FALSE(u.ranked.empty());
+  CHECK_FALSE(any(u, [](const sweep::Candidate& c) {
+    return std::count(c.sets.begin(), c.sets.end(), "parallel.first_stage_blocks=0") != 1 ||
+           std::count(c.sets.begin(), c.sets.end(), "parallel.last_stage_blocks=0") != 1;
+  }));
 }
