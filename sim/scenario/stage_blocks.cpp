@@ -23,6 +23,10 @@ StageBlocks stage_blocks(const ParallelSpec& p, std::int64_t blocks) {
   if (blocks < 1) return refuse(key, "needs a model of repeated transformer blocks");
   const std::int64_t pp = p.pipeline;
   const std::int64_t v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
+  // Only the first and last chunks may be left without a block (the embedding, the loss).
+  if (pp * v > blocks + 2)
+    return refuse(key, "pipeline x virtual_stages = " + str(pp * v) + " chunks for the model's " +
+                           str(blocks) + " blocks");
   std::vector<std::int64_t> stage(static_cast<std::size_t>(pp));
   if (uneven) {
     std::int64_t rest = blocks, left = pp;

@@ -95,6 +95,11 @@ TEST_CASE("an uneven split Megatron-Core refuses is refused with the key to blam
   l.loss_in_split = true;  // 10 + 1 over 4
   CHECK(scenario::stage_blocks(l, 10).key == "loss_in_split");
   CHECK(scenario::stage_blocks(pipeline(1), 10).error.empty());
+  // More chunks than blocks is refused before anything is laid out (16 stages x 1024 chunks).
+  ParallelSpec many = pipeline(16, 1024);
+  many.last_stage_blocks = 1;
+  CHECK(scenario::stage_blocks(many, 10).error.find("16384 chunks for the model's 10 blocks") !=
+        std::string::npos);
   ParallelSpec one = pipeline(1);
   one.first_stage_blocks = 3;
   CHECK(scenario::stage_blocks(one, 10).error.find("pipeline >= 2") != std::string::npos);
