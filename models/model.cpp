@@ -44,6 +44,19 @@ core::Bytes saved_per_sample(const Model& m) {
   return total;
 }
 
+std::vector<std::int32_t> block_starts(const Model& m) {
+  std::vector<std::int32_t> start;
+  const auto n = static_cast<std::int32_t>(m.order.size());
+  for (std::int32_t i = 0; i < n; ++i) {
+    const int b = m.graph[m.order[static_cast<std::size_t>(i)]].block;
+    if (b < 0 || b + 1 == static_cast<int>(start.size())) continue;  // not a block, or the same one
+    if (b != static_cast<int>(start.size())) return {};                // out of order, or resumed
+    start.push_back(i);
+  }
+  if (static_cast<int>(start.size()) != m.num_blocks) return {};
+  return start;
+}
+
 namespace {
 
 // Kahn's algorithm with the smallest ready vertex first. Unlike a DFS-based

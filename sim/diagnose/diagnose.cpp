@@ -328,10 +328,11 @@ void lever_remedies(const scenario::Scenario& s, Search& search) {
 void activation_remedies(const scenario::Scenario& s, Search& search) {
   const auto& t = s.training;
   const bool seq = s.model.sequence_model;
-  // Megatron-Core's interleaved groups above the pipeline size warm each stage up with
-  // (virtual_stages - 1) x (N - pipeline) more forwards; its default group holds fewer.
+  // Megatron-Core's interleaved groups above the pipeline size (the loader accepts the key only
+  // with virtual stages) warm each stage up with (virtual_stages - 1) x (N - pipeline) more
+  // forwards; its default group holds fewer.
   const auto& p = s.parallel;
-  if (p.microbatch_group_size > p.pipeline && p.virtual_stages > 1)
+  if (p.microbatch_group_size > p.pipeline)
     search.consider({"interleaved groups of " + str(p.pipeline) +
                          " micro-batches (Megatron-Core's default; fewer warm-up forwards)",
                      {{"parallel.microbatch_group_size", "0"}}});

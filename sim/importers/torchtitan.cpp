@@ -216,8 +216,9 @@ Degrees map_degrees(Layout& l, const ImportOptions& o, Draft& d) {
   return g;
 }
 
-void map_pipeline(Layout& l, const Degrees& g, Draft& d) {
-  if (g.pp == 1) return;
+// The schedule written ("" without a pipeline).
+std::string map_pipeline(Layout& l, const Degrees& g, Draft& d) {
+  if (g.pp == 1) return "";
   TomlSection& par = l.pick("pipeline_parallel_schedule");
   std::string schedule = "1f1b";
   if (auto s = par.string("pipeline_parallel_schedule")) {
@@ -228,6 +229,7 @@ void map_pipeline(Layout& l, const Degrees& g, Draft& d) {
                      "pipeline schedule '" + *s + "'");
   }
   Draft::set(d.parallel, "schedule", schedule);
+  return schedule;
 }
 
 // PyTorch's ScheduleInterleaved1F1B (torch/distributed/pipelining/schedules.py) runs the n
@@ -235,9 +237,8 @@ void map_pipeline(Layout& l, const Degrees& g, Draft& d) {
 // turn per round: Megatron-Core's groups (parallel.microbatch_group_size), of the pipeline size
 // when n is a multiple of it. It refuses n not a multiple of the rounds; with fewer micro-batches
 // than stages its rounds are shorter than the pipeline, which trainsim's schedule refuses.
+// For Interleaved1F1B over a pipeline.
 void map_rounds(TomlSection& par, const Degrees& g, std::int64_t n, Draft& d) {
-  const std::string* schedule = Draft::get(d.parallel, "schedule");
-  if (g.pp == 1 || !schedule || *schedule != "interleaved") return;
   const std::int64_t rounds = std::max<std::int64_t>(1, n / g.pp);
   const std::string key = par.has("pipeline_parallel_microbatch_size") ? "pipeline_parallel_microbatch_size"
                                                                         : "pipeline_parallel_schedule";
@@ -434,8 +435,7 @@ Draft import_torchtitan(const std::string& text, const std::string& path, const 
   Draft::set(d.parallel, "data", std::to_string(data));
   Draft::set(d.parallel, "tensor", std::to_string(g.tp));
   Draft::set(d.parallel, "pipeline", std::to_string(g.pp));
-  map_pipeline(l, g, d);
-  map_rounds(par, g, local_batch / micro, d);
+  if (map_pipeline(l, g, d) == "interleaved") map_rounds(par, g, local_batch / micro, d);
   // torchtitan's tensor parallelism shards the norms' activations too (Megatron's sequence parallelism).
   if (g.tp > 1) Draft::set(d.parallel, "sequence_parallel", "true");
   if (g.cp > 1) {

@@ -30,24 +30,12 @@ std::vector<LayerRange> partition_layers(const models::Model& m,
   TRAINSIM_CHECK(!uneven || static_cast<int>(blocks_per_chunk.size()) == chunks,
                  "blocks_per_chunk must name every chunk");
   if (m.num_blocks > 0 && (uneven || m.num_blocks % chunks == 0)) {
-    // Block boundaries: the first layer of each block in order.
-    std::vector<std::int32_t> block_start(m.num_blocks, -1);
-    bool contiguous = true;
-    int last_block = -1;
-    for (std::int32_t i = 0; i < n; ++i) {
-      const int b = m.graph[m.order[i]].block;
-      if (b < 0) continue;
-      if (b != last_block) {
-        if (b != last_block + 1 || block_start[b] != -1) contiguous = false;
-        else block_start[b] = i;
-        last_block = b;
-      }
-    }
-    if (contiguous && last_block == m.num_blocks - 1) {
+    const std::vector<std::int32_t> block_start = models::block_starts(m);
+    if (!block_start.empty()) {
       // Chunk c ends where block `upto` starts (after the last block: the layer that follows
       // it): the even share, or Megatron-Core's uneven one.
       std::int32_t after_blocks = n;
-      for (std::int32_t i = n - 1; i >= 0 && m.graph[m.order[i]].block != last_block; --i)
+      for (std::int32_t i = n - 1; i >= 0 && m.graph[m.order[i]].block != m.num_blocks - 1; --i)
         after_blocks = i;
       std::int64_t upto = 0;
       std::int32_t prev = 0;

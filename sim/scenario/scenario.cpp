@@ -266,13 +266,11 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
   if (p.virtual_stages > 1 && p.schedule != Schedule::interleaved)
     ctx.fail(m.node("virtual_stages"), m.path_of("virtual_stages"),
              "virtual_stages > 1 needs schedule: interleaved");
-  if (m.has("microbatch_group_size")) {
-    p.microbatch_group_size = m.int_in_or("microbatch_group_size", ranges::kMicrobatchGroup, 0);
-    if (p.microbatch_group_size > 0 && (p.schedule != Schedule::interleaved || p.virtual_stages < 2))
-      ctx.fail(m.node("microbatch_group_size"), m.path_of("microbatch_group_size"),
-               "microbatch_group_size groups the micro-batches of the interleaved schedule: it "
-               "needs schedule: interleaved and virtual_stages >= 2");
-  }
+  p.microbatch_group_size = m.int_in_or("microbatch_group_size", ranges::kMicrobatchGroup, 0);
+  if (p.microbatch_group_size > 0 && (p.schedule != Schedule::interleaved || p.virtual_stages < 2))
+    ctx.fail(m.node("microbatch_group_size"), m.path_of("microbatch_group_size"),
+             "microbatch_group_size groups the micro-batches of the interleaved schedule: it "
+             "needs schedule: interleaved and virtual_stages >= 2");
   if (m.choice("pipeline_engine", {"megatron", "deepspeed"}, "megatron") == "deepspeed") {
     p.pipeline_engine = PipelineEngine::deepspeed;
     // DeepSpeed's PipelineEngine runs its TrainSchedule (1F1B order) and refuses ZeRO-2/3;

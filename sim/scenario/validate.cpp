@@ -11,21 +11,6 @@
 
 namespace trainsim::scenario {
 
-namespace {
-// Whether the model's blocks run 0, 1, ... in its layer order, each a contiguous run of layers
-// (what a cut at block boundaries needs; parallel/partition.cpp).
-bool blocks_in_order(const models::Model& m) {
-  int last = -1;
-  for (const auto v : m.order) {
-    const int b = m.graph[v].block;
-    if (b < 0 || b == last) continue;
-    if (b != last + 1) return false;
-    last = b;
-  }
-  return last == m.num_blocks - 1;
-}
-}  // namespace
-
 YAML::Node child_or(const YAML::Node& parent, const char* key) {
   if (parent.IsDefined() && parent.IsMap()) {
     const YAML::Node& cp = parent;
@@ -93,7 +78,7 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
   const StageBlocks uneven = stage_blocks(p, m.num_blocks);
   if (!uneven.error.empty())
     ctx.fail(child_or(par, uneven.key.c_str()), "parallel." + uneven.key, uneven.error);
-  if (!uneven.per_chunk.empty() && !blocks_in_order(m))
+  if (!uneven.per_chunk.empty() && models::block_starts(m).empty())
     ctx.fail(child_or(par, uneven.key.c_str()), "parallel." + uneven.key,
              uneven.key + " counts transformer blocks, and this model's blocks do not follow one "
              "another in its layer order: give split_points");
