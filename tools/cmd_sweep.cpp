@@ -190,8 +190,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
       },
       &g_stop);
   progress.end();
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  // The handler stays installed until exit: a signal that lands after the last point (while the
+  // files close or the digest prints) must not kill the process with the results half-closed.
   if (csv) csv->close();
   if (jsonl) jsonl->close();
 

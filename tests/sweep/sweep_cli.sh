@@ -75,6 +75,21 @@ sigterm)
   [ $rc -eq 130 ] || [ $rc -eq 0 ] || fail "after SIGTERM exit 130 (or 0 if done), got $rc"
   "$ts" sweep scenarios/sweeps/data_vs_pipeline_batch_limit.yaml --csv $work/s.csv -j 2 --resume > /dev/null
   same $work/full.csv $work/s.csv
+  # Signals until it exits: one that lands after the last point (files closing, digest printing)
+  # still ends in 0 or 130, never the default action's 143.
+  rm -f $work/s.csv
+  "$ts" sweep scenarios/sweeps/data_vs_pipeline_batch_limit.yaml --csv $work/s.csv -j 1 > /dev/null 2>&1 &
+  pid=$!
+  # (Busy waits: the whole sweep takes some 70 ms. Before the fix this ended in 143 every time.)
+  until [ -s $work/s.csv ] || ! kill -0 $pid 2>/dev/null; do :; done
+  while kill -TERM $pid 2>/dev/null; do :; done
+  set +e
+  wait $pid
+  rc=$?
+  set -e
+  [ $rc -eq 130 ] || [ $rc -eq 0 ] || fail "under repeated SIGTERM exit 130 (or 0 if done), got $rc"
+  "$ts" sweep scenarios/sweeps/data_vs_pipeline_batch_limit.yaml --csv $work/s.csv -j 2 --resume > /dev/null
+  same $work/full.csv $work/s.csv
   ;;
 shards)
   if ! command -v parallel > /dev/null; then
