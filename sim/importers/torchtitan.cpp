@@ -229,16 +229,16 @@ std::string map_pipeline(Layout& l, const Degrees& g, Draft& d) {
                      "pipeline schedule '" + *s + "'");
   }
   Draft::set(d.parallel, "schedule", schedule);
+  // torchtitan runs torch.distributed.pipelining, whose schedules order units their own way.
+  Draft::set(d.parallel, "pipeline_engine", "pytorch");
   return schedule;
 }
 
 // PyTorch's ScheduleInterleaved1F1B (torch/distributed/pipelining/schedules.py) runs the n
 // micro-batches of a schedule in max(1, n / pipeline) rounds of n / rounds each, every chunk in
-// turn per round: Megatron-Core's groups (parallel.microbatch_group_size), of the pipeline size
-// when n is a multiple of it. It refuses n not a multiple of the rounds; with fewer micro-batches
-// than stages its rounds are shorter than the pipeline, which trainsim's schedule refuses.
-// For Interleaved1F1B over a pipeline.
-void map_rounds(TomlSection& par, const Degrees& g, std::int64_t n, Draft& d) {
+// turn per round (the pytorch engine derives the same rounds); it refuses n not a multiple of
+// the rounds. For Interleaved1F1B over a pipeline.
+void map_rounds(TomlSection& par, const Degrees& g, std::int64_t n) {
   const std::int64_t rounds = std::max<std::int64_t>(1, n / g.pp);
   const std::string key = par.has("pipeline_parallel_microbatch_size") ? "pipeline_parallel_microbatch_size"
                                                                         : "pipeline_parallel_schedule";
@@ -246,11 +246,6 @@ void map_rounds(TomlSection& par, const Degrees& g, std::int64_t n, Draft& d) {
     par.fail(key,
              std::to_string(n) + " micro-batches per schedule: Interleaved1F1B needs a multiple of its " +
                  std::to_string(rounds) + " rounds");
-  if (n < g.pp)
-    par.fail(key,
-             std::to_string(n) + " micro-batches per schedule, fewer than the " + std::to_string(g.pp) +
-                 " stages: Interleaved1F1B's shorter rounds are not modelled");
-  if (n / rounds != g.pp) Draft::set(d.parallel, "microbatch_group_size", std::to_string(n / rounds));
 }
 
 // The dtypes (torchtitan/distributed/utils.py maybe_enable_amp; job_config.py `training.dtype`):
@@ -435,7 +430,14 @@ Draft import_torchtitan(const std::string& text, const std::string& path, const 
   Draft::set(d.parallel, "data", std::to_string(data));
   Draft::set(d.parallel, "tensor", std::to_string(g.tp));
   Draft::set(d.parallel, "pipeline", std::to_string(g.pp));
-  if (map_pipeline(l, g, d) == "interleaved") map_rounds(par, g, local_batch / micro, d);
+  if (map_pipeline(l, g, d) == "interleaved") map_rounds(par, g, local_batch / micro);
+  // train.py steps the pipeline schedule once per local batch; trainsim plays one schedule of
+  // every micro-batch of the step.
+  if (g.pp > 1 && global > local_batch * data)
+    d.notes.push_back("gradient accumulation over " + std::to_string(global / (local_batch * data)) +
+                      " local batches: torchtitan runs the pipeline schedule once per local batch, "
+                      "trainsim plays one schedule of all " + std::to_string(global / (micro * data)) +
+                      " micro-batches (one fill and drain where torchtitan has one per local batch)");
   // torchtitan's tensor parallelism shards the norms' activations too (Megatron's sequence parallelism).
   if (g.tp > 1) Draft::set(d.parallel, "sequence_parallel", "true");
   if (g.cp > 1) {

@@ -94,7 +94,8 @@ class PipelinePass final : public LoweringPass {
     plan.steady_state = L.s.parallel.schedule != scenario::Schedule::gpipe;
     // An interleaved schedule repeats a group of micro-batches later.
     plan.steady_lag =
-        L.virtual_stages > 1 ? static_cast<std::uint32_t>(L.s.parallel.microbatch_group()) : 1;
+        L.virtual_stages > 1 ? static_cast<std::uint32_t>(L.s.parallel.microbatch_group(L.microbatches))
+                             : 1;
     for (const auto& o : open_) {
       const OpRef target =
           (o.forward ? forward_end_ : backward_end_)[o.g * L.microbatches + o.microbatch];

@@ -104,7 +104,8 @@ void build_stage(LowerContext& L, Passes passes, Program& P) {
 
   const auto units =
       schedule_stage(L.s.parallel.schedule, P.stage, L.stages, L.microbatches, L.virtual_stages,
-                     static_cast<int>(L.s.parallel.microbatch_group()));
+                     static_cast<int>(L.s.parallel.microbatch_group(L.microbatches)),
+                     L.s.parallel.pipeline_engine);
   reserve(c, passes, units.size());
   bool expanded = false;
   for (const auto& pass : passes) expanded = expanded || pass->expands_units(L);

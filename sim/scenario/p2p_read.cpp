@@ -10,10 +10,10 @@ void read_p2p(const YamlContext& ctx, MapReader& m, ParallelSpec& p) {
   if (m.choice("p2p", {"async", "sync"}, "async") != "sync") return;
   p.p2p = P2pMode::sync;
   if (p.pipeline <= 1) return;
-  if (p.pipeline_engine == PipelineEngine::deepspeed)
+  if (p.pipeline_engine != PipelineEngine::megatron)
     ctx.fail(m.node("p2p"), m.path_of("p2p"),
-             "p2p: sync is Megatron-LM's exchange; the deepspeed pipeline engine blocks its "
-             "transfers its own way: use p2p: async (or leave it out)");
+             "p2p: sync is Megatron-LM's exchange; the " + std::string(to_string(p.pipeline_engine)) +
+                 " pipeline engine exchanges its own way: use p2p: async (or leave it out)");
   if (p.schedule == Schedule::gpipe)
     ctx.fail(m.node("p2p"), m.path_of("p2p"),
              "p2p: sync plays Megatron-LM's exchanges, which exist for schedule: 1f1b or "

@@ -41,7 +41,12 @@ std::string_view to_string(Schedule s) {
 }
 
 std::string_view to_string(PipelineEngine e) {
-  return e == PipelineEngine::deepspeed ? "deepspeed" : "megatron";
+  switch (e) {
+    case PipelineEngine::megatron: return "megatron";
+    case PipelineEngine::deepspeed: return "deepspeed";
+    case PipelineEngine::pytorch: return "pytorch";
+  }
+  return "?";
 }
 
 std::string_view to_string(BucketBuffers b) {
@@ -271,7 +276,16 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
     ctx.fail(m.node("microbatch_group_size"), m.path_of("microbatch_group_size"),
              "microbatch_group_size groups the micro-batches of the interleaved schedule: it "
              "needs schedule: interleaved and virtual_stages >= 2");
-  if (m.choice("pipeline_engine", {"megatron", "deepspeed"}, "megatron") == "deepspeed") {
+  const std::string engine = m.choice("pipeline_engine", {"megatron", "deepspeed", "pytorch"}, "megatron");
+  if (engine == "pytorch") {
+    p.pipeline_engine = PipelineEngine::pytorch;
+    // ScheduleInterleaved1F1B derives its rounds from the micro-batch count; it has no group knob.
+    if (p.microbatch_group_size > 0)
+      ctx.fail(m.node("microbatch_group_size"), m.path_of("microbatch_group_size"),
+               "microbatch_group_size is Megatron-Core's; the pytorch pipeline engine runs "
+               "Interleaved1F1B's own rounds of micro-batches / max(1, micro-batches / pipeline)");
+  }
+  if (engine == "deepspeed") {
     p.pipeline_engine = PipelineEngine::deepspeed;
     // DeepSpeed's PipelineEngine runs its TrainSchedule (1F1B order) and refuses ZeRO-2/3;
     // without pipeline stages DeepSpeed runs its plain engine, which has neither limit.

@@ -1,6 +1,7 @@
 #pragma once
 // A scenario is everything one simulated training step needs, validated and in plain structs.
 // After load_scenario() nothing touches YAML again.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -32,7 +33,11 @@ enum class Schedule { gpipe, one_f_one_b, interleaved };
 //   1F1B order): every SendActivation/RecvActivation/SendGrad/RecvGrad is blocking and paired
 //   with its neighbour's, so a transfer starts when both stages reach it and holds both until
 //   it ends; the stages advance in step with their neighbours.
-enum class PipelineEngine { megatron, deepspeed };
+// - pytorch: torch.distributed.pipelining (torchtitan): transfers as megatron's; its schedules
+//   order units their own way (schedule.hpp): GPipe's backwards oldest first, Interleaved1F1B's
+//   micro-batches in max(1, m / pipeline) rounds (shorter than the pipeline when m < pipeline)
+//   and no all-forward warm-up when m = pipeline.
+enum class PipelineEngine { megatron, deepspeed, pytorch };
 std::string_view to_string(PipelineEngine e);
 // `parallel.p2p`: how the megatron engine's stages exchange activations and gradients
 // (sim/parallel/pipeline_sync.hpp).
@@ -277,8 +282,12 @@ struct ParallelSpec {
   // Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage: the interleaved
   // schedule runs N micro-batches per chunk before moving on to the next (0: pipeline).
   std::int64_t microbatch_group_size = 0;
-  // The group size the interleaved schedule plays: microbatch_group_size, or pipeline.
-  std::int64_t microbatch_group() const {
+  // The group size the interleaved schedule plays for `microbatches` per step:
+  // microbatch_group_size, or pipeline; under the pytorch engine the micro-batches of one of
+  // PyTorch's rounds, microbatches / max(1, microbatches / pipeline).
+  std::int64_t microbatch_group(std::int64_t microbatches) const {
+    if (pipeline_engine == PipelineEngine::pytorch)
+      return microbatches / std::max<std::int64_t>(1, microbatches / pipeline);
     return microbatch_group_size > 0 ? microbatch_group_size : pipeline;
   }
   bool sequence_parallel = false;

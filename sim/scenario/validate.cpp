@@ -1,5 +1,6 @@
 #include "sim/scenario/validate.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <set>
 
@@ -108,8 +109,15 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
     if (p.pipeline < 2)
       ctx.fail(child_or(par, "schedule"), "parallel.schedule",
                "the interleaved schedule needs pipeline >= 2");
-    const std::int64_t m = s.training.gradient_accumulation, group = p.microbatch_group();
-    if (p.microbatch_group_size == 0 && m % p.pipeline != 0)
+    const std::int64_t m = s.training.gradient_accumulation, group = p.microbatch_group(m);
+    // PyTorch's ScheduleInterleaved1F1B raises the same (torch/distributed/pipelining/schedules.py).
+    const std::int64_t rounds = std::max<std::int64_t>(1, m / p.pipeline);
+    if (p.pipeline_engine == PipelineEngine::pytorch && m % rounds != 0)
+      ctx.fail(child_or(n.training, "global_batch"), "training.gradient_accumulation",
+               "the pytorch engine's Interleaved1F1B runs the " + str(m) + " micro-batches in " +
+                   str(rounds) + " rounds (micro-batches / pipeline) and needs a multiple of them");
+    if (p.pipeline_engine != PipelineEngine::pytorch && p.microbatch_group_size == 0 &&
+        m % p.pipeline != 0)
       ctx.fail(child_or(n.training, "global_batch"), "training.gradient_accumulation",
                "the interleaved schedule needs the number of micro-batches (" + str(m) +
                    ") to be a multiple of pipeline (" + str(p.pipeline) + ")");

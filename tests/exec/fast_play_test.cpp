@@ -127,6 +127,12 @@ TEST_CASE("fast play matches the expanded plan over schedules, ZeRO, recomputati
                      "parallel.microbatch_group_size=8"});
   same_report(pipe, {"parallel.schedule=interleaved", "parallel.virtual_stages=2",
                      "parallel.microbatch_group_size=7", "training.recompute=full"});
+  // PyTorch's Interleaved1F1B: rounds shorter than the pipeline (3 and 2 micro-batches over 4
+  // stages), a round of exactly the pipeline, and two rounds of 5.
+  for (const char* global : {"3", "2", "4", "10"})
+    same_report(pipe, {"parallel.schedule=interleaved", "parallel.virtual_stages=2",
+                       "parallel.pipeline_engine=pytorch", std::string("training.global_batch=") + global});
+  same_report(pipe, {"parallel.schedule=gpipe", "parallel.pipeline_engine=pytorch"});
   for (int z = 0; z <= 3; ++z)
     for (const char* mb : {"1", "2"})
       same_report(zero, {"parallel.zero=" + std::to_string(z), std::string("training.micro_batch=") + mb});

@@ -317,10 +317,10 @@ log_freq = 10
         "training: {micro_batch: 2, global_batch: 16, seq_len: 4096, precision: fp32, optimizer: adamw, "
         "recompute: full, attention: flash, optimizer_impl: fused, optimizer_states: lazy, modules: eager, "
         "loss_chunks: 1}\n"
-        "parallel: {data: 2, tensor: 8, pipeline: 4, schedule: gpipe, sequence_parallel: true}\n");
+        "parallel: {data: 2, tensor: 8, pipeline: 4, schedule: gpipe, pipeline_engine: pytorch, sequence_parallel: true}\n");
 }
 
-TEST_CASE("torchtitan: Interleaved1F1B runs PyTorch's rounds as micro-batch groups") {
+TEST_CASE("torchtitan: Interleaved1F1B runs on the pytorch engine, which derives PyTorch's rounds") {
   // ScheduleInterleaved1F1B: n micro-batches in max(1, n / pipeline) rounds of n / rounds.
   const auto import = [](int local, int pipeline) {
     const std::string toml = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = " +
@@ -328,17 +328,14 @@ TEST_CASE("torchtitan: Interleaved1F1B runs PyTorch's rounds as micro-batch grou
                              std::to_string(pipeline) + "\npipeline_parallel_schedule = \"Interleaved1F1B\"\n";
     return import_torchtitan(toml, "i.toml", gpus(pipeline, "h100-80gb"));
   };
-  const auto group = [](const Draft& d) {
-    const std::string* v = Draft::get(d.parallel, "microbatch_group_size");
-    return v ? *v : std::string("(absent)");
-  };
-  CHECK(group(import(8, 4)) == "(absent)");  // 2 rounds of 4: the default group
-  CHECK(group(import(6, 4)) == "6");         // 1 round of 6
-  CHECK(group(import(10, 4)) == "5");        // 2 rounds of 5
-  // 9 micro-batches in 2 rounds: PyTorch refuses; 2 over 4 stages: shorter rounds, refused.
+  for (int local : {8, 6, 10, 2}) {  // 2 rounds of 4; 1 of 6; 2 of 5; 1 of 2, shorter than the pipeline
+    const Draft d = import(local, 4);
+    CHECK(*Draft::get(d.parallel, "pipeline_engine") == "pytorch");
+    CHECK(!Draft::get(d.parallel, "microbatch_group_size"));
+  }
+  // 9 micro-batches in 2 rounds: PyTorch refuses.
   CHECK_THROWS_WITH(import(9, 4), Catch::Contains("multiple of its 2 rounds") &&
                                       Catch::Contains("i.toml:8:30"));  // at the schedule
-  CHECK_THROWS_WITH(import(2, 4), Catch::Contains("fewer than the 4 stages"));
 }
 
 TEST_CASE("torchtitan: its defaults, selective checkpointing of every 2nd block, seq_len 2048") {
@@ -351,7 +348,7 @@ TEST_CASE("torchtitan: its defaults, selective checkpointing of every 2nd block,
         "training: {micro_batch: 1, global_batch: 8, seq_len: 2048, precision: fp32, optimizer: adamw, "
         "recompute: full, recompute_layers: 8, attention: flash, optimizer_impl: fused, optimizer_states: lazy, "
         "modules: eager, loss_chunks: 1}\n"
-        "parallel: {data: 1, tensor: 1, pipeline: 2, schedule: 1f1b}\n");
+        "parallel: {data: 1, tensor: 1, pipeline: 2, schedule: 1f1b, pipeline_engine: pytorch}\n");
 }
 
 TEST_CASE("to_yaml: control characters from the file are escaped, so the YAML stays valid") {

@@ -7,6 +7,7 @@
 using namespace trainsim;
 using parallel::describe;
 using parallel::schedule_stage;
+using scenario::PipelineEngine;
 using scenario::Schedule;
 
 TEST_CASE("1F1B warms up with stages - stage - 1 forwards then alternates", "[schedule]") {
@@ -82,4 +83,33 @@ TEST_CASE("the interleaved schedule runs Megatron-Core's micro-batch groups", "[
         }
     }
   }
+}
+
+TEST_CASE("the pytorch engine orders units as torch.distributed.pipelining does", "[schedule]") {
+  constexpr auto pt = PipelineEngine::pytorch;
+  // ScheduleGPipe: the backwards in micro-batch order.
+  CHECK(describe(schedule_stage(Schedule::gpipe, 1, 4, 3, 1, 0, pt)) == "F0 F1 F2 B0 B1 B2");
+  // Schedule1F1B: p - stage forwards, then backward / forward pairs: Megatron's order.
+  for (int stage = 0; stage < 4; ++stage)
+    CHECK(schedule_stage(Schedule::one_f_one_b, stage, 4, 8, 1, 0, pt) ==
+          schedule_stage(Schedule::one_f_one_b, stage, 4, 8, 1));
+  // ScheduleInterleaved1F1B's docstring example: 4 stages, 3 micro-batches: one round of 3.
+  // Warm-up (v - 1) n + 2 (p - 1 - stage), capped at n v = 6: stage 3 warms up with 3.
+  CHECK(describe(schedule_stage(Schedule::interleaved, 3, 4, 3, 2, 3, pt)) ==
+        "F0 F1 F2 F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 B0 B1 B2");
+  // Stage 2 warms up with 5, then one forward / backward pair: F2.1 B0.1.
+  CHECK(describe(schedule_stage(Schedule::interleaved, 2, 4, 3, 2, 3, pt)) ==
+        "F0 F1 F2 F0.1 F1.1 F2.1 B0.1 B1.1 B2.1 B0 B1 B2");
+  CHECK(describe(schedule_stage(Schedule::interleaved, 0, 4, 3, 2, 3, pt)) ==
+        "F0 F1 F2 F0.1 F1.1 F2.1 B0.1 B1.1 B2.1 B0 B1 B2");
+  // m = p: Megatron runs every forward first on every stage; PyTorch keeps the capped count,
+  // (v - 1) p + 2 (p - 1 - stage): 4 on the last of 4 stages.
+  const auto megatron = schedule_stage(Schedule::interleaved, 3, 4, 4, 2);
+  const auto pytorch = schedule_stage(Schedule::interleaved, 3, 4, 4, 2, 4, pt);
+  CHECK(describe({megatron.begin(), megatron.begin() + 9}) == "F0 F1 F2 F3 F0.1 F1.1 F2.1 F3.1 B0.1");
+  CHECK(describe({pytorch.begin(), pytorch.begin() + 6}) == "F0 F1 F2 F3 F0.1 B0.1");
+  // Otherwise the two are the same schedule (rounds of n = groups of n).
+  for (int stage = 0; stage < 4; ++stage)
+    CHECK(schedule_stage(Schedule::interleaved, stage, 4, 10, 2, 5, pt) ==
+          schedule_stage(Schedule::interleaved, stage, 4, 10, 2, 5));
 }

@@ -591,6 +591,23 @@ TEST_CASE("microbatch_group_size is Megatron-Core's interleaved group, within it
                {6, 17, "training.gradient_accumulation", "to be a multiple of pipeline (3)"});
 }
 
+TEST_CASE("the pytorch pipeline engine runs PyTorch's rounds and refuses Megatron's knobs") {
+  // Lines 6-10: global G / micro 2 micro-batches over pipeline P (GPT-2's 12 blocks in 2P chunks).
+  const auto engine = [](int pipeline, int global, const std::string& more = "") {
+    return kBase + "  global_batch: " + std::to_string(global) + "\nparallel:\n  pipeline: " +
+           std::to_string(pipeline) + "\n  schedule: interleaved\n  pipeline_engine: pytorch\n" + more;
+  };
+  TempDir dir;
+  CHECK_NOTHROW(test::load_text(dir, engine(3, 4)));   // 2 micro-batches: one round of 2
+  CHECK_NOTHROW(test::load_text(dir, engine(3, 16)));  // 8: two rounds of 4
+  expect_error(engine(3, 14), {6, 17, "training.gradient_accumulation",
+                               "runs the 7 micro-batches in 2 rounds"});
+  expect_error(engine(2, 16, "  microbatch_group_size: 4\n"),
+               {11, 26, "parallel.microbatch_group_size", "the pytorch pipeline engine runs"});
+  expect_error(engine(2, 16, "  p2p: sync\n"),
+               {11, 8, "parallel.p2p", "the pytorch pipeline engine exchanges its own way"});
+}
+
 TEST_CASE("Megatron-Core's uneven pipeline split is checked as Megatron-Core checks it, located") {
   // GPT-2's 12 blocks; lines 6-7: the parallel mapping.
   const std::string head = kBase + "parallel:\n  pipeline: 4\n";
