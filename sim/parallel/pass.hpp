@@ -25,6 +25,9 @@ namespace trainsim::parallel {
 struct KeptActivations {
   core::Bytes saved{};  // booked by the forward as the layer's saved tensors
   core::Bytes core{};   // re-created apart before the backward (selective recomputation)
+  // The forward runs inside an activation checkpoint (full or selective-op recomputation):
+  // autograd keeps none of its saved tensors, which the block's replay makes again.
+  bool checkpointed = false;
 };
 
 // Which sharding owns the model states and the gradient reduction: data parallelism with ZeRO
@@ -229,6 +232,11 @@ std::unique_ptr<LoweringPass> make_pass() {
 
 // The passes, one concern each (pass_<concern>.cpp).
 PassEntry compute_pass();
+// The low-precision copies of layer i's GEMM weights one forward makes and keeps for the
+// backward (pass_compute.cpp), and whether the block's replay makes them instead of the forward
+// (fp8 casts of a checkpointed layer: saved tensors the checkpoint drops).
+core::Bytes weight_casts(const LowerContext& L, std::int32_t i);
+bool casts_replayed(const LowerContext& L, std::int32_t i);
 PassEntry loss_pass();
 PassEntry activation_offload_pass();
 PassEntry tensor_pass();

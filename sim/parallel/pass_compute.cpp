@@ -27,16 +27,9 @@ constexpr std::string_view kKeys[] = {"model",
                                       "training.compile",
                                       "training.fp8_weight_cache",
                                       "training.fp8_attention",
+                                      "training.recompute",
+                                      "training.recompute_layers",
                                       "parallel.context"};
-
-// The low-precision copies of layer i's GEMM weights one forward makes (autocast's cast cache,
-// fp8's quantized weights); the GEMMs keep them for their backward. Once per micro-batch: the
-// cast cache is emptied when the autocast region (the forward) is left. None under
-// fp8_weight_cache: step, whose copies live through the step (cached_fp8_weights).
-core::Bytes weight_casts(const LowerContext& L, std::int32_t i) {
-  if (L.s.training.fp8_weight_cache_step) return {};
-  return core::Bytes{L.shards[i].gemm_params} * scenario::weight_cast_bytes(L.s.training.precision);
-}
 
 // fp8_weight_cache: step (Transformer Engine's `is_first_microbatch`, which Megatron-Core's
 // forward_step sets on a step's first micro-batch): each GEMM weight of the stage quantized once
@@ -50,6 +43,28 @@ core::Bytes cached_fp8_weights(const StageContext& c) {
     for (std::int32_t i = L.chunks[g].first; i < L.chunks[g].end; ++i) gemm += L.shards[i].gemm_params;
   return core::Bytes{gemm} * 2;
 }
+
+}  // namespace
+
+// The low-precision copies of layer i's GEMM weights one forward makes (autocast's cast cache,
+// fp8's quantized weights); the GEMMs keep them for their backward. Once per micro-batch: the
+// cast cache is emptied when the autocast region (the forward) is left. None under
+// fp8_weight_cache: step, whose copies live through the step (cached_fp8_weights).
+core::Bytes weight_casts(const LowerContext& L, std::int32_t i) {
+  if (L.s.training.fp8_weight_cache_step) return {};
+  return core::Bytes{L.shards[i].gemm_params} * scenario::weight_cast_bytes(L.s.training.precision);
+}
+
+// fp8 casts per GEMM call (torchao's Float8Linear, Transformer Engine without the step cache)
+// are tensors autograd saves for the backward, which a checkpointed forward does not keep: the
+// forward makes and drops them, the replay makes them again for the backward. Autocast's cast
+// cache outlives the checkpointed layer (it empties when the forward's autocast region ends),
+// so its casts stay booked from the forward.
+bool casts_replayed(const LowerContext& L, std::int32_t i) {
+  return L.kept[i].checkpointed && L.s.training.precision == scenario::Precision::fp8;
+}
+
+namespace {
 
 class ComputePass final : public LoweringPass {
  public:
@@ -83,8 +98,10 @@ class ComputePass final : public LoweringPass {
     dequantize(lo, sh, i, TensorKind::dequantized);
     lo.allocs.push_back(activation(sh.output * mb_samples, TensorKind::output, i));
     lo.allocs.push_back(activation(L.kept[i].saved * mb_samples, TensorKind::saved, i));
-    if (const core::Bytes casts = weight_casts(L, i); casts.value > 0)
+    if (const core::Bytes casts = weight_casts(L, i); casts.value > 0) {
       lo.allocs.push_back(activation(casts, TensorKind::weight_cast, i));
+      if (casts_replayed(L, i)) lo.frees.push_back(activation(casts, TensorKind::weight_cast, i));
+    }
     // Free at the end: outputs whose last consumer is this layer.
     for (auto pr : L.producers[i])
       if (L.last_consumer[pr] == i && L.chunk_of[pr] == g)

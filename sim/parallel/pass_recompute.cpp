@@ -26,6 +26,7 @@ using scenario::Recompute;
 
 constexpr std::string_view kKeys[] = {"training.recompute", "training.recompute_layers",
                                       "training.attention", "training.fp8_attention",
+                                      "training.precision", "training.fp8_weight_cache",
                                       "parallel.context"};
 
 class RecomputePass final : public LoweringPass {
@@ -43,6 +44,7 @@ class RecomputePass final : public LoweringPass {
     }
     for (std::size_t i = 0; i < n; ++i) {
       checkpointed_[i] = checkpointed(L, static_cast<std::int32_t>(i));
+      L.kept[i].checkpointed = checkpointed_[i] != 0;
       const auto& sh = L.shards[i];
       if (checkpointed_[i] && policy_.empty())
         L.kept[i].saved = {};
@@ -70,6 +72,8 @@ class RecomputePass final : public LoweringPass {
       for (std::int32_t k = first; k <= i; ++k) {
         const auto& sk = L.shards[k];
         launches += kernel_shape(sk.kind).forward_launches;
+        if (casts_replayed(L, k))  // the replay's fp8 weights, kept to the layer's backward
+          allocs_.push_back(activation(weight_casts(L, k), TensorKind::weight_cast, k));
         if (!policy_.empty()) {  // only what the policy did not keep runs again
           allocs_.push_back(activation(L.kept[k].core * mb_samples, TensorKind::core, k));
           flops += policy_[k].flops * mb_samples;

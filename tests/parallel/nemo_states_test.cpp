@@ -3,6 +3,9 @@
 // Engine's fp8 weight cache (training.fp8_weight_cache: step).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <map>
+
 #include "../support/fixtures.hpp"
 #include "../support/plan_bytes.hpp"
 #include "models/builders.hpp"
@@ -116,4 +119,39 @@ TEST_CASE("the fp8 weight cache holds only the routed experts a rank keeps", "[p
   // Expert degree 4 leaves 3/4 of each MoE layer's 98,304 routed parameters to other ranks:
   // 2 layers x 73,728 fewer GEMM parameters, 2 bytes each (fp8 weight + transpose).
   CHECK(one - four == 2 * 2 * 73'728);
+}
+
+TEST_CASE("a checkpointed block's fp8 weights are made again by its replay, not kept from the "
+          "forward", "[parallel][fp8][recompute]") {
+  // torchao's Float8Linear and Transformer Engine without the step cache cast each weight per
+  // GEMM call and save it for the backward: under full recomputation the checkpoint drops it,
+  // and the replay casts again. Per op kind: bytes the op books and keeps past its end (booked
+  // minus freed by the same op), and bytes it frees that earlier ops booked.
+  auto casts = [](scenario::Recompute r) {
+    auto s = fp8(false);
+    s.training.recompute = r;
+    const auto plan = parallel::lower(s);
+    const auto& P = plan.programs[0];
+    std::map<parallel::OpKind, std::int64_t> kept, freed;
+    for (const auto& op : P.ops) {
+      std::int64_t booked = 0, released = 0;
+      for (auto k = op.alloc_begin; k < op.alloc_end; ++k)
+        if (P.effects[k].tensor == parallel::TensorKind::weight_cast) booked += P.effects[k].bytes.value;
+      for (auto k = op.free_begin; k < op.free_end; ++k)
+        if (P.effects[k].tensor == parallel::TensorKind::weight_cast) released += P.effects[k].bytes.value;
+      kept[op.kind] += booked - std::min(booked, released);
+      freed[op.kind] += released - std::min(booked, released);
+    }
+    return std::pair{kept, freed};
+  };
+  // The blocks' GEMM parameters, 2 x (16,384 + 24,576) = 81,920, 1 byte each, per micro-batch
+  // (4 of them); the LM head's 6,400 is no block's and stays booked from its forward.
+  const std::int64_t blocks = 4 * 81'920, head = 4 * 6'400;
+  const auto [none_kept, none_freed] = casts(scenario::Recompute::none);
+  CHECK(none_kept.at(parallel::OpKind::forward) == blocks + head);
+  CHECK(none_freed.at(parallel::OpKind::backward) == blocks + head);
+  const auto [full_kept, full_freed] = casts(scenario::Recompute::full);
+  CHECK(full_kept.at(parallel::OpKind::forward) == head);
+  CHECK(full_kept.at(parallel::OpKind::recompute) == blocks);
+  CHECK(full_freed.at(parallel::OpKind::backward) == blocks + head);
 }
