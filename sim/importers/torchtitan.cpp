@@ -1,7 +1,9 @@
 // torchtitan job TOML (torchtitan/config/job_config.py; docs/debugging and train_configs/*.toml):
 // parsed with toml++ (Debian libtomlplusplus-dev). Every key read changes memory or step time;
 // the others are listed as ignored.
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <filesystem>
 #include <charconv>
 #include <set>
@@ -10,6 +12,7 @@
 
 #include "models/presets.hpp"
 #include "sim/importers/import.hpp"
+#include "sim/importers/torchtitan_split.hpp"
 
 namespace trainsim::importers {
 
@@ -248,6 +251,70 @@ void map_rounds(TomlSection& par, const Degrees& g, std::int64_t n) {
                  std::to_string(rounds) + " rounds");
 }
 
+// torchtitan's own pipeline split (torchtitan_split.hpp): 2 parts per rank for Interleaved1F1B,
+// else 1, unless `pipeline_parallel_layers_per_stage` sets the parts; explicit
+// `pipeline_parallel_split_points` ("layers.N": where a part starts) as given. Written as
+// `split_points` where it differs from trainsim's even split.
+void map_split(Layout& l, const Degrees& g, bool interleaved, bool legacy, Draft& d) {
+  const std::int64_t blocks = preset_layers(d.model);
+  TomlSection& sp = l.pick("pipeline_parallel_split_points");
+  TomlSection& lps = l.pick("pipeline_parallel_layers_per_stage");
+  const std::int64_t in_w = l.pick("pipeline_parallel_first_stage_less_layers")
+                                .integer("pipeline_parallel_first_stage_less_layers", 0).value_or(1);
+  const std::int64_t out_w = l.pick("pipeline_parallel_last_stage_less_layers")
+                                 .integer("pipeline_parallel_last_stage_less_layers", 0).value_or(1);
+  std::int64_t parts = g.pp * (interleaved ? 2 : 1);
+  if (auto per = lps.integer("pipeline_parallel_layers_per_stage", 1)) {
+    parts = (blocks + in_w + out_w + *per - 1) / *per;
+    if (blocks == 0 || parts % g.pp != 0 || (!interleaved && parts != g.pp))
+      lps.fail("pipeline_parallel_layers_per_stage",
+               std::to_string(parts) + " stages for the pipeline degree " + std::to_string(g.pp) +
+                   (interleaved ? ": torchtitan needs a multiple of it" : ": a single-stage schedule needs exactly it"));
+    if (interleaved && parts != 2 * g.pp) Draft::set(d.parallel, "virtual_stages", std::to_string(parts / g.pp));
+  }
+  if (blocks == 0) {
+    d.notes.push_back("the model is no torchtitan preset: trainsim splits its blocks evenly over the stages");
+    return;
+  }
+  std::vector<std::int64_t> per_part;
+  std::string rule;
+  if (const toml::node* n = sp.get("pipeline_parallel_split_points")) {
+    const toml::array* a = n->as_array();
+    if (!a || static_cast<std::int64_t>(a->size()) != parts - 1)
+      sp.fail("pipeline_parallel_split_points",
+              "expected " + std::to_string(parts - 1) + " strings \"layers.N\" (one per stage after the first)");
+    std::int64_t prev = 0;
+    for (const toml::node& e : *a) {
+      const auto s = e.value<std::string>();
+      const std::int64_t at = s && s->rfind("layers.", 0) == 0 ? std::atoll(s->c_str() + 7) : -1;
+      if (at <= prev || at >= blocks)
+        sp.fail("pipeline_parallel_split_points",
+                "expected increasing \"layers.N\" with N in 1.." + std::to_string(blocks - 1));
+      per_part.push_back(at - prev);
+      prev = at;
+    }
+    per_part.push_back(blocks - prev);
+    rule = "pipeline_parallel_split_points";
+  } else if (legacy) {
+    if (parts > blocks)
+      l.pick("pipeline_parallel_degree").fail("pipeline_parallel_degree", "more pipeline stages than blocks");
+    per_part = split_2024(blocks, parts);
+    rule = "torchtitan's generate_split_points (2024)";
+  } else {
+    std::string why;
+    per_part = split_fqn(blocks, parts, in_w, out_w, &why);
+    if (per_part.empty()) l.pick("pipeline_parallel_degree").fail("pipeline_parallel_degree", why);
+    rule = "torchtitan's generate_llm_fqn_per_model_part (2025)";
+  }
+  const std::vector<std::int64_t> points = preset_split_points(d.model, per_part);
+  if (points.empty()) return;  // trainsim's even split is torchtitan's
+  std::string list, blocks_per;
+  for (std::size_t i = 0; i < points.size(); ++i) list += (i ? ", " : "") + std::to_string(points[i]);
+  for (std::size_t i = 0; i < per_part.size(); ++i) blocks_per += (i ? " " : "") + std::to_string(per_part[i]);
+  Draft::set(d.parallel, "split_points", "[" + list + "]");
+  d.notes.push_back("pipeline split as " + rule + ": blocks per stage " + blocks_per);
+}
+
 // The dtypes (torchtitan/distributed/utils.py maybe_enable_amp; job_config.py `training.dtype`):
 // `dtype = "bfloat16"` makes the whole model bf16; otherwise fully_shard's MixedPrecisionPolicy
 // under FSDP (fp32 shards, bf16 gathers), torch.autocast under DDP or on one GPU, and nothing
@@ -430,7 +497,9 @@ Draft import_torchtitan(const std::string& text, const std::string& path, const 
   Draft::set(d.parallel, "data", std::to_string(data));
   Draft::set(d.parallel, "tensor", std::to_string(g.tp));
   Draft::set(d.parallel, "pipeline", std::to_string(g.pp));
-  if (map_pipeline(l, g, d) == "interleaved") map_rounds(par, g, local_batch / micro);
+  const std::string schedule = map_pipeline(l, g, d);
+  if (schedule == "interleaved") map_rounds(par, g, local_batch / micro);
+  if (g.pp > 1) map_split(l, g, schedule == "interleaved", legacy, d);
   // train.py steps the pipeline schedule once per local batch; trainsim plays one schedule of
   // every micro-batch of the step.
   if (g.pp > 1 && global > local_batch * data)
@@ -440,6 +509,11 @@ Draft import_torchtitan(const std::string& text, const std::string& path, const 
                       " micro-batches (one fill and drain where torchtitan has one per local batch)");
   // torchtitan's tensor parallelism shards the norms' activations too (Megatron's sequence parallelism).
   if (g.tp > 1) Draft::set(d.parallel, "sequence_parallel", "true");
+  // Async TP (torch's micro-pipelined all-gather / reduce-scatter matmuls over symmetric memory):
+  // the sequence-parallel collectives overlapped with their GEMMs, as tp_comm_overlap plays them.
+  TomlSection& async_tp = l.pick("enable_async_tensor_parallel");
+  if (async_tp.boolean("enable_async_tensor_parallel").value_or(false) && g.tp > 1)
+    Draft::set(d.parallel, "tp_comm_overlap", "true");
   if (g.cp > 1) {
     Draft::set(d.parallel, "context", std::to_string(g.cp));
     TomlSection& cp = l.pick("context_parallel_rotate_method");

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/importers/import.hpp"
+#include "sim/importers/torchtitan_split.hpp"
 
 using namespace trainsim;
 using namespace trainsim::importers;
@@ -287,6 +288,9 @@ TEST_CASE("hf-trainer: TrainingArguments with an inline DeepSpeed config of auto
 TEST_CASE("torchtitan: flavor to preset, degrees, pipeline micro-batches, checkpointing") {
   // Local batch 8 split into pipeline micro-batches of 2; global 8 x data 2 = 16. Replicas
   // without FSDP beside tensor and pipeline parallelism: torchtitan applies no mixed precision.
+  // The split: 80 blocks + embedding + output = 82 over 4 stages, 20 each and the first two one
+  // more: 21 - 1, 21, 20, 20 - 1 blocks; a llama block is 6 layers after the embedding (layer 0),
+  // so the stages start at layers 1 + 6 x (20, 41, 61).
   const std::string toml = R"([model]
 name = "llama3"
 flavor = "70B"
@@ -310,6 +314,8 @@ log_freq = 10
         "# Imported by trainsim import torchtitan from t.toml\n"
         "# note: mixed precision is off with tensor or pipeline parallelism without FSDP (torchtitan's "
         "maybe_enable_amp): fp32\n"
+        "# note: pipeline split as torchtitan's generate_llm_fqn_per_model_part (2025): blocks per stage 20 21 "
+        "20 19\n"
         "# ignored: metrics.log_freq (t.toml:17:1)\n"
         "name: \"t\"\n"
         "model: llama3-70b\n"
@@ -317,7 +323,8 @@ log_freq = 10
         "training: {micro_batch: 2, global_batch: 16, seq_len: 4096, precision: fp32, optimizer: adamw, "
         "recompute: full, attention: flash, optimizer_impl: fused, optimizer_states: lazy, modules: eager, "
         "loss_chunks: 1}\n"
-        "parallel: {data: 2, tensor: 8, pipeline: 4, schedule: gpipe, pipeline_engine: pytorch, sequence_parallel: true}\n");
+        "parallel: {data: 2, tensor: 8, pipeline: 4, schedule: gpipe, pipeline_engine: pytorch, sequence_parallel: true, "
+        "split_points: [121, 247, 367]}\n");
 }
 
 TEST_CASE("torchtitan: Interleaved1F1B runs on the pytorch engine, which derives PyTorch's rounds") {
@@ -408,4 +415,63 @@ TEST_CASE("hf-trainer: the AdamW names select the optimizer's implementation") {
   o.seq_len = 512;
   CHECK_FALSE(Draft::get(import_hf_trainer(R"({"optim": "adamw_torch"})", "a.json", o).training,
                          "optimizer_impl"));
+}
+
+TEST_CASE("torchtitan's pipeline splits, 2024 and 2025, and explicit split points") {
+  using importers::split_2024;
+  using importers::split_fqn;
+  // generate_split_points (2024): Llama 3.1 405B's 126 blocks over 8 and 16 parts.
+  CHECK(split_2024(126, 8) == std::vector<std::int64_t>{15, 16, 16, 16, 16, 16, 16, 15});
+  CHECK(split_2024(126, 16) ==
+        std::vector<std::int64_t>{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7});
+  CHECK(split_2024(32, 4) == std::vector<std::int64_t>{8, 8, 8, 8});
+  // generate_llm_fqn_per_model_part (2025): 32 + 1 + 1 = 34 over 4: 9 - 1, 9, 8, 8 - 1.
+  std::string why;
+  CHECK(split_fqn(32, 4, 1, 1, &why) == std::vector<std::int64_t>{8, 9, 8, 7});
+  CHECK(split_fqn(3, 2, 2, 2, &why) == std::vector<std::int64_t>{2, 1});  // its docstring's example
+  CHECK(split_fqn(2, 4, 1, 1, &why) == std::vector<std::int64_t>{0, 1, 1, 0});  // accepted, as torchtitan does
+  CHECK(split_fqn(1, 4, 1, 1, &why).empty());                                  // 3 over 4: refused
+  CHECK(why.find("cannot lay 1 blocks") != std::string::npos);
+  // Parts of no block: the embedding alone (layer 0), the norm and output alone (after the 32
+  // blocks of 6 layers, from layer 193).
+  CHECK(importers::preset_split_points("llama3-8b", {0, 16, 16}) == std::vector<std::int64_t>{1, 97});
+  CHECK(importers::preset_split_points("llama3-8b", {16, 16, 0}) == std::vector<std::int64_t>{97, 193});
+  CHECK(importers::preset_split_points("llama3-8b", {16, 16}).empty());  // trainsim's even split
+
+  const auto import = [](const std::string& layout, const std::string& extra) {
+    const std::string toml = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[" + layout +
+                             "]\npipeline_parallel_degree = 4\npipeline_parallel_schedule = \"Interleaved1F1B\"\n" +
+                             extra;
+    return import_torchtitan(toml, "s.toml", gpus(4, "h100-80gb"));
+  };
+  const auto points = [](const Draft& d) {
+    const std::string* v = Draft::get(d.parallel, "split_points");
+    return v ? *v : std::string("(even)");
+  };
+  // 2024 ([experimental]): 32 blocks over 8 parts of 4: trainsim's even split.
+  CHECK(points(import("experimental", "")) == "(even)");
+  // 2025 ([parallelism]): 34 over 8 = 4 and two parts of 5: 4, 5, 4, 4, 4, 4, 4, 3 blocks.
+  CHECK(points(import("parallelism", "")) == "[25, 55, 79, 103, 127, 151, 175]");
+  // Explicit split points; layers_per_stage sets the parts (34 / 5 -> 7, not a multiple of 4).
+  CHECK(points(import("parallelism", "pipeline_parallel_split_points = [\"layers.4\", \"layers.8\", \"layers.12\", "
+                                     "\"layers.16\", \"layers.20\", \"layers.24\", \"layers.30\"]\n")) ==
+        "[25, 49, 73, 97, 121, 145, 181]");
+  CHECK_THROWS_WITH(import("parallelism", "pipeline_parallel_layers_per_stage = 5\n"),
+                    Catch::Contains("7 stages for the pipeline degree 4") && Catch::Contains("s.toml:7:"));
+  const Draft twelve = import("parallelism", "pipeline_parallel_layers_per_stage = 3\n");  // 12 parts
+  CHECK(*Draft::get(twelve.parallel, "virtual_stages") == "3");
+}
+
+TEST_CASE("torchtitan: async TP overlaps the sequence-parallel collectives with their GEMMs") {
+  const auto import = [](const std::string& section, int tp) {
+    const std::string toml = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[" + section +
+                             "]\ntensor_parallel_degree = " + std::to_string(tp) +
+                             "\nenable_async_tensor_parallel = true\n";
+    const Draft d = import_torchtitan(toml, "a.toml", gpus(8, "h100-80gb"));
+    const std::string* v = Draft::get(d.parallel, "tp_comm_overlap");
+    return v ? *v : std::string("(absent)");
+  };
+  CHECK(import("parallelism", 8) == "true");
+  CHECK(import("training", 8) == "true");      // the 2024 layout
+  CHECK(import("parallelism", 1) == "(absent)");  // no tensor parallelism: nothing to overlap
 }
