@@ -62,34 +62,35 @@ resume)
   ;;
 sigterm)
   # A real signal: whenever it lands, the files stay a valid prefix and --resume completes them.
-  "$ts" sweep scenarios/sweeps/data_vs_pipeline_batch_limit.yaml --csv $work/full.csv -j 1 > /dev/null
-  "$ts" sweep scenarios/sweeps/data_vs_pipeline_batch_limit.yaml --csv $work/s.csv -j 1 > /dev/null 2>&1 &
-  pid=$!
-  # Signal once the run has started writing (slow under sanitizers), or after 20 s at most.
-  for _ in $(seq 200); do [ -s $work/s.csv ] && break; sleep 0.1; done
-  kill -TERM $pid 2>/dev/null || true
-  set +e
-  wait $pid
-  rc=$?
-  set -e
-  [ $rc -eq 130 ] || [ $rc -eq 0 ] || fail "after SIGTERM exit 130 (or 0 if done), got $rc"
-  "$ts" sweep scenarios/sweeps/data_vs_pipeline_batch_limit.yaml --csv $work/s.csv -j 2 --resume > /dev/null
-  same $work/full.csv $work/s.csv
-  # Signals until it exits: one that lands after the last point (files closing, digest printing)
-  # still ends in 0 or 130, never the default action's 143.
-  rm -f $work/s.csv
-  "$ts" sweep scenarios/sweeps/data_vs_pipeline_batch_limit.yaml --csv $work/s.csv -j 1 > /dev/null 2>&1 &
-  pid=$!
-  # (Busy waits: the whole sweep takes some 70 ms. Before the fix this ended in 143 every time.)
-  until [ -s $work/s.csv ] || ! kill -0 $pid 2>/dev/null; do :; done
-  while kill -TERM $pid 2>/dev/null; do :; done
-  set +e
-  wait $pid
-  rc=$?
-  set -e
-  [ $rc -eq 130 ] || [ $rc -eq 0 ] || fail "under repeated SIGTERM exit 130 (or 0 if done), got $rc"
-  "$ts" sweep scenarios/sweeps/data_vs_pipeline_batch_limit.yaml --csv $work/s.csv -j 2 --resume > /dev/null
-  same $work/full.csv $work/s.csv
+  sweep=scenarios/sweeps/data_vs_pipeline_batch_limit.yaml
+  "$ts" sweep $sweep --csv $work/full.csv -j 1 > /dev/null
+  # Starts the sweep, signals it as "$1" says once it has started writing, checks the exit code,
+  # and resumes it to the full result.
+  signalled() {
+    rm -f $work/s.csv
+    "$ts" sweep $sweep --csv $work/s.csv -j 1 > /dev/null 2>&1 &
+    pid=$!
+    if [ "$1" = once ]; then
+      # Once the run has started writing (slow under sanitizers), or after 20 s at most.
+      for _ in $(seq 200); do [ -s $work/s.csv ] && break; sleep 0.1; done
+      kill -TERM $pid 2>/dev/null || true
+    else
+      # Until it exits, busy-waiting (the whole sweep takes some 70 ms): a signal that lands
+      # after the last point (files closing, digest printing) must not get the default action's
+      # 143, as it did on every try before the handler stayed installed to exit.
+      until [ -s $work/s.csv ] || ! kill -0 $pid 2>/dev/null; do :; done
+      while kill -TERM $pid 2>/dev/null; do :; done
+    fi
+    set +e
+    wait $pid
+    rc=$?
+    set -e
+    [ $rc -eq 130 ] || [ $rc -eq 0 ] || fail "SIGTERM ($1): exit 130 (or 0 if done), got $rc"
+    "$ts" sweep $sweep --csv $work/s.csv -j 2 --resume > /dev/null
+    same $work/full.csv $work/s.csv
+  }
+  signalled once
+  signalled repeatedly
   ;;
 shards)
   if ! command -v parallel > /dev/null; then
