@@ -55,13 +55,13 @@ core::Bytes weight_casts(const LowerContext& L, std::int32_t i) {
   return core::Bytes{L.shards[i].gemm_params} * scenario::weight_cast_bytes(L.s.training.precision);
 }
 
-// fp8 casts per GEMM call (torchao's Float8Linear, Transformer Engine without the step cache)
-// are tensors autograd saves for the backward, which a checkpointed forward does not keep: the
-// forward makes and drops them, the replay makes them again for the backward. Autocast's cast
-// cache outlives the checkpointed layer (it empties when the forward's autocast region ends),
-// so its casts stay booked from the forward.
+// A checkpointed layer's casts are tensors autograd would save for the backward, which the
+// checkpoint does not keep: the block's replay makes them again for the backward. fp8 casts per
+// GEMM call (torchao's Float8Linear, Transformer Engine without the step cache) die with the
+// forward's op; autocast's stay in its cast cache until the forward's autocast region ends (the
+// unit's forward).
 bool casts_replayed(const LowerContext& L, std::int32_t i) {
-  return L.kept[i].checkpointed && L.s.training.precision == scenario::Precision::fp8;
+  return L.kept[i].checkpointed && scenario::weight_cast_bytes(L.s.training.precision) > 0;
 }
 
 namespace {
@@ -100,7 +100,8 @@ class ComputePass final : public LoweringPass {
     lo.allocs.push_back(activation(L.kept[i].saved * mb_samples, TensorKind::saved, i));
     if (const core::Bytes casts = weight_casts(L, i); casts.value > 0) {
       lo.allocs.push_back(activation(casts, TensorKind::weight_cast, i));
-      if (casts_replayed(L, i)) lo.frees.push_back(activation(casts, TensorKind::weight_cast, i));
+      if (casts_replayed(L, i) && !scenario::autocast(L.s.training.precision))
+        lo.frees.push_back(activation(casts, TensorKind::weight_cast, i));
     }
     // Free at the end: outputs whose last consumer is this layer.
     for (auto pr : L.producers[i])
@@ -111,6 +112,10 @@ class ComputePass final : public LoweringPass {
       for (std::int32_t k = r.first; k <= i; ++k)
         if (L.last_consumer[k] < 0 || L.last_consumer[k] >= r.end)
           lo.frees.push_back(activation(L.shards[k].output * mb_samples, TensorKind::output, k));
+      // Autocast's cache empties as the forward leaves its region: the checkpointed layers' casts.
+      if (scenario::autocast(L.s.training.precision))
+        for (std::int32_t k = r.first; k <= i; ++k)
+          if (casts_replayed(L, k)) lo.frees.push_back(activation(weight_casts(L, k), TensorKind::weight_cast, k));
     }
   }
 

@@ -155,3 +155,27 @@ TEST_CASE("a checkpointed block's fp8 weights are made again by its replay, not 
   CHECK(full_kept.at(parallel::OpKind::recompute) == blocks);
   CHECK(full_freed.at(parallel::OpKind::backward) == blocks + head);
 }
+
+TEST_CASE("autocast's casts of a checkpointed block live to the forward's end, then from its replay",
+          "[parallel][autocast][recompute]") {
+  // torch.autocast caches each weight's 16-bit copy until the forward leaves its region (the
+  // unit's forward); a checkpoint keeps no saved tensor, so the replay casts again for the
+  // backward. Bytes each op kind books and frees: 2 per GEMM parameter, 4 micro-batches.
+  auto s = fp8(false);
+  s.training.precision = scenario::Precision::amp_bf16;
+  s.training.recompute = scenario::Recompute::full;
+  const auto plan = parallel::lower(s);
+  const auto& P = plan.programs[0];
+  std::map<parallel::OpKind, std::int64_t> booked, freed;
+  for (const auto& op : P.ops) {
+    for (auto k = op.alloc_begin; k < op.alloc_end; ++k)
+      if (P.effects[k].tensor == parallel::TensorKind::weight_cast) booked[op.kind] += P.effects[k].bytes.value;
+    for (auto k = op.free_begin; k < op.free_end; ++k)
+      if (P.effects[k].tensor == parallel::TensorKind::weight_cast) freed[op.kind] += P.effects[k].bytes.value;
+  }
+  const std::int64_t blocks = 4 * 2 * 81'920, head = 4 * 2 * 6'400;
+  CHECK(booked[parallel::OpKind::forward] == blocks + head);
+  CHECK(freed[parallel::OpKind::forward] == blocks);  // the blocks' casts, at the forward's end
+  CHECK(booked[parallel::OpKind::recompute] == blocks);
+  CHECK(freed[parallel::OpKind::backward] == blocks + head);
+}
