@@ -190,7 +190,7 @@ std::size_t rank(const std::string& key) {
   static const std::vector<std::string> order = {
       "micro_batch", "gradient_accumulation", "global_batch", "seq_len", "precision", "optimizer",
       "recompute", "recompute_layers", "attention", "offload", "data", "tensor", "pipeline", "zero",
-      "schedule", "pipeline_engine", "virtual_stages", "microbatch_group_size", "first_stage_blocks", "last_stage_blocks", "embedding_in_split", "loss_in_split", "sequence_parallel", "tp_comm_overlap", "param_gather", "bucket_size", "bucket_buffers", "nodes",
+      "schedule", "pipeline_engine", "microbatches_per_schedule", "virtual_stages", "microbatch_group_size", "first_stage_blocks", "last_stage_blocks", "embedding_in_split", "loss_in_split", "sequence_parallel", "tp_comm_overlap", "param_gather", "bucket_size", "bucket_buffers", "nodes",
       "gpus_per_node"};
   return static_cast<std::size_t>(std::find(order.begin(), order.end(), key) - order.begin());
 }

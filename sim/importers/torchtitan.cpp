@@ -500,13 +500,9 @@ Draft import_torchtitan(const std::string& text, const std::string& path, const 
   const std::string schedule = map_pipeline(l, g, d);
   if (schedule == "interleaved") map_rounds(par, g, local_batch / micro);
   if (g.pp > 1) map_split(l, g, schedule == "interleaved", legacy, d);
-  // train.py steps the pipeline schedule once per local batch; trainsim plays one schedule of
-  // every micro-batch of the step.
+  // train.py steps the pipeline schedule once per local batch of the step's accumulation.
   if (g.pp > 1 && global > local_batch * data)
-    d.notes.push_back("gradient accumulation over " + std::to_string(global / (local_batch * data)) +
-                      " local batches: torchtitan runs the pipeline schedule once per local batch, "
-                      "trainsim plays one schedule of all " + std::to_string(global / (micro * data)) +
-                      " micro-batches (one fill and drain where torchtitan has one per local batch)");
+    Draft::set(d.parallel, "microbatches_per_schedule", std::to_string(local_batch / micro));
   // torchtitan's tensor parallelism shards the norms' activations too (Megatron's sequence parallelism).
   if (g.tp > 1) Draft::set(d.parallel, "sequence_parallel", "true");
   // Async TP (torch's micro-pipelined all-gather / reduce-scatter matmuls over symmetric memory):

@@ -98,6 +98,24 @@ std::vector<WorkUnit> schedule_stage(scenario::Schedule s, int stage, int stages
   return {};
 }
 
+std::vector<WorkUnit> schedule_step(scenario::Schedule s, int stage, int stages, int microbatches,
+                                    int per_schedule, int virtual_stages, int group,
+                                    scenario::PipelineEngine engine) {
+  TRAINSIM_CHECK(per_schedule >= 1 && microbatches % per_schedule == 0,
+                 "a step needs a whole number of schedules");
+  const std::vector<WorkUnit> one =
+      schedule_stage(s, stage, stages, per_schedule, virtual_stages, group, engine);
+  if (per_schedule == microbatches) return one;
+  std::vector<WorkUnit> units;
+  units.reserve(one.size() * static_cast<std::size_t>(microbatches / per_schedule));
+  for (int first = 0; first < microbatches; first += per_schedule)
+    for (WorkUnit u : one) {
+      u.microbatch += first;
+      units.push_back(u);
+    }
+  return units;
+}
+
 std::string describe(const std::vector<WorkUnit>& units) {
   std::string out;
   for (const auto& u : units) {

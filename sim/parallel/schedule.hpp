@@ -32,6 +32,13 @@ std::vector<WorkUnit> schedule_stage(scenario::Schedule s, int stage, int stages
                                      int microbatches, int virtual_stages, int group = 0,
                                      scenario::PipelineEngine engine = scenario::PipelineEngine::megatron);
 
+// A step of `microbatches` played as schedules of `per_schedule` micro-batches each (a divisor;
+// PyTorch pipelining with accumulation: one schedule per local batch), one after the other, the
+// a-th's micro-batches numbered from a x per_schedule. One schedule when they are equal.
+std::vector<WorkUnit> schedule_step(scenario::Schedule s, int stage, int stages, int microbatches,
+                                    int per_schedule, int virtual_stages, int group,
+                                    scenario::PipelineEngine engine);
+
 // "F0 F1 B0 ..." with chunk suffixes ("F0.1") when interleaved — for docs, tests and `--explain`.
 std::string describe(const std::vector<WorkUnit>& units);
 

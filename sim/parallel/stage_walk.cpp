@@ -102,10 +102,11 @@ void build_stage(LowerContext& L, Passes passes, Program& P) {
   for (const auto& pass : passes) pass->place_states(c);
   for (const auto& pass : passes) pass->begin_stage(c);
 
+  const int per_schedule = static_cast<int>(L.s.parallel.schedule_microbatches(L.microbatches));
   const auto units =
-      schedule_stage(L.s.parallel.schedule, P.stage, L.stages, L.microbatches, L.virtual_stages,
-                     static_cast<int>(L.s.parallel.microbatch_group(L.microbatches)),
-                     L.s.parallel.pipeline_engine);
+      schedule_step(L.s.parallel.schedule, P.stage, L.stages, L.microbatches, per_schedule,
+                    L.virtual_stages, static_cast<int>(L.s.parallel.microbatch_group(L.microbatches)),
+                    L.s.parallel.pipeline_engine);
   reserve(c, passes, units.size());
   bool expanded = false;
   for (const auto& pass : passes) expanded = expanded || pass->expands_units(L);
@@ -118,8 +119,10 @@ void build_stage(LowerContext& L, Passes passes, Program& P) {
     const std::int32_t g = unit.chunk * L.stages + P.stage;
     UnitStep u{unit, g, L.chunks[g], g == 0, g == L.chunk_count() - 1};
     if (!unit.forward) {
+      // The step's first backward of the chunk; the last one of each schedule (the step's last
+      // with one schedule per step), after which PyTorch pipelining syncs the gradients.
       u.first_microbatch = ++backward_units_seen[unit.chunk] == 1;
-      u.last_microbatch = backward_units_seen[unit.chunk] == L.microbatches;
+      u.last_microbatch = backward_units_seen[unit.chunk] % per_schedule == 0;
     }
     for (const auto& pass : passes) pass->begin_unit(c, u);
     bool repeatable = L.compress;

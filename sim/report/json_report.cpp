@@ -80,6 +80,7 @@ void parallel_json(JsonWriter& j, const scenario::ParallelSpec& p) {
   j.field("virtual_stages", p.virtual_stages);
   // absent unless set (earlier reports unchanged)
   if (p.microbatch_group_size > 0) j.field("microbatch_group_size", p.microbatch_group_size);
+  if (p.microbatches_per_schedule > 0) j.field("microbatches_per_schedule", p.microbatches_per_schedule);
   j.field("sequence_parallel", p.sequence_parallel);
   // absent when off (earlier reports unchanged)
   if (p.tp_comm_overlap) j.field("tp_comm_overlap", true);

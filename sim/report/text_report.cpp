@@ -131,6 +131,8 @@ void write_text(std::ostream& out, const Summary& r, const TextOptions& opt) {
   if (r.parallel.pipeline > 1) out << "   schedule " << scenario::to_string(r.parallel.schedule);
   if (r.parallel.pipeline > 1 && r.parallel.pipeline_engine != scenario::PipelineEngine::megatron)
     out << " (" << scenario::to_string(r.parallel.pipeline_engine) << " engine)";
+  if (r.parallel.pipeline > 1 && r.parallel.microbatches_per_schedule > 0)
+    out << ", schedules of " << r.parallel.microbatches_per_schedule << " micro-batches";
   if (r.parallel.pipeline > 1 && r.parallel.p2p == scenario::P2pMode::sync)
     out << " (synchronous p2p)";
   if (r.parallel.data > 1 && r.parallel.grad_reduce == scenario::GradReduce::after_backward)

@@ -21,6 +21,7 @@ inline constexpr std::int64_t kMaxDevices = std::int64_t{1} << 24;
 inline constexpr IntRange kClusterCount{1, kMaxDevices};  // nodes, gpus_per_node, plan --gpus
 inline constexpr IntRange kVirtualStages{1, 1024};
 inline constexpr IntRange kMicrobatchGroup{0, std::int64_t{1} << 20};  // per interleaved group; 0: pipeline
+inline constexpr IntRange kScheduleMicrobatches{0, std::int64_t{1} << 20};  // per pipeline schedule; 0: the step's
 inline constexpr IntRange kZeroStage{0, 3};
 // Micro-batch size, micro-batches per step and the op limit: a step holds at least two ops per
 // micro-batch, and lowering counts micro-batches and ops in 32 bits.

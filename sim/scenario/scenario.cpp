@@ -277,6 +277,12 @@ ParallelSpec read_parallel(const YamlContext& ctx, const YAML::Node& node) {
              "microbatch_group_size groups the micro-batches of the interleaved schedule: it "
              "needs schedule: interleaved and virtual_stages >= 2");
   const std::string engine = m.choice("pipeline_engine", {"megatron", "deepspeed", "pytorch"}, "megatron");
+  p.microbatches_per_schedule =
+      m.int_in_or("microbatches_per_schedule", ranges::kScheduleMicrobatches, 0);
+  if (p.microbatches_per_schedule > 0 && engine != "pytorch")
+    ctx.fail(m.node("microbatches_per_schedule"), m.path_of("microbatches_per_schedule"),
+             "microbatches_per_schedule splits a step into PyTorch pipelining's schedules: it needs "
+             "pipeline_engine: pytorch (Megatron-LM and DeepSpeed run one schedule per step)");
   if (engine == "pytorch") {
     p.pipeline_engine = PipelineEngine::pytorch;
     // ScheduleInterleaved1F1B derives its rounds from the micro-batch count; it has no group knob.

@@ -282,12 +282,22 @@ struct ParallelSpec {
   // Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage: the interleaved
   // schedule runs N micro-batches per chunk before moving on to the next (0: pipeline).
   std::int64_t microbatch_group_size = 0;
+  // The pytorch engine's micro-batches per schedule (torchtitan steps the pipeline schedule once
+  // per local batch and accumulates over the step's schedules); 0: one schedule of every
+  // micro-batch of the step, as Megatron-LM and DeepSpeed run it.
+  std::int64_t microbatches_per_schedule = 0;
+  // The micro-batches one schedule plays, of `microbatches` per step.
+  std::int64_t schedule_microbatches(std::int64_t microbatches) const {
+    return microbatches_per_schedule > 0 ? microbatches_per_schedule : microbatches;
+  }
   // The group size the interleaved schedule plays for `microbatches` per step:
   // microbatch_group_size, or pipeline; under the pytorch engine the micro-batches of one of
-  // PyTorch's rounds, microbatches / max(1, microbatches / pipeline).
+  // PyTorch's rounds of a schedule of n, n / max(1, n / pipeline).
   std::int64_t microbatch_group(std::int64_t microbatches) const {
-    if (pipeline_engine == PipelineEngine::pytorch)
-      return microbatches / std::max<std::int64_t>(1, microbatches / pipeline);
+    if (pipeline_engine == PipelineEngine::pytorch) {
+      const std::int64_t n = schedule_microbatches(microbatches);
+      return n / std::max<std::int64_t>(1, n / pipeline);
+    }
     return microbatch_group_size > 0 ? microbatch_group_size : pipeline;
   }
   bool sequence_parallel = false;

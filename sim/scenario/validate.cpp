@@ -105,17 +105,25 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
                "pipeline x virtual_stages = " + str(chunks) + " exceeds the model's " + str(layers) +
                    " layers");
   }
+  if (p.microbatches_per_schedule > 0 &&
+      s.training.gradient_accumulation % p.microbatches_per_schedule != 0)
+    ctx.fail(child_or(par, "microbatches_per_schedule"), "parallel.microbatches_per_schedule",
+             "the step's " + str(s.training.gradient_accumulation) +
+                 " micro-batches are not a whole number of schedules of " +
+                 str(p.microbatches_per_schedule));
   if (p.schedule == Schedule::interleaved && v > 1) {
     if (p.pipeline < 2)
       ctx.fail(child_or(par, "schedule"), "parallel.schedule",
                "the interleaved schedule needs pipeline >= 2");
     const std::int64_t m = s.training.gradient_accumulation, group = p.microbatch_group(m);
     // PyTorch's ScheduleInterleaved1F1B raises the same (torch/distributed/pipelining/schedules.py).
-    const std::int64_t rounds = std::max<std::int64_t>(1, m / p.pipeline);
-    if (p.pipeline_engine == PipelineEngine::pytorch && m % rounds != 0)
+    const std::int64_t per = p.schedule_microbatches(m);
+    const std::int64_t rounds = std::max<std::int64_t>(1, per / p.pipeline);
+    if (p.pipeline_engine == PipelineEngine::pytorch && per % rounds != 0)
       ctx.fail(child_or(n.training, "global_batch"), "training.gradient_accumulation",
-               "the pytorch engine's Interleaved1F1B runs the " + str(m) + " micro-batches in " +
-                   str(rounds) + " rounds (micro-batches / pipeline) and needs a multiple of them");
+               "the pytorch engine's Interleaved1F1B runs a schedule's " + str(per) +
+                   " micro-batches in " + str(rounds) +
+                   " rounds (micro-batches / pipeline) and needs a multiple of them");
     if (p.pipeline_engine != PipelineEngine::pytorch && p.microbatch_group_size == 0 &&
         m % p.pipeline != 0)
       ctx.fail(child_or(n.training, "global_batch"), "training.gradient_accumulation",

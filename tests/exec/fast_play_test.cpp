@@ -133,6 +133,10 @@ TEST_CASE("fast play matches the expanded plan over schedules, ZeRO, recomputati
     same_report(pipe, {"parallel.schedule=interleaved", "parallel.virtual_stages=2",
                        "parallel.pipeline_engine=pytorch", std::string("training.global_batch=") + global});
   same_report(pipe, {"parallel.schedule=gpipe", "parallel.pipeline_engine=pytorch"});
+  // PyTorch pipelining with accumulation: schedules of 8 (1F1B) and of 4 (interleaved rounds).
+  same_report(pipe, {"parallel.pipeline_engine=pytorch", "parallel.microbatches_per_schedule=8"});
+  same_report(pipe, {"parallel.schedule=interleaved", "parallel.virtual_stages=2",
+                     "parallel.pipeline_engine=pytorch", "parallel.microbatches_per_schedule=4"});
   for (int z = 0; z <= 3; ++z)
     for (const char* mb : {"1", "2"})
       same_report(zero, {"parallel.zero=" + std::to_string(z), std::string("training.micro_batch=") + mb});

@@ -475,3 +475,19 @@ TEST_CASE("torchtitan: async TP overlaps the sequence-parallel collectives with 
   CHECK(import("training", 8) == "true");      // the 2024 layout
   CHECK(import("parallelism", 1) == "(absent)");  // no tensor parallelism: nothing to overlap
 }
+
+TEST_CASE("torchtitan: accumulation over a pipeline steps one schedule per local batch") {
+  // global 64 over data 2 x local 8: 4 local batches per step, each a schedule of 8 / 2 = 4
+  // micro-batches; 16 micro-batches per step.
+  const std::string toml = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 8\n"
+                           "global_batch_size = 64\n[parallelism]\npipeline_parallel_degree = 2\n"
+                           "pipeline_parallel_microbatch_size = 2\n";
+  const Draft d = import_torchtitan(toml, "g.toml", gpus(4, "h100-80gb"));
+  CHECK(*Draft::get(d.parallel, "microbatches_per_schedule") == "4");
+  CHECK(*Draft::get(d.training, "global_batch") == "64");
+  CHECK(*Draft::get(d.training, "micro_batch") == "2");
+  // Without accumulation: one schedule per step, the key left out.
+  const std::string one = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 8\n"
+                          "[parallelism]\npipeline_parallel_degree = 2\n";
+  CHECK(!Draft::get(import_torchtitan(one, "o.toml", gpus(4, "h100-80gb")).parallel, "microbatches_per_schedule"));
+}

@@ -8,6 +8,7 @@
 #include "../support/pipeline_chain.hpp"
 #include "sim/exec/player.hpp"
 #include "sim/parallel/lower.hpp"
+#include "sim/scenario/scenario.hpp"
 
 using namespace trainsim;
 using namespace trainsim::testing;
@@ -116,4 +117,43 @@ TEST_CASE("with pipeline stages, the deepspeed engine refuses schedules and ZeRO
       Catch::Contains("deepspeed"));
   // Without pipeline stages DeepSpeed runs its plain engine: ZeRO-3 is accepted.
   CHECK(load(base + "parallel: {data: 2, zero: 3, pipeline_engine: deepspeed}\n").parallel.zero == 3);
+}
+
+TEST_CASE("the pytorch engine plays a step as schedules of microbatches_per_schedule, each filling "
+          "and draining the pipeline", "[parallel][pipeline]") {
+  // PyTorch pipelining with accumulation (torchtitan: one schedule.step() per local batch).
+  // Two stages as above (tf = 2, tb = 4, d = 1 ms), 4 micro-batches in two schedules of 2:
+  // stage 0 runs F0 F1 B0 B1 F2 F3 B2 B3, stage 1 F0 B0 F1 B1 F2 B2 F3 B3.
+  //   s0 F0 [0,2] F1 [2,4]; s1 F0 [3,5] B0 [5,9] F1 [9,11] B1 [11,15]; s0 B0 [10,14] B1 [16,20];
+  //   s0 F2 [20,22] F3 [22,24]; s1 F2 [23,25] B2 [25,29] F3 [29,31] B3 [31,35];
+  //   s0 B2 [30,34] B3 [36,40]: 40 ms, where one schedule of 4 ends at 34.
+  auto s = two_stages(scenario::PipelineEngine::pytorch);
+  s.parallel.microbatches_per_schedule = 2;
+  const auto plan = parallel::lower(s);
+  exec::PlayOptions exact;
+  exact.steady_skip = false;
+  CHECK(last_backward_end(plan, exec::play(plan, exact), 0) == Approx(40).epsilon(1e-9));
+  CHECK(exec::play(parallel::lower(s, {.compress = true})).step_time == exec::play(plan, exact).step_time);
+  const auto one = parallel::lower(two_stages(scenario::PipelineEngine::pytorch));
+  CHECK(last_backward_end(one, exec::play(one, exact), 0) == Approx(34).epsilon(1e-9));
+}
+
+TEST_CASE("under FSDP each of the pytorch engine's schedules reduce-scatters and reshards",
+          "[parallel][pipeline][fsdp]") {
+  // PipelineStage syncs gradients after each schedule's last backward (last_backward per
+  // step()): two schedules reduce-scatter every unit twice, and gather every unit again for the
+  // second schedule's forwards (the first schedule's end resharded them).
+  const auto count = [](std::int64_t per_schedule, parallel::OpKind kind) {
+    auto s = scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) +
+                                     "/scenarios/parallel/10_llama3_70b_fsdp_pp2.yaml");
+    s.parallel.microbatches_per_schedule = per_schedule;
+    const auto plan = parallel::lower(s);
+    std::int64_t n = 0;
+    for (const auto& op : plan.programs[0].ops) n += op.kind == kind;
+    return n;
+  };
+  const auto rs = parallel::OpKind::reduce_scatter, ag = parallel::OpKind::all_gather;
+  CHECK(count(4, rs) == 2 * count(0, rs));
+  CHECK(count(2, rs) == 4 * count(0, rs));
+  CHECK(count(4, ag) == 2 * count(0, ag));
 }

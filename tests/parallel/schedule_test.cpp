@@ -113,3 +113,18 @@ TEST_CASE("the pytorch engine orders units as torch.distributed.pipelining does"
     CHECK(schedule_stage(Schedule::interleaved, stage, 4, 10, 2, 5, pt) ==
           schedule_stage(Schedule::interleaved, stage, 4, 10, 2, 5));
 }
+
+TEST_CASE("a step of several schedules plays them one after the other", "[schedule]") {
+  constexpr auto pt = PipelineEngine::pytorch;
+  CHECK(describe(parallel::schedule_step(Schedule::one_f_one_b, 0, 2, 4, 2, 1, 0, pt)) ==
+        "F0 F1 B0 B1 F2 F3 B2 B3");
+  CHECK(describe(parallel::schedule_step(Schedule::one_f_one_b, 1, 2, 4, 2, 1, 0, pt)) ==
+        "F0 B0 F1 B1 F2 B2 F3 B3");
+  // One schedule of all: schedule_stage's.
+  CHECK(parallel::schedule_step(Schedule::interleaved, 0, 4, 8, 8, 2, 4, pt) ==
+        schedule_stage(Schedule::interleaved, 0, 4, 8, 2, 4, pt));
+  // Interleaved, two schedules of 3 over 4 stages: each a round of 3, the second numbered 3..5.
+  const auto two = parallel::schedule_step(Schedule::interleaved, 3, 4, 6, 3, 2, 3, pt);
+  CHECK(describe(two) == "F0 F1 F2 F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 B0 B1 B2 "
+                         "F3 F4 F5 F3.1 B3.1 F4.1 B4.1 F5.1 B5.1 B3 B4 B5");
+}

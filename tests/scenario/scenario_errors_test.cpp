@@ -601,11 +601,17 @@ TEST_CASE("the pytorch pipeline engine runs PyTorch's rounds and refuses Megatro
   CHECK_NOTHROW(test::load_text(dir, engine(3, 4)));   // 2 micro-batches: one round of 2
   CHECK_NOTHROW(test::load_text(dir, engine(3, 16)));  // 8: two rounds of 4
   expect_error(engine(3, 14), {6, 17, "training.gradient_accumulation",
-                               "runs the 7 micro-batches in 2 rounds"});
+                               "runs a schedule's 7 micro-batches in 2 rounds"});
   expect_error(engine(2, 16, "  microbatch_group_size: 4\n"),
                {11, 26, "parallel.microbatch_group_size", "the pytorch pipeline engine runs"});
   expect_error(engine(2, 16, "  p2p: sync\n"),
                {11, 8, "parallel.p2p", "the pytorch pipeline engine exchanges its own way"});
+  // Schedules per step: a divisor of the micro-batches (8 here), rounds counted per schedule.
+  CHECK_NOTHROW(test::load_text(dir, engine(3, 16, "  microbatches_per_schedule: 4\n")));
+  expect_error(engine(3, 16, "  microbatches_per_schedule: 3\n"),
+               {11, 30, "parallel.microbatches_per_schedule", "not a whole number of schedules of 3"});
+  expect_error(kBase + "  global_batch: 16\nparallel:\n  pipeline: 2\n  microbatches_per_schedule: 4\n",
+               {9, 30, "parallel.microbatches_per_schedule", "needs pipeline_engine: pytorch"});
 }
 
 TEST_CASE("Megatron-Core's uneven pipeline split is checked as Megatron-Core checks it, located") {
