@@ -44,17 +44,21 @@ core::Bytes saved_per_sample(const Model& m) {
   return total;
 }
 
-std::vector<std::int32_t> block_starts(const Model& m) {
-  std::vector<std::int32_t> start;
+std::vector<std::int32_t> block_bounds(const Model& m) {
+  std::vector<std::int32_t> bound;
   const auto n = static_cast<std::int32_t>(m.order.size());
+  const auto block = [&](std::int32_t i) { return m.graph[m.order[static_cast<std::size_t>(i)]].block; };
   for (std::int32_t i = 0; i < n; ++i) {
-    const int b = m.graph[m.order[static_cast<std::size_t>(i)]].block;
-    if (b < 0 || b + 1 == static_cast<int>(start.size())) continue;  // not a block, or the same one
-    if (b != static_cast<int>(start.size())) return {};                // out of order, or resumed
-    start.push_back(i);
+    const int b = block(i);
+    if (b < 0 || b + 1 == static_cast<int>(bound.size())) continue;  // not a block, or the same one
+    if (b != static_cast<int>(bound.size())) return {};                // out of order, or resumed
+    bound.push_back(i);
   }
-  if (static_cast<int>(start.size()) != m.num_blocks) return {};
-  return start;
+  if (m.num_blocks == 0 || static_cast<int>(bound.size()) != m.num_blocks) return {};
+  std::int32_t after = n;
+  for (std::int32_t i = n - 1; i >= 0 && block(i) != m.num_blocks - 1; --i) after = i;
+  bound.push_back(after);
+  return bound;
 }
 
 namespace {

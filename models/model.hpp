@@ -94,9 +94,10 @@ std::vector<Vertex> find_cycle(const Model& m);
 std::optional<Vertex> find_layer(const Model& m, std::string_view name);
 // Sum of `saved` over all layers: activation bytes kept for backward per sample, no sharding.
 core::Bytes saved_per_sample(const Model& m);
-// The index in `order` of each block's first layer, when the blocks run 0, 1, ... in the layer
-// order, each a contiguous run of layers (what a pipeline cut at block boundaries needs); empty
-// otherwise, or without blocks.
-std::vector<std::int32_t> block_starts(const Model& m);
+// Where a pipeline cut at block boundaries may fall: the index in `order` of each block's first
+// layer, then of the first layer after the last block (order.size() when none follows), when
+// the blocks run 0, 1, ... in the layer order, each a contiguous run of layers; empty otherwise,
+// or without blocks.
+std::vector<std::int32_t> block_bounds(const Model& m);
 
 }  // namespace trainsim::models

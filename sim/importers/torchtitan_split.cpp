@@ -52,20 +52,15 @@ std::vector<std::int64_t> preset_split_points(const std::string& model, const st
   const models::Preset* p = models::find_preset(model);
   if (!p || !std::holds_alternative<models::TransformerConfig>(p->config)) return {};
   const models::Model m = models::build_preset(*p, models::BuildOptions{});
-  std::vector<std::int32_t> starts = models::block_starts(m);
-  if (starts.empty()) return {};
-  // Where a part after the last block starts (torchtitan's norm + output alone): the first layer
-  // after the blocks.
-  auto after = static_cast<std::int32_t>(m.order.size());
-  for (auto i = static_cast<std::int32_t>(m.order.size()); i-- > starts.back();)
-    if (m.graph[m.order[static_cast<std::size_t>(i)]].block < 0) after = i;
-  starts.push_back(after);
+  // A part after the last block (torchtitan's norm + output alone) starts at the bounds' last.
+  const std::vector<std::int32_t> bound = models::block_bounds(m);
+  if (bound.empty()) return {};
   std::vector<std::int64_t> points;
   std::int64_t block = 0;
   for (std::size_t c = 0; c + 1 < per_part.size(); ++c) {
     block += per_part[c];
-    if (block < 0 || block >= static_cast<std::int64_t>(starts.size())) return {};
-    points.push_back(starts[static_cast<std::size_t>(block)]);
+    if (block < 0 || block >= static_cast<std::int64_t>(bound.size())) return {};
+    points.push_back(bound[static_cast<std::size_t>(block)]);
   }
   return points;
 }

@@ -30,19 +30,15 @@ std::vector<LayerRange> partition_layers(const models::Model& m,
   TRAINSIM_CHECK(!uneven || static_cast<int>(blocks_per_chunk.size()) == chunks,
                  "blocks_per_chunk must name every chunk");
   if (m.num_blocks > 0 && (uneven || m.num_blocks % chunks == 0)) {
-    const std::vector<std::int32_t> block_start = models::block_starts(m);
-    if (!block_start.empty()) {
+    const std::vector<std::int32_t> bound = models::block_bounds(m);
+    if (!bound.empty()) {
       // Chunk c ends where block `upto` starts (after the last block: the layer that follows
       // it): the even share, or Megatron-Core's uneven one.
-      std::int32_t after_blocks = n;
-      for (std::int32_t i = n - 1; i >= 0 && m.graph[m.order[i]].block != m.num_blocks - 1; --i)
-        after_blocks = i;
       std::int64_t upto = 0;
       std::int32_t prev = 0;
       for (int c = 0; c + 1 < chunks; ++c) {
         upto += uneven ? blocks_per_chunk[static_cast<std::size_t>(c)] : m.num_blocks / chunks;
-        const std::int32_t cut =
-            upto < m.num_blocks ? block_start[static_cast<std::size_t>(upto)] : after_blocks;
+        const std::int32_t cut = bound[static_cast<std::size_t>(upto)];
         TRAINSIM_CHECK(cut > prev && cut < n, "a pipeline chunk without layers");
         out.push_back({prev, cut});
         prev = cut;

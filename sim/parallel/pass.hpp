@@ -233,8 +233,8 @@ std::unique_ptr<LoweringPass> make_pass() {
 // The passes, one concern each (pass_<concern>.cpp).
 PassEntry compute_pass();
 // The low-precision copies of layer i's GEMM weights one forward makes and keeps for the
-// backward (pass_compute.cpp), and whether the block's replay makes them instead of the forward
-// (fp8 casts of a checkpointed layer: saved tensors the checkpoint drops).
+// backward (pass_compute.cpp), and whether the block's replay makes them again for the backward
+// (a checkpointed layer's casts: saved tensors the checkpoint drops).
 core::Bytes weight_casts(const LowerContext& L, std::int32_t i);
 bool casts_replayed(const LowerContext& L, std::int32_t i);
 PassEntry loss_pass();

@@ -72,7 +72,7 @@ class RecomputePass final : public LoweringPass {
       for (std::int32_t k = first; k <= i; ++k) {
         const auto& sk = L.shards[k];
         launches += kernel_shape(sk.kind).forward_launches;
-        if (casts_replayed(L, k))  // the replay's fp8 weights, kept to the layer's backward
+        if (casts_replayed(L, k))  // the replay's weight casts, kept to the layer's backward
           allocs_.push_back(activation(weight_casts(L, k), TensorKind::weight_cast, k));
         if (!policy_.empty()) {  // only what the policy did not keep runs again
           allocs_.push_back(activation(L.kept[k].core * mb_samples, TensorKind::core, k));

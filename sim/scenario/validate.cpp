@@ -27,12 +27,15 @@ YAML::Node key_or(const YAML::Node& parent, const char* key, const YAML::Node& f
 
 namespace {
 std::string str(std::int64_t v) { return std::to_string(v); }
-}  // namespace
 
-void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
+// The parallel mapping's node, or the root when the file has none.
+YAML::Node parallel_node(const LayoutNodes& n) { return n.parallel.IsDefined() ? n.parallel : n.root; }
+
+// LoRA's targets, and the attention heads tensor parallelism splits.
+void validate_targets_and_heads(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
   const auto& p = s.parallel;
   const auto& m = s.model;
-  const YAML::Node par = n.parallel.IsDefined() ? n.parallel : n.root;
+  const YAML::Node par = parallel_node(n);
 
   // PEFT refuses a LoRA config whose target modules match nothing in the model.
   if (s.training.lora && trainable_parameters(m, s.training.lora) == 0)
@@ -57,7 +60,14 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
       ctx.fail(child_or(par, "tensor"), "parallel.tensor",
                "key/value heads (" + str(h) + ") and the tensor-parallel degree " + str(p.tensor) +
                    " must divide one another");
+}
 
+// How the layers split over the pipeline chunks: split points, Megatron-Core's uneven split, or
+// the even split of the blocks.
+void validate_pipeline_split(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
+  const auto& p = s.parallel;
+  const auto& m = s.model;
+  const YAML::Node par = parallel_node(n);
   const std::int64_t v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
   const std::int64_t chunks = core::checked_mul(p.pipeline, v);
   const auto layers = static_cast<std::int64_t>(m.order.size());
@@ -79,7 +89,7 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
   const StageBlocks uneven = stage_blocks(p, m.num_blocks);
   if (!uneven.error.empty())
     ctx.fail(child_or(par, uneven.key.c_str()), "parallel." + uneven.key, uneven.error);
-  if (!uneven.per_chunk.empty() && models::block_starts(m).empty())
+  if (!uneven.per_chunk.empty() && models::block_bounds(m).empty())
     ctx.fail(child_or(par, uneven.key.c_str()), "parallel." + uneven.key,
              uneven.key + " counts transformer blocks, and this model's blocks do not follow one "
              "another in its layer order: give split_points");
@@ -105,19 +115,25 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
                "pipeline x virtual_stages = " + str(chunks) + " exceeds the model's " + str(layers) +
                    " layers");
   }
+}
+
+// The micro-batches the pipeline schedules take: schedules per step, interleaved groups.
+void validate_pipeline_schedule(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
+  const auto& p = s.parallel;
+  const YAML::Node par = parallel_node(n);
   if (p.microbatches_per_schedule > 0 &&
       s.training.gradient_accumulation % p.microbatches_per_schedule != 0)
     ctx.fail(child_or(par, "microbatches_per_schedule"), "parallel.microbatches_per_schedule",
              "the step's " + str(s.training.gradient_accumulation) +
                  " micro-batches are not a whole number of schedules of " +
                  str(p.microbatches_per_schedule));
-  if (p.schedule == Schedule::interleaved && v > 1) {
+  if (p.schedule == Schedule::interleaved && p.virtual_stages > 1) {
     if (p.pipeline < 2)
       ctx.fail(child_or(par, "schedule"), "parallel.schedule",
                "the interleaved schedule needs pipeline >= 2");
-    const std::int64_t m = s.training.gradient_accumulation, group = p.microbatch_group(m);
+    const std::int64_t mb = s.training.gradient_accumulation, group = p.microbatch_group(mb);
     // PyTorch's ScheduleInterleaved1F1B raises the same (torch/distributed/pipelining/schedules.py).
-    const std::int64_t per = p.schedule_microbatches(m);
+    const std::int64_t per = p.schedule_microbatches(mb);
     const std::int64_t rounds = std::max<std::int64_t>(1, per / p.pipeline);
     if (p.pipeline_engine == PipelineEngine::pytorch && per % rounds != 0)
       ctx.fail(child_or(n.training, "global_batch"), "training.gradient_accumulation",
@@ -125,21 +141,30 @@ void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNode
                    " micro-batches in " + str(rounds) +
                    " rounds (micro-batches / pipeline) and needs a multiple of them");
     if (p.pipeline_engine != PipelineEngine::pytorch && p.microbatch_group_size == 0 &&
-        m % p.pipeline != 0)
+        mb % p.pipeline != 0)
       ctx.fail(child_or(n.training, "global_batch"), "training.gradient_accumulation",
-               "the interleaved schedule needs the number of micro-batches (" + str(m) +
+               "the interleaved schedule needs the number of micro-batches (" + str(mb) +
                    ") to be a multiple of pipeline (" + str(p.pipeline) + ")");
     // Megatron-Core's schedules.py refuses the same (forward_backward_pipelining_with_interleaving).
-    if (p.microbatch_group_size > 0 && (group < p.pipeline || group > m))
+    if (p.microbatch_group_size > 0 && (group < p.pipeline || group > mb))
       ctx.fail(child_or(par, "microbatch_group_size"), "parallel.microbatch_group_size",
                "microbatch_group_size " + str(group) + " must lie between pipeline (" +
-                   str(p.pipeline) + ") and the micro-batches per step (" + str(m) + ")");
-    if (p.microbatch_group_size > 0 && m % group != 0 && m % group < p.pipeline)
+                   str(p.pipeline) + ") and the micro-batches per step (" + str(mb) + ")");
+    if (p.microbatch_group_size > 0 && mb % group != 0 && mb % group < p.pipeline)
       ctx.fail(child_or(par, "microbatch_group_size"), "parallel.microbatch_group_size",
-               "the micro-batches per step (" + str(m) + ") leave a last group of " +
-                   str(m % group) + ", fewer than pipeline (" + str(p.pipeline) +
+               "the micro-batches per step (" + str(mb) + ") leave a last group of " +
+                   str(mb % group) + ", fewer than pipeline (" + str(p.pipeline) +
                    "): Megatron-Core refuses a group that would stall the pipeline");
   }
+}
+
+}  // namespace
+
+void validate_layout(const YamlContext& ctx, const Scenario& s, const LayoutNodes& n) {
+  const auto& p = s.parallel;
+  validate_targets_and_heads(ctx, s, n);
+  validate_pipeline_split(ctx, s, n);
+  validate_pipeline_schedule(ctx, s, n);
 
   // Parameter offload is ZeRO-3's (DeepSpeed's offload_param, ZeRO-Infinity): each rank keeps
   // its 1/data shard in host memory and fetches it per layer; trainsim models it together with
